@@ -1,0 +1,59 @@
+// Package apierr is idvault's error catalogue: every error code an HTTP interface can return,
+// with its status and default message, in one place (catalog.go). Handlers return *Error; the
+// server's error handler renders it in the body style of the interface that produced it.
+package apierr
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Code is one entry of the catalogue.
+type Code struct {
+	Status  int
+	Name    string
+	Message string
+}
+
+// Error is an error a client sees. Message is safe to show (never a secret); Cause, when set,
+// is only logged, with the request ID.
+type Error struct {
+	Code    Code
+	Message string
+	Cause   error
+	// RetryAfter, when positive, is sent as a Retry-After header (seconds, rounded up).
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return e.Code.Name + ": " + e.Message + ": " + e.Cause.Error()
+	}
+	return e.Code.Name + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New makes an error with the code's default message.
+func (c Code) New() *Error { return &Error{Code: c, Message: c.Message} }
+
+// Msg makes an error with a specific message (formatted).
+func (c Code) Msg(format string, args ...any) *Error {
+	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap makes an error with the default message that logs cause.
+func (c Code) Wrap(cause error) *Error { return &Error{Code: c, Message: c.Message, Cause: cause} }
+
+// Internal wraps an unexpected error: the client sees internal_error, the log sees cause.
+func Internal(cause error) *Error { return InternalError.Wrap(cause) }
+
+// As returns the *Error in err's chain, or nil.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}

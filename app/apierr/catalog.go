@@ -1,0 +1,59 @@
+package apierr
+
+import "net/http"
+
+// The catalogue. Codes shared by several interfaces are listed once. Names are the wire codes.
+var (
+	// Every interface.
+	InvalidBody       = Code{http.StatusBadRequest, "invalid_body", "the request body is not valid"}
+	NotFound          = Code{http.StatusNotFound, "not_found", "no such route"}
+	MethodNotAllowed  = Code{http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route"}
+	BodyTooLarge      = Code{http.StatusRequestEntityTooLarge, "body_too_large", "the request body is too large"}
+	InternalError     = Code{http.StatusInternalServerError, "internal_error", "internal error; a retry may help"}
+	ServiceDown       = Code{http.StatusServiceUnavailable, "service_unavailable", "the service is shutting down or not ready"}
+	FeatureNotEnabled = Code{http.StatusNotFound, "feature_not_enabled", "this feature is not enabled on this server"}
+
+	// Apps (fake authentication, verification, admin).
+	InvalidAppID = Code{http.StatusBadRequest, "invalid_app_id", "the app ID is not the base64 of 32 bytes"}
+	AppNotFound  = Code{http.StatusNotFound, "app_not_found", "no app with that ID"}
+	AppIsNotTest = Code{http.StatusForbidden, "app_is_not_test", "this app is not in test mode"}
+	AppNoSecret  = Code{http.StatusForbidden, "app_secret_unknown", "idvault does not hold this app's secret"}
+
+	// Identities (fake authentication, identity server).
+	InvalidEmail  = Code{http.StatusBadRequest, "invalid_email", "invalid email address"}
+	TooManyEmails = Code{http.StatusBadRequest, "too_many_emails", "too many emails in one request"}
+	UserNotFound  = Code{http.StatusNotFound, "user_not_found", "no identity for that email"}
+
+	// Identity server (flat {"error": message} bodies; the message is the wire text).
+	NoEmailProvided = Code{http.StatusBadRequest, "no_email_provided", "no email provided"}
+	InvalidEmailIS  = Code{http.StatusBadRequest, "invalid_email", "invalid email"}
+	UnknownUser     = Code{http.StatusBadRequest, "unknown_user", "unknown user"}
+	Unauthorized    = Code{http.StatusUnauthorized, "unauthorized", "unauthorized"}
+
+	// Verification.
+	InvalidAuthToken         = Code{http.StatusUnauthorized, "invalid_auth_token", "invalid auth token for this app"}
+	NoUnlockKey              = Code{http.StatusForbidden, "no_unlock_key", "the address has an identity that is not registered yet"}
+	NoUnlockEmail            = Code{http.StatusForbidden, "no_unlock_email", "the address has no identity in this app"}
+	InvalidVerificationCode  = Code{http.StatusUnauthorized, "invalid_verification_code", "wrong verification code"}
+	VerificationCodeExpired  = Code{http.StatusGone, "verification_code_expired", "the verification code expired"}
+	VerificationCodeNotFound = Code{http.StatusNotFound, "verification_code_not_found", "no pending verification code for that address"}
+	TooManyAttempts          = Code{http.StatusTooManyRequests, "too_many_attempts", "too many wrong codes; try again later"}
+	MaxAttemptsReached       = Code{http.StatusTooManyRequests, "max_attempts_reached", "too many requests; try again later"}
+	SendEmailError           = Code{http.StatusInternalServerError, "send_email_error", "the mail could not be sent"}
+
+	// Admin API.
+	AdminUnauthorized = Code{http.StatusUnauthorized, "invalid_admin_token", "missing or wrong admin token"}
+	AdminDisabled     = Code{http.StatusNotFound, "admin_disabled", "the admin API has no token configured"}
+	AppIsDeclared     = Code{http.StatusConflict, "app_is_declared", "this app is declared in the config file and is read-only"}
+)
+
+// Catalog lists every code, for the README's reference and for tests.
+var Catalog = []Code{
+	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, InternalError, ServiceDown, FeatureNotEnabled,
+	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
+	InvalidEmail, TooManyEmails, UserNotFound,
+	NoEmailProvided, InvalidEmailIS, UnknownUser, Unauthorized,
+	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
+	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
+	AdminUnauthorized, AdminDisabled, AppIsDeclared,
+}

@@ -1,0 +1,219 @@
+// Package apps manages apps: those created at runtime (kept in the store) and those declared in
+// the config file (read-only). It issues auth tokens and checks them in constant time.
+package apps
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"idvault/app/config"
+	"idvault/app/identity"
+	"idvault/store"
+)
+
+// Errors the HTTP layer maps.
+var (
+	ErrNotFound = errors.New("apps: app not found")
+	ErrDeclared = errors.New("apps: app is declared in the config file and read-only")
+	ErrName     = errors.New("apps: name must be 1 to 100 printable characters")
+)
+
+// TokenBytes is the number of random bytes in an auth token (shown as URL-safe base64).
+const TokenBytes = 32
+
+// App is an app as handlers see it.
+type App struct {
+	store.App
+	// Declared apps come from the config file and cannot be changed at runtime.
+	Declared bool
+}
+
+// Store is what the registry needs from the store.
+type Store interface {
+	CreateApp(store.App) error
+	App(id []byte) (store.App, error)
+	Apps() ([]store.App, error)
+	SetAppAuthTokenHash(id, hash []byte) (store.App, error)
+	DeleteApp(id []byte) error
+}
+
+// Registry finds, creates and changes apps.
+type Registry struct {
+	store    Store
+	declared map[string]App
+}
+
+// NewRegistry builds the registry; declared apps are checked and take precedence over stored
+// apps with the same ID.
+func NewRegistry(s Store, declared []config.DeclaredApp) (*Registry, error) {
+	r := &Registry{store: s, declared: map[string]App{}}
+	for i, d := range declared {
+		a, err := fromDeclared(d)
+		if err != nil {
+			return nil, fmt.Errorf("apps[%d] (%s): %w", i, d.Name, err)
+		}
+		if _, dup := r.declared[string(a.ID)]; dup {
+			return nil, fmt.Errorf("apps[%d] (%s): declared twice", i, d.Name)
+		}
+		r.declared[string(a.ID)] = a
+	}
+	return r, nil
+}
+
+func fromDeclared(d config.DeclaredApp) (App, error) {
+	secret, err := base64.StdEncoding.DecodeString(strings.TrimSpace(d.Secret))
+	if err != nil {
+		return App{}, errors.New("secret is not base64")
+	}
+	id, err := identity.AppIDFromSecret(secret)
+	if err != nil {
+		return App{}, err
+	}
+	hash := sha256.Sum256([]byte(d.AuthToken))
+	if d.AuthTokenSHA256 != "" {
+		h, err := hex.DecodeString(d.AuthTokenSHA256)
+		if err != nil || len(h) != sha256.Size {
+			return App{}, errors.New("auth_token_sha256 is not 64 hex digits")
+		}
+		copy(hash[:], h)
+	}
+	return App{Declared: true, App: store.App{
+		ID: id, Name: d.Name, Secret: secret, AuthTokenHash: hash[:], Test: d.Test,
+		Options: store.AppOptions{LegacyErrors: d.LegacyErrors, RegisteredUsersOnly: d.RegisteredUsersOnly},
+	}}, nil
+}
+
+// Get returns the app with that ID, or ErrNotFound.
+func (r *Registry) Get(id []byte) (App, error) {
+	if a, ok := r.declared[string(id)]; ok {
+		return a, nil
+	}
+	a, err := r.store.App(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return App{}, ErrNotFound
+	}
+	if err != nil {
+		return App{}, err
+	}
+	return App{App: a}, nil
+}
+
+// List returns every app, declared and stored, ordered by name then ID.
+func (r *Registry) List() ([]App, error) {
+	stored, err := r.store.Apps()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]App, 0, len(stored)+len(r.declared))
+	for _, a := range r.declared {
+		out = append(out, a)
+	}
+	for _, a := range stored {
+		if _, shadowed := r.declared[string(a.ID)]; !shadowed {
+			out = append(out, App{App: a})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return string(out[i].ID) < string(out[j].ID)
+	})
+	return out, nil
+}
+
+// Created is a new app with the values shown only once: its secret and its auth token.
+type Created struct {
+	App       App
+	AuthToken string
+}
+
+// Create makes a new app with a fresh app secret and auth token.
+func (r *Registry) Create(name string, test bool, opts store.AppOptions) (Created, error) {
+	name = strings.TrimSpace(name)
+	if !validName(name) {
+		return Created{}, ErrName
+	}
+	id, secret, err := identity.GenerateApp(rand.Reader)
+	if err != nil {
+		return Created{}, fmt.Errorf("apps: create: %w", err)
+	}
+	token, hash, err := newToken()
+	if err != nil {
+		return Created{}, err
+	}
+	a := store.App{ID: id, Name: name, Secret: secret, AuthTokenHash: hash, Test: test, Options: opts}
+	if err := r.store.CreateApp(a); err != nil {
+		return Created{}, fmt.Errorf("apps: create: %w", err)
+	}
+	stored, err := r.store.App(id)
+	if err != nil {
+		return Created{}, fmt.Errorf("apps: create: %w", err)
+	}
+	return Created{App: App{App: stored}, AuthToken: token}, nil
+}
+
+// RotateToken replaces an app's auth token and returns the new one (shown once).
+func (r *Registry) RotateToken(id []byte) (string, error) {
+	if _, ok := r.declared[string(id)]; ok {
+		return "", ErrDeclared
+	}
+	token, hash, err := newToken()
+	if err != nil {
+		return "", err
+	}
+	if _, err := r.store.SetAppAuthTokenHash(id, hash); errors.Is(err, store.ErrNotFound) {
+		return "", ErrNotFound
+	} else if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// Delete removes an app and all its records.
+func (r *Registry) Delete(id []byte) error {
+	if _, ok := r.declared[string(id)]; ok {
+		return ErrDeclared
+	}
+	err := r.store.DeleteApp(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// CheckToken reports whether token is the app's auth token, comparing SHA-256 digests in
+// constant time.
+func CheckToken(a App, token string) bool {
+	h := sha256.Sum256([]byte(token))
+	return len(a.AuthTokenHash) == sha256.Size && subtle.ConstantTimeCompare(h[:], a.AuthTokenHash) == 1
+}
+
+func newToken() (token string, hash []byte, err error) {
+	raw := make([]byte, TokenBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", nil, fmt.Errorf("apps: generate token: %w", err)
+	}
+	token = base64.RawURLEncoding.EncodeToString(raw)
+	h := sha256.Sum256([]byte(token))
+	return token, h[:], nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

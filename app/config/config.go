@@ -1,0 +1,105 @@
+// Package config loads idvault's configuration with koanf, in layers (each overrides the one
+// before): built-in defaults (Default), the embedded config.yaml (the local-dev profile), the
+// file given with --config, environment variables IDVAULT_<SECTION>__<KEY>, and command-line
+// flags. Each component reads only its own section; Validate reports every problem at once.
+package config
+
+import (
+	"time"
+
+	"idvault/mail"
+)
+
+// Config is the whole configuration. The koanf tags are the keys of config.yaml.
+type Config struct {
+	Server         Server         `koanf:"server"`
+	Log            Log            `koanf:"log"`
+	Store          Store          `koanf:"store"`
+	Admin          Admin          `koanf:"admin"`
+	FakeAuth       FakeAuth       `koanf:"fakeauth"`
+	IdentityServer IdentityServer `koanf:"identity_server"`
+	Verification   Verification   `koanf:"verification"`
+	Mail           mail.Config    `koanf:"mail"`
+	Apps           []DeclaredApp  `koanf:"apps"`
+}
+
+// Server is the HTTP listener.
+type Server struct {
+	Listen          string        `koanf:"listen"`
+	ReadTimeout     time.Duration `koanf:"read_timeout"`
+	WriteTimeout    time.Duration `koanf:"write_timeout"`
+	IdleTimeout     time.Duration `koanf:"idle_timeout"`
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	BodyLimit       int           `koanf:"body_limit"`
+	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For is believed.
+	TrustedProxies []string `koanf:"trusted_proxies"`
+}
+
+// Log is the structured logger.
+type Log struct {
+	Level  string `koanf:"level"`  // debug, info, warn, error
+	Format string `koanf:"format"` // text or json
+}
+
+// Store is the bbolt data file and the master key that seals secrets in it.
+type Store struct {
+	Path        string        `koanf:"path"`
+	KeyFile     string        `koanf:"key_file"`
+	LockTimeout time.Duration `koanf:"lock_timeout"`
+}
+
+// Admin is the admin API (/admin/).
+type Admin struct {
+	// Token authenticates /admin/. When empty, a token is generated on first start into
+	// TokenFile (default: admin.token beside the data file).
+	Token     string `koanf:"token"`
+	TokenFile string `koanf:"token_file"`
+}
+
+// FakeAuth is the fake authentication server (development and tests only).
+type FakeAuth struct {
+	Enabled     bool `koanf:"enabled"`
+	AllowRemote bool `koanf:"allow_remote"`
+	MaxEmails   int  `koanf:"max_emails"`
+}
+
+// IdentityServer is the reference identity server.
+type IdentityServer struct {
+	Enabled              bool   `koanf:"enabled"`
+	AppID                string `koanf:"app_id"`
+	Token                string `koanf:"token"`
+	AllowUnauthenticated bool   `koanf:"allow_unauthenticated"`
+}
+
+// DeclaredApp is an app declared in the config file (infrastructure as code). It is read-only
+// at runtime: the admin API cannot rotate its token or delete it.
+type DeclaredApp struct {
+	Name string `koanf:"name"`
+	// Secret is the b64 64-byte app secret; the app ID is derived from it.
+	Secret string `koanf:"secret"`
+	// AuthToken is the clear auth token, or AuthTokenSHA256 its hex SHA-256 (one of the two).
+	AuthToken           string `koanf:"auth_token"`
+	AuthTokenSHA256     string `koanf:"auth_token_sha256"`
+	Test                bool   `koanf:"test"`
+	LegacyErrors        bool   `koanf:"legacy_errors"`
+	RegisteredUsersOnly bool   `koanf:"registered_users_only"`
+}
+
+// Default is the built-in layer: production-safe values (fake authentication off). The
+// embedded config.yaml then sets the local-dev profile on top.
+func Default() Config {
+	return Config{
+		Server: Server{
+			Listen: "127.0.0.1:8080", ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+			IdleTimeout: 60 * time.Second, ShutdownTimeout: 15 * time.Second, BodyLimit: 1 << 20,
+			TrustedProxies: []string{},
+		},
+		Log:            Log{Level: "info", Format: "text"},
+		Store:          Store{Path: "./data/idvault.db", KeyFile: "./data/master.key", LockTimeout: time.Second},
+		FakeAuth:       FakeAuth{MaxEmails: 100},
+		IdentityServer: IdentityServer{},
+		Verification:   DefaultVerification(),
+		Mail:           mail.DefaultConfig(),
+		Apps:           []DeclaredApp{},
+	}
+}

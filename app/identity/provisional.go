@@ -1,0 +1,191 @@
+package identity
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"io"
+
+	"golang.org/x/crypto/curve25519"
+)
+
+// Provisional is a parsed and validated secret provisional identity.
+// Its String and GoString methods never print the private keys.
+type Provisional struct {
+	// AppID is the trustchain_id (32 bytes).
+	AppID []byte
+	// Target is TargetEmail or TargetPhoneNumber.
+	Target string
+	// Value is the clear email address or phone number.
+	Value string
+	// PublicEncryptionKey is an X25519 public key (32 bytes).
+	PublicEncryptionKey []byte
+	// PrivateEncryptionKey is an X25519 scalar (32 bytes). Secret.
+	PrivateEncryptionKey []byte
+	// PublicSignatureKey is an Ed25519 public key (32 bytes).
+	PublicSignatureKey ed25519.PublicKey
+	// PrivateSignatureKey is seed || public key (64 bytes). Secret.
+	PrivateSignatureKey ed25519.PrivateKey
+}
+
+// validProvisionalTarget reports whether target may be used to create a
+// provisional identity.
+func validProvisionalTarget(target string) bool {
+	return target == TargetEmail || target == TargetPhoneNumber
+}
+
+// CreateProvisional returns the b64 secret provisional identity (canonical key
+// order) for target ("email" or "phone_number") and value, using
+// crypto/rand. As identity-go, it accepts an empty value.
+func CreateProvisional(appID []byte, target, value string) (string, error) {
+	return CreateProvisionalWith(appID, target, value, nil)
+}
+
+// CreateProvisionalWith is CreateProvisional drawing randomness from rand (nil
+// means crypto/rand.Reader). It reads, in this order: 32 bytes for the Ed25519
+// signature seed, then 32 bytes for the X25519 private key, which it clamps as
+// identity-go does and stores clamped. (The published vectors hold unclamped
+// libsodium scalars, so their private encryption keys cannot be reproduced;
+// their public identities can.)
+func CreateProvisionalWith(appID []byte, target, value string, rand io.Reader) (string, error) {
+	if len(appID) != AppIDSize {
+		return "", fmt.Errorf("create provisional identity: %w", &ConfigError{Field: fieldAppID, Size: len(appID)})
+	}
+	if !validProvisionalTarget(target) {
+		return "", fmt.Errorf("create provisional identity: %w", ErrUnsupportedProvisionalTarget)
+	}
+	s, err := createProvisional(appID, target, value, rand)
+	if err != nil {
+		return "", fmt.Errorf("create provisional identity: %w", err)
+	}
+	return s, nil
+}
+
+// createProvisional builds the identity once the arguments have been checked.
+func createProvisional(appID []byte, target, value string, rand io.Reader) (string, error) {
+	r := randomReader(rand)
+	sigPub, sigPriv, err := newSignatureKeyPair(r)
+	if err != nil {
+		return "", fmt.Errorf("signature key: %w", err)
+	}
+	defer clear(sigPriv)
+	encPub, encPriv, err := newEncryptionKeyPair(r)
+	if err != nil {
+		return "", fmt.Errorf("encryption key: %w", err)
+	}
+	defer clear(encPriv)
+
+	w := newDocWriter()
+	w.bin(keyTrustchainID, appID)
+	w.str(keyTarget, target)
+	w.str(keyValue, value)
+	w.bin(keyPublicEncryptionKey, encPub)
+	w.bin(keyPrivateEncryptionKey, encPriv)
+	w.bin(keyPublicSignatureKey, sigPub)
+	w.bin(keyPrivateSignatureKey, sigPriv)
+	return w.b64(), nil
+}
+
+// ParseProvisional parses and validates a secret provisional identity of the
+// app: target "email" or "phone_number", trustchain_id equal to appID, a
+// string value, the four keys with their sizes, X25519(private encryption
+// key) equal to the public encryption key, and an Ed25519 private key whose
+// seed derives its public half, which equals the public signature key.
+// Decoding is as strict as ParsePermanent's; errors match ErrMalformedIdentity
+// or ErrInvalidIdentity plus ErrWrongApp, ErrPublicIdentity,
+// ErrUnsupportedTarget or ErrKeyMismatch where they apply.
+func ParseProvisional(identity string, appID []byte) (*Provisional, error) {
+	p, err := parseProvisional(identity, appID)
+	if err != nil {
+		return nil, fmt.Errorf("parse provisional identity: %w", err)
+	}
+	return p, nil
+}
+
+func parseProvisional(identity string, appID []byte) (*Provisional, error) {
+	if len(appID) != AppIDSize {
+		return nil, &ConfigError{Field: fieldAppID, Size: len(appID)}
+	}
+	o, err := decodeStrictObject(identity)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provisional{}
+	if p.Target, err = o.stringField(keyTarget); err != nil {
+		return nil, err
+	}
+	if !validProvisionalTarget(p.Target) {
+		return nil, invalidf(ErrUnsupportedTarget, "target %q is not a secret provisional target", p.Target)
+	}
+	if p.AppID, err = o.binaryField(keyTrustchainID, AppIDSize); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(p.AppID, appID) {
+		return nil, invalidf(ErrWrongApp, "")
+	}
+	if p.Value, err = o.stringField(keyValue); err != nil {
+		return nil, err
+	}
+	_, hasEnc := o.get(keyPrivateEncryptionKey)
+	_, hasSig := o.get(keyPrivateSignatureKey)
+	if !hasEnc || !hasSig {
+		return nil, invalidf(ErrPublicIdentity, "")
+	}
+	fields := []struct {
+		key  string
+		size int
+		dst  *[]byte
+	}{
+		{keyPublicEncryptionKey, EncryptionKeySize, &p.PublicEncryptionKey},
+		{keyPrivateEncryptionKey, EncryptionKeySize, &p.PrivateEncryptionKey},
+		{keyPublicSignatureKey, SignaturePublicKeySize, (*[]byte)(&p.PublicSignatureKey)},
+		{keyPrivateSignatureKey, SignaturePrivateKeySize, (*[]byte)(&p.PrivateSignatureKey)},
+	}
+	for _, f := range fields {
+		if *f.dst, err = o.binaryField(f.key, f.size); err != nil {
+			return nil, err
+		}
+	}
+	derived, err := curve25519.X25519(p.PrivateEncryptionKey, curve25519.Basepoint)
+	if err != nil || subtle.ConstantTimeCompare(derived, p.PublicEncryptionKey) != 1 {
+		return nil, invalidf(ErrKeyMismatch, "encryption key pair")
+	}
+	if subtle.ConstantTimeCompare(p.PrivateSignatureKey[ed25519.SeedSize:], p.PublicSignatureKey) != 1 ||
+		!keyPairMatches(p.PrivateSignatureKey) {
+		return nil, invalidf(ErrKeyMismatch, "signature key pair")
+	}
+	return p, nil
+}
+
+// HashedValue returns the value of the public identity: HashEmail(Value) for
+// an email, HashPhoneNumber(PrivateSignatureKey, Value) for a phone number.
+func (p *Provisional) HashedValue() []byte {
+	if p.Target == TargetPhoneNumber {
+		return HashPhoneNumber(p.PrivateSignatureKey, p.Value)
+	}
+	return HashEmail(p.Value)
+}
+
+// PublicIdentity returns the b64 public provisional identity (target
+// hashed_email or hashed_phone_number), byte-identical to GetPublicIdentity's.
+func (p *Provisional) PublicIdentity() string {
+	w := newDocWriter()
+	w.bin(keyTrustchainID, p.AppID)
+	w.str(keyTarget, "hashed_"+p.Target)
+	w.str(keyValue, base64.StdEncoding.EncodeToString(p.HashedValue()))
+	w.bin(keyPublicEncryptionKey, p.PublicEncryptionKey)
+	w.bin(keyPublicSignatureKey, p.PublicSignatureKey)
+	return w.b64()
+}
+
+// String describes the identity without its private keys (the value, an
+// email or phone number, is personal data and is not printed either).
+func (p Provisional) String() string {
+	return fmt.Sprintf("identity.Provisional{AppID: %s, Target: %s, secrets redacted}",
+		base64.StdEncoding.EncodeToString(p.AppID), p.Target)
+}
+
+// GoString is String, so that %#v does not print secrets either.
+func (p Provisional) GoString() string { return p.String() }

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/apierr"
+)
+
+// errorHandler turns any error a handler returns into the interface's JSON error body. Errors
+// that are not *apierr.Error become internal_error; their text goes only to the log.
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		e := apierr.As(err)
+		if e == nil {
+			var fe *fiber.Error
+			switch {
+			case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
+				e = apierr.NotFound.New()
+			case errors.As(err, &fe) && fe.Code == fiber.StatusMethodNotAllowed:
+				e = apierr.MethodNotAllowed.New()
+			case errors.As(err, &fe) && fe.Code == fiber.StatusRequestEntityTooLarge:
+				e = apierr.BodyTooLarge.New()
+			case errors.As(err, &fe) && fe.Code < 500:
+				e = &apierr.Error{Code: apierr.Code{Status: fe.Code, Name: "bad_request", Message: fe.Message}, Message: fe.Message}
+			default:
+				e = apierr.Internal(err)
+			}
+		}
+		if e.Code.Status >= 500 {
+			log.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "code", e.Code.Name, "err", e.Error())
+		}
+		if e.RetryAfter > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		}
+		return c.Status(e.Code.Status).JSON(apierr.Body(e, apierr.StyleOf(c), requestID(c)))
+	}
+}

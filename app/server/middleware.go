@@ -1,0 +1,81 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"github.com/google/uuid"
+)
+
+const requestIDKey = "requestid"
+
+// requestIDMiddleware puts an X-Request-ID on every response: the client's own when it sent a
+// sane one, a new UUID otherwise.
+func requestIDMiddleware() fiber.Handler {
+	return requestid.New(requestid.Config{
+		Header:     fiber.HeaderXRequestID,
+		ContextKey: requestIDKey,
+		Generator:  func() string { return uuid.NewString() },
+	})
+}
+
+func requestID(c *fiber.Ctx) string {
+	id, _ := c.Locals(requestIDKey).(string)
+	return id
+}
+
+// routeOf is the matched route pattern (never the raw path, which may hold emails).
+func routeOf(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil || r.Path == "" || (r.Path == "/" && c.Path() != "/") || r.Path == "/*" {
+		return "unmatched"
+	}
+	return r.Path
+}
+
+// observe runs the rest of the chain, renders its error (so the final status is known), then
+// logs the request and records its metrics. It logs the route pattern, not the URL: query
+// strings carry emails, and nothing secret may reach the log.
+func observe(log *slog.Logger, m *httpMetrics, handleErr fiber.ErrorHandler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		start := time.Now()
+		err := c.Next()
+		if err != nil {
+			if herr := handleErr(c, err); herr != nil {
+				return herr
+			}
+		}
+		status := c.Response().StatusCode()
+		route := routeOf(c)
+		elapsed := time.Since(start)
+		m.observe(route, c.Method(), status, elapsed)
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		log.Log(c.UserContext(), level, "request",
+			"method", c.Method(), "route", route, "status", status,
+			"duration_ms", float64(elapsed.Microseconds())/1000, "request_id", requestID(c), "ip", c.IP())
+		return nil
+	}
+}
+
+// recoverMiddleware turns a panic into an internal_error and logs the stack (never the request).
+func recoverMiddleware(log *slog.Logger) fiber.Handler {
+	return func(c *fiber.Ctx) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic", "request_id", requestID(c), "route", routeOf(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return c.Next()
+	}
+}
+
+func statusLabel(status int) string { return strconv.Itoa(status) }

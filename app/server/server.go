@@ -1,0 +1,71 @@
+// Package server builds idvault's HTTP application: middleware, the error handler, health and
+// metrics endpoints, and every route of every interface (routes.go, one flat list).
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"idvault/app/admin"
+	"idvault/app/config"
+)
+
+// Deps are what the HTTP application is built from. A nil feature handler means the feature is
+// switched off: its routes answer feature_not_enabled.
+type Deps struct {
+	Server   config.Server
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// Checks are the readiness checks by name ("store", "smtp").
+	Checks map[string]Checker
+	// Warnings are shown by /readyz (for example: fake authentication is on).
+	Warnings []string
+
+	Admin *admin.Handler
+}
+
+// Server is the HTTP application with its dependencies.
+type Server struct {
+	deps  Deps
+	ready *readiness
+	App   *fiber.App
+}
+
+// New builds the fiber application.
+func New(d Deps) *Server {
+	s := &Server{deps: d, ready: &readiness{checks: d.Checks, warnings: d.Warnings, ttl: 2 * time.Second}}
+	handleErr := errorHandler(d.Logger)
+	app := fiber.New(fiber.Config{
+		AppName:               "idvault",
+		DisableStartupMessage: true,
+		// Immutable: values from the request (params, query, body) are copied, so handlers may
+		// keep them (in the store, in goroutines) without aliasing fasthttp's buffers.
+		Immutable:    true,
+		ReadTimeout:  d.Server.ReadTimeout,
+		WriteTimeout: d.Server.WriteTimeout,
+		IdleTimeout:  d.Server.IdleTimeout,
+		BodyLimit:    d.Server.BodyLimit,
+		ErrorHandler: handleErr,
+		// Proxies: c.IP() is the peer address; the verification API reads X-Forwarded-For itself,
+		// only from configured proxies.
+		EnableTrustedProxyCheck: true,
+	})
+	app.Use(requestIDMiddleware())
+	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
+	app.Use(recoverMiddleware(d.Logger))
+	s.App = app
+	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	return s
+}
+
+// featureOff answers every route of a switched-off feature.
+func featureOff(*fiber.Ctx) error {
+	return errFeatureOff
+}
+
+var metricsHandler = adaptor.HTTPHandler

@@ -1,0 +1,228 @@
+package encryption
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// Encrypt encrypts clear in format v (2 to 11). key is the resource key
+// for formats 2 to 8 and the session key for formats 9 to 11 (the data key
+// is then derived with a fresh random seed). It returns the encrypted
+// buffer and its resource ID.
+func Encrypt(v Version, key, clear []byte, opts EncryptOptions) ([]byte, ResourceID, error) {
+	p, err := opts.params(v)
+	if err != nil {
+		return nil, ResourceID{}, fmt.Errorf("encrypt: %w", err)
+	}
+	if !v.IsStream() {
+		out, rid, err := encryptSimple(v, key, clear, p)
+		if err != nil {
+			return nil, rid, fmt.Errorf("encrypt %s: %w", v, err)
+		}
+		return out, rid, nil
+	}
+	size, err := EncryptedSize(v, uint64(len(clear)), opts)
+	if err != nil {
+		return nil, ResourceID{}, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(size))
+	w, err := newEncryptWriter(&buf, v, key, p)
+	if err != nil {
+		return nil, ResourceID{}, fmt.Errorf("encrypt %s: %w", v, err)
+	}
+	if _, err := w.Write(clear); err != nil {
+		return nil, ResourceID{}, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, ResourceID{}, err
+	}
+	return buf.Bytes(), w.ResourceID(), nil
+}
+
+// NewEncryptWriter returns a writer that encrypts a stream format (4, 8 or
+// 11) into w. key is the resource key (4, 8) or the session key (11). The
+// caller must Close it to write the end of the stream.
+func NewEncryptWriter(w io.Writer, v Version, key []byte, opts EncryptOptions) (*EncryptWriter, error) {
+	if !v.IsStream() {
+		return nil, fmt.Errorf("new encrypt writer: %w: %s is not a stream format", ErrInvalidArgument, v)
+	}
+	p, err := opts.params(v)
+	if err != nil {
+		return nil, fmt.Errorf("new encrypt writer: %w", err)
+	}
+	ew, err := newEncryptWriter(w, v, key, p)
+	if err != nil {
+		return nil, fmt.Errorf("new encrypt writer: %w", err)
+	}
+	return ew, nil
+}
+
+// EncryptedSize returns the size Encrypt produces for clearSize bytes in
+// format v with opts (reference sections 2.2 and 2.5).
+func EncryptedSize(v Version, clearSize uint64, opts EncryptOptions) (uint64, error) {
+	if !v.Supported() {
+		return 0, fmt.Errorf("encrypted size: %w: version %d", ErrUnknownFormat, uint8(v))
+	}
+	size := uint64(opts.ChunkSize)
+	if size == 0 {
+		size = DefaultChunkSize
+	}
+	if v.IsStream() && size < uint64(minChunkSize(v)) {
+		return 0, fmt.Errorf("encrypted size: %w: chunk size %d below minimum %d", ErrInvalidArgument, size, minChunkSize(v))
+	}
+	padded := PaddedFromClearSize(clearSize, opts.Padding)
+	switch v {
+	case V4:
+		c := size - v48Header - tagSize
+		return clearSize + (clearSize/c+1)*(v48Header+tagSize), nil
+	case V8:
+		c := size - v48Header - tagSize - 1
+		p := padded - 1
+		return p + (p/c+1)*(v48Header+tagSize+1), nil
+	case V11:
+		c := size - v11Chunk
+		p := padded - 1
+		return v11Header + p/c*size + p%c + v11Chunk, nil
+	case V6, V7, V10:
+		return padded + uint64(simpleOverhead(v)), nil
+	default:
+		return clearSize + uint64(simpleOverhead(v)), nil
+	}
+}
+
+// Decrypt extracts the resource ID of data, resolves its key with keys
+// (ResolveKey: for formats 9 to 11 the session ID first, then the seed),
+// and decrypts it. It returns the clear text and the resource ID.
+func Decrypt(keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, error) {
+	v, rid, err := ExtractResourceID(data)
+	if err != nil {
+		return nil, rid, fmt.Errorf("decrypt: %w", err)
+	}
+	key, err := ResolveKey(rid, keys)
+	if err != nil {
+		return nil, rid, fmt.Errorf("decrypt %s: %w", v, err)
+	}
+	out, err := DecryptWithKey(key, data, opts...)
+	return out, rid, err
+}
+
+// DecryptWithKey decrypts data with the AEAD key: the resource key for
+// formats 1 to 8, the derived subkey (see ResolveKey, DeriveSubkey) for
+// formats 9 to 11.
+func DecryptWithKey(key, data []byte, opts ...Option) ([]byte, error) {
+	cfg := newDecryptConfig(opts)
+	if len(data) == 0 {
+		return nil, fmt.Errorf("decrypt: %w: empty buffer", ErrUnknownFormat)
+	}
+	v := Version(data[0])
+	if !v.Supported() {
+		return nil, fmt.Errorf("decrypt: %w: version %d", ErrUnknownFormat, data[0])
+	}
+	if !v.IsStream() {
+		out, err := decryptSimple(v, key, data)
+		if err != nil {
+			return nil, fmt.Errorf("decrypt %s: %w", v, err)
+		}
+		return out, nil
+	}
+	hs := headerSize(v)
+	if len(data) < hs {
+		return nil, fmt.Errorf("decrypt %s: %w: %d-byte header, need %d", v, ErrTruncated, len(data), hs)
+	}
+	d, err := newStreamDecrypter(bytes.NewReader(data[hs:]), v, data[:hs], key, cfg.limits)
+	if err != nil {
+		return nil, fmt.Errorf("decrypt %s: %w", v, err)
+	}
+	out := bytes.NewBuffer(make([]byte, 0, len(data)))
+	if _, err := d.WriteTo(out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// DecryptReader decrypts any format from an io.Reader. Stream formats are
+// decrypted one chunk at a time (memory bounded by one chunk); simple
+// formats are read whole, up to Limits.MaxSimpleSize.
+type DecryptReader struct {
+	v   Version
+	rid ResourceID
+	r   io.Reader
+}
+
+// NewDecryptReader reads the header of r, resolves the key with keys and
+// returns a reader of the clear text. A truncated, reordered or tampered
+// stream makes Read fail; it never ends early with io.EOF.
+func NewDecryptReader(r io.Reader, keys KeyFinder, opts ...Option) (*DecryptReader, error) {
+	cfg := newDecryptConfig(opts)
+	var first [1]byte
+	if _, err := io.ReadFull(r, first[:]); err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("new decrypt reader: %w: empty input", ErrUnknownFormat)
+		}
+		return nil, fmt.Errorf("new decrypt reader: read version: %w", err)
+	}
+	v := Version(first[0])
+	if !v.Supported() {
+		return nil, fmt.Errorf("new decrypt reader: %w: version %d", ErrUnknownFormat, first[0])
+	}
+	if !v.IsStream() {
+		return newSimpleReader(v, first[0], r, keys, cfg)
+	}
+	header := make([]byte, headerSize(v))
+	header[0] = first[0]
+	if n, err := io.ReadFull(r, header[1:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("new decrypt reader %s: %w: %d-byte header", v, ErrTruncated, n+1)
+		}
+		return nil, fmt.Errorf("new decrypt reader %s: read header: %w", v, err)
+	}
+	_, rid, err := ExtractResourceID(header)
+	if err != nil {
+		return nil, fmt.Errorf("new decrypt reader: %w", err)
+	}
+	// Reject a bad chunk size before asking for the key.
+	if _, err := streamChunkSize(v, header, cfg.limits); err != nil {
+		return nil, fmt.Errorf("new decrypt reader %s: %w", v, err)
+	}
+	key, err := ResolveKey(rid, keys)
+	if err != nil {
+		return nil, fmt.Errorf("new decrypt reader %s: %w", v, err)
+	}
+	d, err := newStreamDecrypter(r, v, header, key, cfg.limits)
+	if err != nil {
+		return nil, fmt.Errorf("new decrypt reader %s: %w", v, err)
+	}
+	return &DecryptReader{v: v, rid: rid, r: d}, nil
+}
+
+func newSimpleReader(v Version, first byte, r io.Reader, keys KeyFinder, cfg decryptConfig) (*DecryptReader, error) {
+	limit := cfg.limits.MaxSimpleSize
+	data, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader([]byte{first}), r), limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("new decrypt reader %s: read input: %w", v, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("new decrypt reader %s: %w: input above %d bytes", v, ErrLimitExceeded, limit)
+	}
+	out, rid, err := Decrypt(keys, data)
+	if err != nil {
+		return nil, fmt.Errorf("new decrypt reader: %w", err)
+	}
+	return &DecryptReader{v: v, rid: rid, r: bytes.NewReader(out)}, nil
+}
+
+// Version returns the format of the input.
+func (d *DecryptReader) Version() Version { return d.v }
+
+// ResourceID returns the resource ID read from the input.
+func (d *DecryptReader) ResourceID() ResourceID { return d.rid }
+
+// Read implements io.Reader.
+func (d *DecryptReader) Read(p []byte) (int, error) { return d.r.Read(p) }
+
+// WriteTo implements io.WriterTo without an intermediate copy.
+func (d *DecryptReader) WriteTo(w io.Writer) (int64, error) {
+	return d.r.(io.WriterTo).WriteTo(w)
+}

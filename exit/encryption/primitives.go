@@ -1,0 +1,75 @@
+package encryption
+
+import (
+	"crypto/cipher"
+	"encoding/binary"
+	"fmt"
+	"hash"
+
+	"golang.org/x/crypto/blake2b"
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+// newAEAD returns an XChaCha20-Poly1305 instance for a 32-byte key.
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("%w: got %d bytes, want %d", ErrInvalidKey, len(key), KeySize)
+	}
+	return chacha20poly1305.NewX(key)
+}
+
+// genericHash returns H_n over the concatenation of parts (unkeyed BLAKE2b
+// with an n-byte digest).
+func genericHash(n int, parts ...[]byte) []byte {
+	h, err := blake2b.New(n, nil)
+	if err != nil {
+		panic("encryption: invalid blake2b size") // n is a constant of this package
+	}
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+// ivDeriver computes deriveIV(seed, i) = H_24(seed || uint64_le(i)) without
+// allocating per call.
+type ivDeriver struct {
+	h   hash.Hash
+	buf [8]byte
+	out [ivSize]byte
+}
+
+func newIVDeriver() *ivDeriver {
+	h, err := blake2b.New(ivSize, nil)
+	if err != nil {
+		panic("encryption: invalid blake2b size")
+	}
+	return &ivDeriver{h: h}
+}
+
+// derive returns the IV of chunk index for seed. The result is only valid
+// until the next call.
+func (d *ivDeriver) derive(seed []byte, index uint64) []byte {
+	d.h.Reset()
+	d.h.Write(seed)
+	binary.LittleEndian.PutUint64(d.buf[:], index)
+	d.h.Write(d.buf[:])
+	return d.h.Sum(d.out[:0])
+}
+
+// DeriveIV returns deriveIV(seed, index) = H_24(seed || uint64_le(index)),
+// the IV of chunk index in the stream formats (reference section 2.1).
+func DeriveIV(seed []byte, index uint64) [ivSize]byte {
+	var iv [ivSize]byte
+	copy(iv[:], newIVDeriver().derive(seed, index))
+	return iv
+}
+
+// DeriveSubkey returns the data key of a transparent-session resource
+// (formats 9 to 11): H_32(sessionKey || seed).
+func DeriveSubkey(sessionKey []byte, seed SimpleID) ([]byte, error) {
+	if len(sessionKey) != KeySize {
+		return nil, fmt.Errorf("derive subkey: %w: got %d bytes, want %d", ErrInvalidKey, len(sessionKey), KeySize)
+	}
+	return genericHash(KeySize, sessionKey, seed[:]), nil
+}

@@ -1,0 +1,135 @@
+package mail
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/mail"
+	"strings"
+
+	gomail "github.com/wneessen/go-mail"
+)
+
+// Message is one email to one recipient. Subject, Text and HTML typically carry a
+// verification code: this package never logs them nor puts them in errors.
+type Message struct {
+	// FromName overrides Config.FromName when set.
+	FromName string
+	// To is the recipient's bare address (user@example.com).
+	To string
+	// ToName is the recipient's display name (optional).
+	ToName string
+	// ReplyTo is an optional bare Reply-To address.
+	ReplyTo string
+	// ReplyToName is the Reply-To display name (optional).
+	ReplyToName string
+	// Subject is the subject line (UTF-8; encoded as needed).
+	Subject string
+	// Text is the text/plain body. At least one of Text and HTML is required.
+	Text string
+	// HTML is the text/html body. With Text, the message is multipart/alternative.
+	HTML string
+}
+
+// String describes the message without its content or full recipient address.
+func (m Message) String() string {
+	return fmt.Sprintf("mail.Message{to domain %q}", domainOf(m.To))
+}
+
+// GoString keeps %#v from printing the content.
+func (m Message) GoString() string { return m.String() }
+
+// LogValue implements slog.LogValuer: only the recipient's domain is logged.
+func (m Message) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("rcpt_domain", domainOf(m.To)))
+}
+
+// domainOf returns the part after the last "@", lower-cased, or "" when there is none.
+func domainOf(addr string) string {
+	i := strings.LastIndexByte(addr, '@')
+	if i < 0 {
+		return ""
+	}
+	return strings.ToLower(strings.TrimRight(addr[i+1:], "> "))
+}
+
+// validate checks the message. Its errors name the field, never its value.
+func (m Message) validate() error {
+	var errs []error
+	if m.To == "" {
+		errs = append(errs, errors.New("to is required"))
+	} else if err := checkBareAddress(m.To); err != nil {
+		errs = append(errs, fmt.Errorf("to %w", err))
+	}
+	if m.ReplyTo != "" {
+		if err := checkBareAddress(m.ReplyTo); err != nil {
+			errs = append(errs, fmt.Errorf("reply_to %w", err))
+		}
+	} else if m.ReplyToName != "" {
+		errs = append(errs, errors.New("reply_to_name is set without reply_to"))
+	}
+	for _, f := range []struct{ name, value string }{
+		{"from_name", m.FromName}, {"to_name", m.ToName},
+		{"reply_to_name", m.ReplyToName}, {"subject", m.Subject},
+	} {
+		if strings.ContainsAny(f.value, "\r\n") {
+			errs = append(errs, fmt.Errorf("%s must be a single line", f.name))
+		}
+	}
+	if m.Text == "" && m.HTML == "" {
+		errs = append(errs, errors.New("text or html body is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// build renders m as a go-mail message sent from cfg.From.
+func (m Message) build(cfg Config) (*gomail.Msg, error) {
+	if err := m.validate(); err != nil {
+		return nil, &SendError{Stage: StageMessage, Err: fmt.Errorf("invalid message: %w", err)}
+	}
+	fromName := cfg.FromName
+	if m.FromName != "" {
+		fromName = m.FromName
+	}
+	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
+	// Addresses are set from net/mail values: go-mail renders them with Address.String,
+	// which RFC 2047-encodes non-ASCII display names and quotes specials.
+	msg.FromMailAddress(&mail.Address{Name: fromName, Address: cfg.From})
+	msg.ToMailAddress(&mail.Address{Name: m.ToName, Address: m.To})
+	if m.ReplyTo != "" {
+		msg.ReplyToMailAddress(&mail.Address{Name: m.ReplyToName, Address: m.ReplyTo})
+	}
+	msg.Subject(m.Subject)
+	msg.SetDate()
+	id, err := messageID(cfg.From)
+	if err != nil {
+		return nil, &SendError{Stage: StageMessage, Temporary: true, Err: err}
+	}
+	msg.SetMessageIDWithValue(id)
+	switch {
+	case m.Text != "" && m.HTML != "":
+		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
+		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
+	case m.HTML != "":
+		msg.SetBodyString(gomail.TypeTextHTML, m.HTML)
+	default:
+		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
+	}
+	return msg, nil
+}
+
+// messageID returns a random Message-ID value (without angle brackets) in the sender's
+// domain.
+func messageID(from string) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generating message id: %w", err)
+	}
+	domain := domainOf(from)
+	if domain == "" {
+		domain = "idvault.invalid"
+	}
+	return hex.EncodeToString(b[:]) + "@" + domain, nil
+}

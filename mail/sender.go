@@ -1,0 +1,167 @@
+package mail
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+)
+
+// Sender sends Messages over a small pool of reused SMTP connections. It is safe for
+// concurrent use.
+type Sender struct {
+	cfg       Config
+	log       *slog.Logger
+	tlsConfig *tls.Config
+	// client holds go-mail's per-server settings; it dials the pooled connections and runs
+	// the SMTP transaction on them (SendWithSMTPClient), each used by one send at a time.
+	client *gomail.Client
+	pool   *pool
+}
+
+// New validates cfg (after applying the defaults for PoolSize and IdleTimeout) and returns
+// a Sender. It does not connect: call Check for that. A nil logger discards logs.
+func New(cfg Config, logger *slog.Logger) (*Sender, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("mail: invalid config: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Sender{
+		cfg: cfg,
+		log: logger,
+		tlsConfig: &tls.Config{
+			ServerName:         cfg.Host,
+			MinVersion:         tls.VersionTLS12,
+			InsecureSkipVerify: cfg.TLSSkipVerify, //nolint:gosec // opt-in, for dev mail catchers
+		},
+	}
+	opts := []gomail.Option{
+		gomail.WithPort(cfg.Port),
+		gomail.WithTimeout(cfg.Timeout),
+		// STARTTLS and AUTH are done by dial, per cfg.TLS; go-mail only dials and greets.
+		gomail.WithTLSPolicy(gomail.NoTLS),
+		gomail.WithDialContextFunc(s.dialContext),
+	}
+	if cfg.HELO != "" {
+		opts = append(opts, gomail.WithHELO(cfg.HELO))
+	}
+	client, err := gomail.NewClient(cfg.Host, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("mail: creating smtp client: %w", err)
+	}
+	s.client = client
+	s.pool = newPool(cfg.PoolSize, cfg.IdleTimeout, s.dial)
+	return s, nil
+}
+
+// Send delivers m. It is bounded by Config.Timeout and ctx. On failure it returns a
+// *SendError naming the stage; it retries only when a reused connection turns out to have
+// been closed by the server before the message was started, on a fresh connection.
+func (s *Sender) Send(ctx context.Context, m Message) error {
+	start := time.Now()
+	domain := domainOf(m.To)
+	msg, err := m.build(s.cfg)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		err = s.send(ctx, msg, domain)
+		cancel()
+	}
+	if err != nil {
+		se := asSendError(err)
+		s.log.Debug("mail send failed", "rcpt_domain", domain, "stage", se.Stage,
+			"temporary", se.Temporary, "code", se.Code, "duration", time.Since(start))
+		return se
+	}
+	s.log.Debug("mail sent", "rcpt_domain", domain, "duration", time.Since(start))
+	return nil
+}
+
+func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string) error {
+	fresh := false
+	for {
+		c, reused, err := s.pool.get(ctx, fresh)
+		if err != nil {
+			return err
+		}
+		if d, ok := ctx.Deadline(); ok {
+			// The previous send's deadline may have passed while the connection sat idle.
+			_ = c.raw.SetDeadline(d)
+		}
+		k := &killSwitch{raw: c.raw}
+		stop := k.arm(ctx)
+		err = s.client.SendWithSMTPClient(c.smtp, msg)
+		killed := !stop()
+		if msg.IsDelivered() {
+			// Accepted by the server; a failure of the trailing RSET only costs the connection.
+			if err != nil || killed {
+				s.pool.discard(c)
+			} else {
+				s.pool.put(c)
+			}
+			return nil
+		}
+		s.pool.discard(c)
+		if err == nil {
+			// Not delivered without an error: only possible when the switch fired.
+			return newContextError(ctx, StageData)
+		}
+		if ctx.Err() != nil {
+			return newContextError(ctx, newTransactionError(err).Stage)
+		}
+		if reused && !fresh && isStale(err) {
+			s.log.Debug("pooled smtp connection was closed by the server; redialling",
+				"rcpt_domain", domain)
+			fresh = true
+			continue
+		}
+		return newTransactionError(err)
+	}
+}
+
+// Check connects to the server with a fresh connection (greeting, EHLO, STARTTLS per
+// Config.TLS, AUTH when configured), issues RSET and QUIT. It is meant for start-up and
+// readiness probes and is bounded by Config.Timeout and ctx.
+func (s *Sender) Check(ctx context.Context) error {
+	if s.pool.isClosed() {
+		return &SendError{Stage: StageClosed, Err: ErrClosed}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	c, err := s.dial(ctx)
+	if err != nil {
+		return err
+	}
+	k := &killSwitch{raw: c.raw}
+	stop := k.arm(ctx)
+	err = c.smtp.Reset()
+	if !stop() || err != nil {
+		c.abort()
+		if ctx.Err() != nil {
+			return newContextError(ctx, StageConnect)
+		}
+		return newSetupError(StageConnect, err)
+	}
+	c.quit()
+	return nil
+}
+
+// Close closes the idle connections; connections in use are closed when their send ends.
+// Sends and checks after Close fail with StageClosed. It always returns nil.
+func (s *Sender) Close() error {
+	s.pool.close()
+	return nil
+}
+
+// asSendError makes sure every error returned by Send is a *SendError.
+func asSendError(err error) *SendError {
+	if se, ok := err.(*SendError); ok {
+		return se
+	}
+	return &SendError{Stage: StageData, Temporary: true, Err: err}
+}

@@ -1,0 +1,31 @@
+// Command idvault: identities, verification codes and exit tooling for applications that use
+// end-to-end encryption with Tanker-style identities. main only wires the process to the
+// command line in app/cli.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"idvault/app/cli"
+)
+
+// defaultConfig is the local-dev profile: the binary runs with no config file at all.
+//
+//go:embed config.yaml
+var defaultConfig []byte
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
+		Embedded: defaultConfig, Environ: os.Environ(), Version: version,
+	})
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,12 @@
+// Package store keeps idvault's state in one bbolt file: apps, identity records, verification
+// codes and throttling counters.
+//
+// It is the only package that imports bbolt. Values that would let a reader impersonate a user
+// or an app (app secrets, private identities, test-mode verification codes) are sealed with
+// XChaCha20-Poly1305 under a master key that lives outside the bbolt file (see MasterKey), so a
+// copied data file or backup alone reveals no secret. Each sealed value is bound to its bucket
+// and key as associated data, so a value cannot be moved to another record unnoticed.
+//
+// Every write is one bbolt Update transaction, and bbolt fsyncs on commit: when a method returns
+// nil, the change is on disk. Methods never perform network I/O inside a transaction.
+package store

@@ -1,0 +1,17 @@
+package store
+
+import "errors"
+
+// Sentinel errors. The HTTP layer maps them to its own error codes.
+var (
+	// ErrNotFound: no value under that key.
+	ErrNotFound = errors.New("store: not found")
+	// ErrExists: a value already exists under that key.
+	ErrExists = errors.New("store: already exists")
+	// ErrLocked: another process holds the data file (typically a running idvault server).
+	ErrLocked = errors.New("store: data file is locked by another process")
+	// ErrSealed: a sealed value could not be opened: wrong master key or corrupted data.
+	ErrSealed = errors.New("store: cannot open sealed value (wrong master key or corrupted data)")
+	// ErrSchema: the data file was written by a newer idvault.
+	ErrSchema = errors.New("store: unsupported schema version")
+)

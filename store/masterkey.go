@@ -1,0 +1,100 @@
+package store
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+// MasterKeySize is the size of the master key in bytes.
+const MasterKeySize = chacha20poly1305.KeySize
+
+// MasterKey is the key that seals sensitive values at rest. It never leaves the process.
+type MasterKey struct {
+	key [MasterKeySize]byte
+}
+
+// LoadOrCreateMasterKey reads the master key from path (base64 text, one line). When the file
+// does not exist it creates it, mode 0600, with a fresh random key, and reports created=true.
+// A key file readable by group or others is refused: it protects every secret idvault holds.
+func LoadOrCreateMasterKey(path string) (mk *MasterKey, created bool, err error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		mk, err := createMasterKey(path)
+		return mk, err == nil, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("store: read master key %s: %w", path, err)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return nil, false, fmt.Errorf("store: master key %s is readable by group or others (mode %v): chmod 600 it", path, st.Mode().Perm())
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || len(key) != MasterKeySize {
+		return nil, false, fmt.Errorf("store: master key %s: want %d bytes of base64", path, MasterKeySize)
+	}
+	mk = &MasterKey{}
+	copy(mk.key[:], key)
+	return mk, false, nil
+}
+
+func createMasterKey(path string) (*MasterKey, error) {
+	mk := &MasterKey{}
+	if _, err := rand.Read(mk.key[:]); err != nil {
+		return nil, fmt.Errorf("store: generate master key: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: create master key directory: %w", err)
+	}
+	text := base64.StdEncoding.EncodeToString(mk.key[:]) + "\n"
+	if err := writeFileExclusive(path, []byte(text), 0o600); err != nil {
+		return nil, fmt.Errorf("store: write master key %s: %w", path, err)
+	}
+	return mk, nil
+}
+
+// writeFileExclusive creates path with perm, fails if it exists, and fsyncs it.
+func writeFileExclusive(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// NewMasterKey wraps raw key bytes (tests and tools).
+func NewMasterKey(raw []byte) (*MasterKey, error) {
+	if len(raw) != MasterKeySize {
+		return nil, fmt.Errorf("store: master key must be %d bytes", MasterKeySize)
+	}
+	mk := &MasterKey{}
+	copy(mk.key[:], raw)
+	return mk, nil
+}
+
+// Derive returns a 32-byte key for one purpose (label), derived from the master key with
+// HMAC-SHA256, so that other components (for example verification-code HMACs) get their own key
+// without another file to manage.
+func (m *MasterKey) Derive(label string) []byte {
+	mac := hmac.New(sha256.New, m.key[:])
+	mac.Write([]byte("idvault derive v1\x00"))
+	mac.Write([]byte(label))
+	return mac.Sum(nil)
+}

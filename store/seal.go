@@ -1,0 +1,74 @@
+package store
+
+import (
+	"crypto/cipher"
+	"crypto/rand"
+	"fmt"
+
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+// sealVersion is the first byte of every sealed value, so that the scheme can change later.
+const sealVersion = 1
+
+// sealer encrypts values at rest: version(1) || nonce(24) || XChaCha20-Poly1305(ct || tag).
+type sealer struct {
+	aead cipher.AEAD
+}
+
+func newSealer(mk *MasterKey) (*sealer, error) {
+	aead, err := chacha20poly1305.NewX(mk.Derive("store seal")[:])
+	if err != nil {
+		return nil, fmt.Errorf("store: init sealer: %w", err)
+	}
+	return &sealer{aead: aead}, nil
+}
+
+// seal encrypts plain; ad binds the value to where it is stored (bucket and key).
+func (s *sealer) seal(plain, ad []byte) ([]byte, error) {
+	out := make([]byte, 1+chacha20poly1305.NonceSizeX, 1+chacha20poly1305.NonceSizeX+len(plain)+s.aead.Overhead())
+	out[0] = sealVersion
+	if _, err := rand.Read(out[1:]); err != nil {
+		return nil, fmt.Errorf("store: seal: %w", err)
+	}
+	return s.aead.Seal(out, out[1:1+chacha20poly1305.NonceSizeX], plain, ad), nil
+}
+
+// open decrypts a value made by seal with the same ad.
+func (s *sealer) open(sealed, ad []byte) ([]byte, error) {
+	if len(sealed) < 1+chacha20poly1305.NonceSizeX+s.aead.Overhead() || sealed[0] != sealVersion {
+		return nil, ErrSealed
+	}
+	nonce := sealed[1 : 1+chacha20poly1305.NonceSizeX]
+	plain, err := s.aead.Open(nil, nonce, sealed[1+chacha20poly1305.NonceSizeX:], ad)
+	if err != nil {
+		return nil, ErrSealed
+	}
+	return plain, nil
+}
+
+// sealString and openString are the forms used by records: an empty string stays empty.
+func (s *sealer) sealString(v string, ad []byte) ([]byte, error) {
+	if v == "" {
+		return nil, nil
+	}
+	return s.seal([]byte(v), ad)
+}
+
+func (s *sealer) openString(b, ad []byte) (string, error) {
+	if len(b) == 0 {
+		return "", nil
+	}
+	p, err := s.open(b, ad)
+	return string(p), err
+}
+
+// adFor builds the associated data for a sealed field: bucket, key and field name.
+func adFor(bucket, key []byte, field string) []byte {
+	ad := make([]byte, 0, len(bucket)+len(key)+len(field)+2)
+	ad = append(ad, bucket...)
+	ad = append(ad, 0)
+	ad = append(ad, key...)
+	ad = append(ad, 0)
+	return append(ad, field...)
+}
