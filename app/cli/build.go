@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"idvault/app/admin"
 	"idvault/app/apps"
 	"idvault/app/config"
+	"idvault/app/directory"
+	"idvault/app/fakeauth"
+	"idvault/app/idserver"
 	"idvault/app/server"
 	"idvault/store"
 )
@@ -19,15 +23,38 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		return nil, nil, err
 	}
 	reg := server.NewRegistry()
-	checks := map[string]server.Checker{
-		"store": server.CheckFunc(func(context.Context) error { return st.Ping() }),
-	}
-	var warnings []string
 	deps := server.Deps{
-		Server: c.Server, Logger: log, Registry: reg, Checks: checks,
+		Server: c.Server, Logger: log, Registry: reg,
+		Checks: map[string]server.Checker{
+			"store": server.CheckFunc(func(context.Context) error { return st.Ping() }),
+		},
 		Admin: admin.New(registry, st, adminToken),
 	}
-	deps.Warnings = warnings
-	_ = mk
-	return server.New(deps), func() {}, nil
+	cleanup := func() {}
+	dir := directory.New(st)
+
+	if c.FakeAuth.Enabled {
+		const warn = "fake authentication is on: it hands out private identities without authentication (development and tests only)"
+		log.Warn(warn, "listen", c.Server.Listen)
+		deps.Warnings = append(deps.Warnings, warn)
+		deps.FakeAuth = fakeauth.New(registry, dir, c.FakeAuth, reg, log)
+	}
+
+	if c.IdentityServer.Enabled {
+		id, err := apps.ParseID(c.IdentityServer.AppID)
+		if err != nil {
+			return nil, nil, errors.New("identity_server.app_id: not an app ID")
+		}
+		if _, err := registry.Get(id); err != nil {
+			log.Warn("identity server: its app does not exist yet; requests fail until it is created", "app_id", c.IdentityServer.AppID)
+		}
+		deps.IdentityServer = idserver.New(id, registry, dir, c.IdentityServer, reg, log)
+		deps.Checks["identity_server_app"] = server.CheckFunc(func(context.Context) error {
+			_, err := registry.Get(id)
+			return err
+		})
+	}
+
+	_ = mk // verification derives its code HMAC key from the master key
+	return server.New(deps), cleanup, nil
 }

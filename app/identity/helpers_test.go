@@ -18,6 +18,9 @@ func b64(t testing.TB, s string) []byte {
 	return b
 }
 
+// b64String is the standard base64 of b.
+func b64String(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
 // enc base64-encodes a JSON document literal.
 func enc(doc string) string {
 	return base64.StdEncoding.EncodeToString([]byte(doc))

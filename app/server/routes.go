@@ -35,4 +35,24 @@ func (s *Server) routes(metrics http.Handler) {
 	admin.Delete("/apps/:app_id", a.DeleteApp)
 	admin.Get("/backup", a.Backup)
 
+	// Fake authentication server (test-mode apps; development and tests only).
+	fa := s.deps.FakeAuth
+	app.Get("/apps/:app_id/private_identity", on(fa != nil, fa.PrivateIdentity))
+	app.Put("/apps/:app_id/private_identity", on(fa != nil, fa.Register))
+	app.Get("/apps/:app_id/disposable_private_identity", on(fa != nil, fa.DisposablePrivateIdentity))
+	app.Get("/apps/:app_id/public_identities", on(fa != nil, fa.PublicIdentities))
+
+	// Reference identity server (one app; {"error": "..."} bodies).
+	is := s.deps.IdentityServer
+	simple := apierr.WithStyle(apierr.StyleSimple)
+	app.Post("/identity", simple, on(is != nil, is.Authenticate), is.Identity)
+	app.Patch("/identity", simple, on(is != nil, is.Authenticate), is.Register)
+	app.Post("/public_identity", simple, on(is != nil, is.Authenticate), is.PublicIdentity)
+
+	// Email verification API.
+	v := s.deps.Verification
+	app.Post("/verification/email", on(v != nil, v.Send))
+	app.Post("/verification/email/code", on(v != nil, v.Code))
+	app.Post("/verification/email/verify", on(v != nil, v.Verify))
+
 }

@@ -13,6 +13,9 @@ import (
 
 	"idvault/app/admin"
 	"idvault/app/config"
+	"idvault/app/fakeauth"
+	"idvault/app/idserver"
+	"idvault/app/verification"
 )
 
 // Deps are what the HTTP application is built from. A nil feature handler means the feature is
@@ -26,7 +29,10 @@ type Deps struct {
 	// Warnings are shown by /readyz (for example: fake authentication is on).
 	Warnings []string
 
-	Admin *admin.Handler
+	Admin          *admin.Handler
+	FakeAuth       *fakeauth.Handler
+	IdentityServer *idserver.Handler
+	Verification   *verification.Handler
 }
 
 // Server is the HTTP application with its dependencies.

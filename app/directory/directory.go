@@ -1,0 +1,140 @@
+// Package directory is the identity directory: one record per (app, email), shared by the fake
+// authentication server and the reference identity server, so that one email gets one
+// permanent identity from both.
+//
+// Keys are generated outside any store transaction; the transaction only decides whether the
+// new identity is used. Of many concurrent requests for a new email, the first commit wins and
+// every other request returns the winner's identity: exactly one identity per email.
+package directory
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"idvault/app/apps"
+	"idvault/app/identity"
+	"idvault/store"
+)
+
+// ErrUnknownUser: no record exists for that email.
+var ErrUnknownUser = errors.New("directory: unknown user")
+
+// Store is what the directory needs from the store.
+type Store interface {
+	Record(appID []byte, email string) (store.Record, error)
+	UpdateRecord(appID []byte, email string, fn func(r *store.Record, exists bool) (bool, error)) (store.Record, error)
+}
+
+// Directory creates and finds identity records.
+type Directory struct {
+	st Store
+}
+
+// New makes a directory over st.
+func New(st Store) *Directory { return &Directory{st: st} }
+
+// Lookup returns the record of email, or ErrUnknownUser. email must be normalised.
+func (d *Directory) Lookup(app apps.App, email string) (store.Record, error) {
+	r, err := d.st.Record(app.ID, email)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Record{}, ErrUnknownUser
+	}
+	return r, err
+}
+
+// Permanent returns the record of email with its permanent identity, creating the identity
+// (with a new random UUID as user ID, registered=false) when the email has none.
+func (d *Directory) Permanent(app apps.App, email string) (store.Record, error) {
+	r, err := d.st.Record(app.ID, email)
+	if err == nil && r.PermanentIdentity != "" {
+		return r, nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.Record{}, err
+	}
+	userID := uuid.NewString()
+	perm, err := identity.CreatePermanent(app.ID, app.Secret, userID)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("directory: create permanent identity: %w", err)
+	}
+	return d.st.UpdateRecord(app.ID, email, func(r *store.Record, _ bool) (bool, error) {
+		if r.PermanentIdentity != "" {
+			return false, nil // another request created it first: use theirs
+		}
+		r.UserID, r.PermanentIdentity = userID, perm
+		return true, nil
+	})
+}
+
+// Policy decides which public identity an email gets.
+type Policy int
+
+const (
+	// FakeAuthPolicy: the permanent identity when the email has one and either has no
+	// provisional identity or is registered; otherwise the provisional one (created if needed).
+	FakeAuthPolicy Policy = iota
+	// IdentityServerPolicy: the permanent identity once the email is registered; otherwise the
+	// provisional one, created if needed beside (never instead of) a permanent identity.
+	IdentityServerPolicy
+)
+
+func (p Policy) usePermanent(r store.Record) bool {
+	if r.PermanentIdentity == "" {
+		return false
+	}
+	if p == FakeAuthPolicy {
+		return r.ProvisionalIdentity == "" || r.Registered
+	}
+	return r.Registered
+}
+
+// PublicIdentity returns the public identity email should be shared with under policy.
+func (d *Directory) PublicIdentity(app apps.App, email string, policy Policy) (string, error) {
+	r, err := d.st.Record(app.ID, email)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	if err == nil {
+		if policy.usePermanent(r) {
+			return identity.PublicIdentity(r.PermanentIdentity)
+		}
+		if r.ProvisionalIdentity != "" {
+			return identity.PublicIdentity(r.ProvisionalIdentity)
+		}
+	}
+	prov, err := identity.CreateProvisional(app.ID, "email", email)
+	if err != nil {
+		return "", fmt.Errorf("directory: create provisional identity: %w", err)
+	}
+	r, err = d.st.UpdateRecord(app.ID, email, func(r *store.Record, _ bool) (bool, error) {
+		if policy.usePermanent(*r) || r.ProvisionalIdentity != "" {
+			return false, nil // changed since the read: answer from the stored record
+		}
+		r.ProvisionalIdentity = prov
+		return true, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if policy.usePermanent(r) {
+		return identity.PublicIdentity(r.PermanentIdentity)
+	}
+	return identity.PublicIdentity(r.ProvisionalIdentity)
+}
+
+// Register marks email as registered; ErrUnknownUser when it has no record.
+func (d *Directory) Register(app apps.App, email string) (store.Record, error) {
+	r, err := d.st.UpdateRecord(app.ID, email, func(r *store.Record, exists bool) (bool, error) {
+		if !exists {
+			return false, ErrUnknownUser
+		}
+		if r.Registered {
+			return false, nil
+		}
+		r.Registered = true
+		return true, nil
+	})
+	return r, err
+}
