@@ -19,8 +19,8 @@ type Handler struct {
 	appID []byte
 	apps  *apps.Registry
 	dir   *directory.Directory
-	cfg config.IdentityServer
-	log *slog.Logger
+	cfg   config.IdentityServer
+	log   *slog.Logger
 }
 
 // New makes the handler for the app appID, looked up in registry on each request (so an app

@@ -1,0 +1,167 @@
+package apptest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// Binary builds the real idvault binary once per test process and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "idvault-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "idvault")
+		cmd := exec.Command("go", "build", "-o", buildPath, ".")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return buildPath
+}
+
+// FreePort returns a free loopback TCP port.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Proc is a running idvault server process.
+type Proc struct {
+	Cmd    *exec.Cmd
+	URL    string
+	Dir    string
+	Env    []string
+	Stdout *bytes.Buffer
+	Stderr *bytes.Buffer
+}
+
+// DataEnv is the environment that puts a server's data in dir, on a free port.
+func DataEnv(t testing.TB, dir string) []string {
+	return []string{
+		"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db"),
+		"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key"),
+		fmt.Sprintf("IDVAULT_SERVER__LISTEN=127.0.0.1:%d", FreePort(t)),
+		"IDVAULT_VERIFICATION__ENABLED=false",
+	}
+}
+
+// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. The
+// process is killed when the test ends if still running.
+func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{Dir: dir, Env: env, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "IDVAULT_SERVER__LISTEN="); ok {
+			p.URL = "http://" + v
+		}
+	}
+	require.NotEmpty(t, p.URL, "env must set IDVAULT_SERVER__LISTEN")
+	p.Cmd = exec.Command(Binary(t), append([]string{"serve"}, args...)...)
+	p.Cmd.Env = append(os.Environ(), env...)
+	p.Cmd.Dir = dir
+	p.Cmd.Stdout, p.Cmd.Stderr = &syncBuffer{b: p.Stdout}, &syncBuffer{b: p.Stderr}
+	require.NoError(t, p.Cmd.Start())
+	t.Cleanup(func() {
+		if p.Cmd.ProcessState == nil {
+			_ = p.Cmd.Process.Kill()
+			_ = p.Cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(p.URL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("idvault did not answer /healthz; stderr:\n%s", p.Stderr.String())
+	return nil
+}
+
+// Kill9 kills the server with SIGKILL (a crash) and waits for it.
+func (p *Proc) Kill9(t testing.TB) {
+	t.Helper()
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGKILL))
+	_ = p.Cmd.Wait()
+}
+
+// Stop sends SIGTERM and waits for a clean exit.
+func (p *Proc) Stop(t testing.TB) {
+	t.Helper()
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.Cmd.Wait(), "stderr:\n%s", p.Stderr.String())
+}
+
+// AdminToken reads the admin token the server generated beside its data file.
+func (p *Proc) AdminToken(t testing.TB) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(p.Dir, "admin.token"))
+	require.NoError(t, err)
+	return strings.TrimSpace(string(raw))
+}
+
+// RunCLI runs the idvault binary with args and env and returns stdout, stderr and exit code.
+func RunCLI(t testing.TB, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}

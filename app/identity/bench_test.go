@@ -1,0 +1,76 @@
+package identity
+
+import (
+	"crypto/ed25519"
+	"testing"
+)
+
+// The benchmarks share one file so that they are measured in the same run;
+// BenchmarkEd25519Sign is the baseline (one raw signature of 64 bytes, the
+// size of a delegation payload).
+
+func BenchmarkCreatePermanent(b *testing.B) {
+	appID, appSecret, _ := vecApp(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := CreatePermanent(appID, appSecret, vecUserID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCreateProvisional(b *testing.B) {
+	appID, _, _ := vecApp(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := CreateProvisional(appID, TargetEmail, vecEmail); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPublicIdentity(b *testing.B) {
+	for _, bc := range []struct{ name, identity string }{
+		{"permanent", vecPermanent},
+		{"provisional_email", vecProvisionalEmail},
+		{"provisional_phone", vecProvisionalPhone},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := PublicIdentity(bc.identity); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkParsePermanent(b *testing.B) {
+	appID, _, appPublicKey := vecApp(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParsePermanent(vecPermanent, appID, appPublicKey); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUpgrade(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Upgrade(vecOldPermanent); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEd25519Sign(b *testing.B) {
+	_, appSecret, _ := vecApp(b)
+	priv := ed25519.PrivateKey(appSecret)
+	msg := make([]byte, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		ed25519.Sign(priv, msg)
+	}
+}

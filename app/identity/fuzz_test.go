@@ -1,0 +1,166 @@
+package identity
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fuzzSeeds are the JSON documents of every vector plus edge cases.
+func fuzzSeeds(f *testing.F) {
+	for _, v := range []string{
+		vecPermanent, vecPublicPermanent, vecProvisionalEmail, vecPublicProvisionalEmail,
+		vecLegacyPublicEmail, vecProvisionalPhone, vecPublicProvisionalPhone,
+		vecOldPermanent, vecOldProvisionalEmail, vecOldPublicPermanent,
+	} {
+		data, err := base64.StdEncoding.DecodeString(v)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	for _, doc := range []string{
+		`{}`, `null`, `[]`, `"x"`, `1`, `{"target":"email"}`, `{"target":"email","value":"value"}`,
+		`{"target":"foo"}`, `{"target":"phone_number"}`, `{"target":"phone_number","private_signature_key":1}`,
+		`{"target":"email","value":1}`, `{"target":1}`, `{"target":null}`, `{"a":{"b":[{"c":1}]},"target":"user"}`,
+		`{"target":"user","target":"email","TARGET":"phone_number"}`, `{"target":"user","n":1e400}`,
+		`{"target":"user","value":"\u2028<>&\ud800"}`, "{\"target\":\"user\",\"value\":\"\xff\"}",
+	} {
+		f.Add([]byte(doc))
+	}
+}
+
+// fuzzInputs returns the identity strings to try for one fuzz input: the
+// input as b64 of the bytes, and the bytes themselves as a string.
+func fuzzInputs(data []byte) []string {
+	return []string{base64.StdEncoding.EncodeToString(data), string(data)}
+}
+
+// requireJSONObject checks that a successful result is b64 of a JSON object.
+func requireJSONObject(t *testing.T, s string) map[string]any {
+	t.Helper()
+	raw, err := base64.StdEncoding.Strict().DecodeString(s)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	require.NotNil(t, m)
+	return m
+}
+
+func FuzzPublicIdentity(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, in := range fuzzInputs(data) {
+			got, err := PublicIdentity(in)
+			compat, compatErr := GetPublicIdentity(in)
+			require.Equal(t, got, compat)
+			if err != nil {
+				require.Error(t, compatErr)
+				continue
+			}
+			m := requireJSONObject(t, got)
+			require.Contains(t, []any{TargetUser, TargetHashedEmail, TargetHashedPhoneNumber}, m[keyTarget])
+			for k := range m {
+				require.NotContains(t, []string{keyPrivateEncryptionKey, keyPrivateSignatureKey,
+					keyEphemeralPrivateSignatureKey, keyUserSecret}, k, "public identity leaks %s", k)
+			}
+			requireCanonicalOrder(t, got)
+		}
+	})
+}
+
+func FuzzUpgrade(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, in := range fuzzInputs(data) {
+			got, err := Upgrade(in)
+			compat, _ := UpgradeIdentity(in)
+			require.Equal(t, got, compat)
+			if err != nil {
+				continue
+			}
+			m := requireJSONObject(t, got)
+			require.Contains(t, m, keyTarget)
+			requireCanonicalOrder(t, got)
+			again, err := Upgrade(got)
+			require.NoError(t, err)
+			if len(m) <= 12 { // beyond, sort.Sort (like identity-go) is not stable
+				require.Equal(t, got, again, "idempotent")
+			}
+		}
+	})
+}
+
+func FuzzParsePermanent(f *testing.F) {
+	fuzzSeeds(f)
+	appID, _, appPublicKey := vecApp(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, in := range fuzzInputs(data) {
+			p, err := ParsePermanent(in, appID, appPublicKey)
+			if err != nil {
+				require.Nil(t, p)
+				require.NotContains(t, err.Error(), vecEphemeralPrivateKey)
+				continue
+			}
+			// Whatever the strict parser accepts, the permissive functions
+			// read the same way.
+			pub, err := PublicIdentity(in)
+			require.NoError(t, err)
+			m := requireJSONObject(t, pub)
+			require.Equal(t, base64.StdEncoding.EncodeToString(p.AppID), m[keyTrustchainID])
+			require.Equal(t, TargetUser, m[keyTarget])
+			require.Equal(t, base64.StdEncoding.EncodeToString(p.UserID), m[keyValue])
+			up, err := Upgrade(in)
+			require.NoError(t, err)
+			p2, err := ParsePermanent(up, appID, appPublicKey)
+			require.NoError(t, err)
+			require.Equal(t, p, p2)
+		}
+	})
+}
+
+func FuzzParseProvisional(f *testing.F) {
+	fuzzSeeds(f)
+	appID, _, _ := vecApp(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, in := range fuzzInputs(data) {
+			p, err := ParseProvisional(in, appID)
+			if err != nil {
+				require.Nil(t, p)
+				continue
+			}
+			pub, err := PublicIdentity(in)
+			require.NoError(t, err)
+			m := requireJSONObject(t, pub)
+			require.Equal(t, base64.StdEncoding.EncodeToString(p.AppID), m[keyTrustchainID])
+			require.Equal(t, "hashed_"+p.Target, m[keyTarget])
+			require.Equal(t, base64.StdEncoding.EncodeToString(p.HashedValue()), m[keyValue])
+			up, err := Upgrade(in)
+			require.NoError(t, err)
+			p2, err := ParseProvisional(up, appID)
+			require.NoError(t, err)
+			require.Equal(t, p, p2)
+		}
+	})
+}
+
+// requireCanonicalOrder checks that the known keys of a b64 JSON object are
+// in canonical order with every unknown key before them.
+func requireCanonicalOrder(t *testing.T, s string) {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(s)
+	require.NoError(t, err)
+	o, err := decodeObject(raw, false)
+	require.NoError(t, err)
+	last := 0
+	for _, m := range o.members {
+		r := keyRank(m.key)
+		require.GreaterOrEqual(t, r, last, "key %q out of order", m.key)
+		last = r
+	}
+	// Compact: re-marshalling in the same order gives the same bytes.
+	again, err := o.MarshalJSON()
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(raw, again), "not compact: %q vs %q", raw, again)
+}
