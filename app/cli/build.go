@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"idvault/app/admin"
 	"idvault/app/apps"
@@ -12,6 +13,8 @@ import (
 	"idvault/app/fakeauth"
 	"idvault/app/idserver"
 	"idvault/app/server"
+	"idvault/app/verification"
+	"idvault/mail"
 	"idvault/store"
 )
 
@@ -55,6 +58,34 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		})
 	}
 
-	_ = mk // verification derives its code HMAC key from the master key
+	if c.Verification.Enabled {
+		sender, err := mail.New(c.Mail, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A developer without a mail catcher must still be able to start: warn, and let
+		// /readyz report the SMTP server until it answers.
+		if err := sender.Check(ctx); err != nil {
+			log.Warn("verification: the SMTP server does not answer; sends fail until it does",
+				"host", c.Mail.Host, "port", c.Mail.Port, "err", err)
+		}
+		v, err := verification.New(verification.Deps{
+			Apps: registry, Store: st, Mailer: sender, Config: c.Verification,
+			TrustedProxies: c.Server.TrustedProxies, CodeKey: mk.Derive("verification code hmac"),
+			Metrics: reg, Logger: log,
+		})
+		if err != nil {
+			sender.Close()
+			return nil, nil, err
+		}
+		deps.Verification = v
+		deps.Checks["smtp"] = server.CheckFunc(sender.Check)
+		sweepCtx, stopSweep := context.WithCancel(ctx)
+		swept := make(chan struct{})
+		go func() { defer close(swept); v.RunSweeper(sweepCtx, time.Minute) }()
+		previous := cleanup
+		cleanup = func() { stopSweep(); <-swept; sender.Close(); previous() }
+	}
+
 	return server.New(deps), cleanup, nil
 }

@@ -34,3 +34,7 @@ func DefaultVerification() Verification {
 		IPRate: 1, IPBurst: 20,
 	}
 }
+
+// Validate returns every problem of the verification section, each naming its key (Config.Validate
+// includes them).
+func (v Verification) Validate() []error { return v.validate() }

@@ -1,0 +1,164 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/cli"
+)
+
+func embedded(t *testing.T) []byte {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config.yaml"))
+	require.NoError(t, err)
+	return raw
+}
+
+// run runs the program in-process with the data in dir.
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{
+		Embedded: embedded(t), Version: "v-test",
+		Environ: []string{
+			"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db"),
+			"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key"),
+		},
+	})
+	return out.String(), errb.String(), code
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--help"}, {"serve", "--help"}, {"app", "--help"}, {"app", "create", "--help"}, {"app", "list", "--help"},
+		{"app", "show", "--help"}, {"app", "rotate-token", "--help"}, {"app", "delete", "--help"},
+		{"config", "--help"}, {"config", "check", "--help"}, {"backup", "--help"}, {"version", "--help"},
+	} {
+		out, errOut, code := run(t, dir, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		require.Contains(t, out+errOut, "Usage", "%v", args)
+	}
+	_, errOut, code := run(t, dir, "frobnicate")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `unknown command "frobnicate"`)
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, _, code := run(t, t.TempDir(), "version")
+	require.Equal(t, 0, code)
+	require.Equal(t, "idvault v-test\n", out)
+}
+
+type created struct {
+	App struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		Test bool   `json:"test"`
+	} `json:"app"`
+	AppSecret string `json:"app_secret"`
+	AuthToken string `json:"auth_token"`
+}
+
+func TestAppCommandsOnTheDataFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, errOut, code := run(t, dir, "app", "create", "--name", "shop", "--test", "--json")
+	require.Equal(t, 0, code, errOut)
+	var c created
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
+	require.True(t, c.App.Test)
+	require.Len(t, c.AppSecret, 88, "64-byte secret in base64")
+	require.GreaterOrEqual(t, len(c.AuthToken), 43, "at least 32 random bytes")
+
+	for _, args := range [][]string{{"app", "list"}, {"app", "list", "--json"}, {"app", "show", c.App.ID}, {"app", "show", "--json", c.App.ID}} {
+		out, errOut, code := run(t, dir, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		require.Contains(t, out, c.App.ID)
+		require.NotContains(t, out, c.AppSecret, "%v shows the secret", args)
+		require.NotContains(t, out, c.AuthToken, "%v shows the token", args)
+	}
+
+	out, _, code = run(t, dir, "app", "rotate-token", c.App.ID, "--json")
+	require.Equal(t, 0, code)
+	var rot struct {
+		AuthToken string `json:"auth_token"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rot))
+	require.NotEmpty(t, rot.AuthToken)
+	require.NotEqual(t, c.AuthToken, rot.AuthToken)
+
+	_, _, code = run(t, dir, "app", "delete", c.App.ID)
+	require.Equal(t, 0, code)
+	_, errOut, code = run(t, dir, "app", "show", c.App.ID)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no app with that ID")
+	_, errOut, code = run(t, dir, "app", "show", "not-an-id")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "not an app ID")
+	_, errOut, code = run(t, dir, "app", "create")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--name is required")
+}
+
+func TestHumanOutputOfCreateShowsSecretsOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, _, code := run(t, dir, "app", "create", "--name", "human")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "app secret:")
+	require.Contains(t, out, "auth token:")
+	require.Contains(t, out, "shown only now")
+}
+
+func TestConfigCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, _, code := run(t, dir, "config", "check")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "configuration OK")
+	require.Contains(t, out, "server.listen = 127.0.0.1:8080")
+
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("log:\n  level: loud\nmail:\n  port: -1\n  username: u\n  password: p4ssw0rd-secret\n"), 0o600))
+	out, _, code = run(t, dir, "config", "check", "--config", bad)
+	require.Equal(t, 3, code)
+	require.Contains(t, out, "problem: log.level")
+	require.Contains(t, out, "problem: mail.port")
+	require.Contains(t, out, "2 problem(s)")
+	require.NotContains(t, out, "p4ssw0rd-secret")
+	require.True(t, strings.Contains(out, "mail.password = <redacted>"))
+}
+
+func TestServeRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("server:\n  listen: 0.0.0.0:0\n"), 0o600))
+	_, errOut, code := run(t, dir, "serve", "--config", bad)
+	require.Equal(t, 3, code)
+	require.Contains(t, errOut, "fakeauth.enabled")
+}
+
+func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, _, code := run(t, dir, "app", "create", "--name", "a")
+	require.Equal(t, 0, code)
+	out := filepath.Join(dir, "backup.db")
+	stdout, errOut, code := run(t, dir, "backup", "--out", out)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "backup written")
+	// The copy is a working data file: the app is there when opened as the data file.
+	list, _, code := run(t, dir, "app", "list", "--data", out)
+	require.Equal(t, 0, code)
+	require.Contains(t, list, "a")
+}

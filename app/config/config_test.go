@@ -1,0 +1,180 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/rawbytes"
+	"github.com/knadh/koanf/v2"
+	"github.com/stretchr/testify/require"
+)
+
+func embedded(t *testing.T) []byte {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config.yaml"))
+	require.NoError(t, err)
+	return raw
+}
+
+func TestEmbeddedProfileIsValidLocalDev(t *testing.T) {
+	t.Parallel()
+	l, err := Load(Sources{Embedded: embedded(t)})
+	require.NoError(t, err)
+	require.NoError(t, l.Err())
+	c := l.Config
+	require.Equal(t, "127.0.0.1:8080", c.Server.Listen)
+	require.True(t, c.FakeAuth.Enabled, "local-dev profile turns fake authentication on")
+	require.Equal(t, "./data/idvault.db", c.Store.Path)
+	require.Equal(t, "127.0.0.1", c.Mail.Host)
+	require.Equal(t, 1025, c.Mail.Port)
+	require.EqualValues(t, "none", c.Mail.TLS)
+	require.Equal(t, 30*time.Minute, c.Verification.CodeTTL)
+}
+
+func TestBuiltInDefaultsAreProductionSafe(t *testing.T) {
+	t.Parallel()
+	l, err := Load(Sources{})
+	require.NoError(t, err)
+	require.False(t, l.Config.FakeAuth.Enabled)
+	require.EqualValues(t, "mandatory", l.Config.Mail.TLS)
+}
+
+// Every key of the configuration is documented in config.yaml, and config.yaml has no key the
+// program does not know.
+func TestConfigYAMLDocumentsEveryKey(t *testing.T) {
+	t.Parallel()
+	l, err := Load(Sources{})
+	require.NoError(t, err)
+	known := l.K.Keys()
+	doc := koanf.New(".")
+	require.NoError(t, doc.Load(rawbytes.Provider(embedded(t)), yaml.Parser()))
+	documented := doc.Keys()
+	sort.Strings(known)
+	sort.Strings(documented)
+	require.Equal(t, known, documented)
+	text := string(embedded(t))
+	for _, k := range known {
+		last := k[strings.LastIndex(k, ".")+1:]
+		i := strings.Index(text, "\n  "+last+":")
+		if !strings.Contains(k, ".") {
+			i = strings.Index(text, "\n"+last+":")
+		}
+		require.GreaterOrEqual(t, i, 0, "key %s", k)
+		before := text[:i]
+		prev := before[strings.LastIndex(before, "\n")+1:]
+		require.Contains(t, prev, "#", "key %s has a comment line just above it", k)
+	}
+}
+
+func TestLayersOverrideInOrder(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("server:\n  listen: 127.0.0.1:9000\nlog:\n  level: debug\n"), 0o600))
+	l, err := Load(Sources{
+		Embedded: embedded(t), File: file,
+		Environ: []string{"IDVAULT_LOG__LEVEL=warn", "IDVAULT_SERVER__READ_TIMEOUT=3s", "IDVAULT_MAIL__PORT=2525",
+			"IDVAULT_SERVER__TRUSTED_PROXIES=10.0.0.1,192.168.0.0/16", "IDVAULT_IDENTITY_SERVER__TOKEN=0123456789abcdef", "OTHER=1"},
+		Flags: map[string]any{"server.listen": "127.0.0.1:9100"},
+	})
+	require.NoError(t, err)
+	require.NoError(t, l.Err())
+	c := l.Config
+	require.Equal(t, "127.0.0.1:9100", c.Server.Listen, "flag beats file")
+	require.Equal(t, "warn", c.Log.Level, "env beats file")
+	require.Equal(t, 3*time.Second, c.Server.ReadTimeout)
+	require.Equal(t, 2525, c.Mail.Port)
+	require.Equal(t, []string{"10.0.0.1", "192.168.0.0/16"}, c.Server.TrustedProxies)
+	require.Equal(t, "0123456789abcdef", c.IdentityServer.Token)
+	require.True(t, c.FakeAuth.Enabled, "embedded layer kept where nothing overrides it")
+}
+
+func TestValidationReportsEveryProblemByKey(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+server:
+  listen: "nonsense"
+  body_limit: 10
+  lisen: typo
+log:
+  level: loud
+mail:
+  tls: maybe
+  port: 0
+verification:
+  code_ttl: -1s
+  max_wrong_attempts: 0
+fakeauth:
+  max_emails: 0
+identity_server:
+  enabled: true
+  app_id: "zzz"
+apps:
+  - name: broken
+    secret: "nope"
+`), 0o600))
+	l, err := Load(Sources{Embedded: embedded(t), File: file})
+	require.NoError(t, err)
+	err = l.Err()
+	require.Error(t, err)
+	msg := err.Error()
+	for _, key := range []string{"server.listen", "server.body_limit", "server.lisen: unknown key", "log.level", "mail.tls", "mail.port",
+		"verification.code_ttl", "verification.max_wrong_attempts", "fakeauth.max_emails", "identity_server.app_id",
+		"apps[0].secret", "apps[0].auth_token"} {
+		require.Contains(t, msg, key)
+	}
+}
+
+func TestRemoteListenNeedsExplicitOptIns(t *testing.T) {
+	t.Parallel()
+	env := []string{"IDVAULT_SERVER__LISTEN=0.0.0.0:8080", "IDVAULT_IDENTITY_SERVER__ENABLED=true",
+		"IDVAULT_IDENTITY_SERVER__APP_ID=tpoxyNzh0hU9G2i9agMvHyyd+pO6zGCjO9BfhrCLjd4="}
+	l, err := Load(Sources{Embedded: embedded(t), Environ: env})
+	require.NoError(t, err)
+	msg := l.Err().Error()
+	require.Contains(t, msg, "fakeauth.enabled")
+	require.Contains(t, msg, "identity_server.token")
+
+	l, err = Load(Sources{Embedded: embedded(t), Environ: append(env,
+		"IDVAULT_FAKEAUTH__ALLOW_REMOTE=true", "IDVAULT_IDENTITY_SERVER__ALLOW_UNAUTHENTICATED=true")})
+	require.NoError(t, err)
+	require.NoError(t, l.Err())
+}
+
+func TestRedactedHidesSecrets(t *testing.T) {
+	t.Parallel()
+	env := []string{"IDVAULT_MAIL__PASSWORD=hunter2-smtp", "IDVAULT_MAIL__USERNAME=u", "IDVAULT_ADMIN__TOKEN=admin-token-0123456789",
+		"IDVAULT_IDENTITY_SERVER__TOKEN=idserver-token-0123"}
+	l, err := Load(Sources{Embedded: embedded(t), Environ: env})
+	require.NoError(t, err)
+	out := strings.Join(l.Redacted(), "\n")
+	for _, secret := range []string{"hunter2-smtp", "admin-token-0123456789", "idserver-token-0123"} {
+		require.NotContains(t, out, secret)
+	}
+	require.Contains(t, out, "mail.password = <redacted>")
+	require.Contains(t, out, "admin.token_file = ")
+	require.Contains(t, out, "server.listen = 127.0.0.1:8080")
+}
+
+func TestDecodeErrorHidesValue(t *testing.T) {
+	t.Parallel()
+	l, err := Load(Sources{Embedded: embedded(t), Environ: []string{"IDVAULT_MAIL__PORT=secret-looking-value"}})
+	require.NoError(t, err)
+	msg := l.Err().Error()
+	require.Contains(t, msg, "mail")
+	require.NotContains(t, msg, "secret-looking-value")
+}
+
+func TestBrokenYAMLFailsLoad(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "broken.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("server: [unclosed"), 0o600))
+	_, err := Load(Sources{File: file})
+	require.ErrorContains(t, err, file)
+	_, err = Load(Sources{File: filepath.Join(t.TempDir(), "missing.yaml")})
+	require.Error(t, err)
+}

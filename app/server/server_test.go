@@ -1,0 +1,146 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apierr"
+	"idvault/app/config"
+)
+
+func newTestServer(t *testing.T, checks map[string]Checker, warnings ...string) (*Server, *bytes.Buffer) {
+	t.Helper()
+	logs := &bytes.Buffer{}
+	cfg := config.Default().Server
+	cfg.BodyLimit = 2048
+	s := New(Deps{Server: cfg, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: NewRegistry(), Checks: checks, Warnings: warnings})
+	return s, logs
+}
+
+func do(t *testing.T, app *fiber.App, method, target string, body io.Reader) (*http.Response, string) {
+	t.Helper()
+	resp, err := app.Test(httptest.NewRequest(method, target, body), -1)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp, string(raw)
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
+	ok := CheckFunc(func(context.Context) error { return nil })
+	s, _ := newTestServer(t, map[string]Checker{"store": ok}, "fake authentication is on")
+	resp, body := do(t, s.App, http.MethodGet, "/healthz", nil)
+	require.Equal(t, 200, resp.StatusCode)
+	require.JSONEq(t, `{"status":"ok"}`, body)
+	resp, body = do(t, s.App, http.MethodGet, "/readyz", nil)
+	require.Equal(t, 200, resp.StatusCode)
+	require.JSONEq(t, `{"status":"ready","checks":{"store":"ok"},"warnings":["fake authentication is on"]}`, body)
+
+	failing := CheckFunc(func(context.Context) error { return errors.New("smtp: connect: connection refused") })
+	s, _ = newTestServer(t, map[string]Checker{"store": ok, "smtp": failing})
+	resp, body = do(t, s.App, http.MethodGet, "/readyz", nil)
+	require.Equal(t, 503, resp.StatusCode)
+	require.Contains(t, body, `"smtp":"failed: smtp: connect: connection refused"`)
+	require.Contains(t, body, `"status":"not_ready"`)
+}
+
+func TestEveryResponseHasARequestID(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	for _, path := range []string{"/healthz", "/nope", "/metrics"} {
+		resp, _ := do(t, s.App, http.MethodGet, path, nil)
+		require.NotEmpty(t, resp.Header.Get("X-Request-ID"), path)
+	}
+}
+
+func TestJSONErrorsForUnknownRoutesMethodsPanicsAndBigBodies(t *testing.T) {
+	t.Parallel()
+	s, logs := newTestServer(t, nil)
+	s.App.Get("/boom", func(*fiber.Ctx) error { panic("kaboom") })
+	s.App.Post("/echo", func(c *fiber.Ctx) error { return c.Send(c.Body()) })
+	s.App.Get("/fail", func(*fiber.Ctx) error { return errors.New("db exploded: secret detail") })
+	cases := []struct {
+		method, path string
+		body         io.Reader
+		status       int
+		code         string
+	}{
+		{http.MethodGet, "/nope", nil, 404, "not_found"},
+		{http.MethodDelete, "/healthz", nil, 405, "method_not_allowed"},
+		{http.MethodGet, "/boom", nil, 500, "internal_error"},
+		{http.MethodGet, "/fail", nil, 500, "internal_error"},
+	}
+	for _, c := range cases {
+		resp, body := do(t, s.App, c.method, c.path, c.body)
+		require.Equal(t, c.status, resp.StatusCode, c.path)
+		require.Contains(t, resp.Header.Get("Content-Type"), "application/json", c.path)
+		require.Contains(t, body, `"code":"`+c.code+`"`, c.path)
+		require.Contains(t, body, `"trace_id":"`+resp.Header.Get("X-Request-ID")+`"`, c.path)
+		require.NotContains(t, body, "secret detail")
+		require.NotContains(t, body, "kaboom")
+	}
+	require.Contains(t, logs.String(), "kaboom", "the panic is logged")
+	require.Contains(t, logs.String(), "db exploded", "the real error is logged")
+}
+
+func TestErrorStyles(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	e := apierr.InvalidBody.Msg("field x missing")
+	s.App.Get("/flat", apierr.WithStyle(apierr.StyleFlat), func(*fiber.Ctx) error { return e })
+	s.App.Get("/simple", apierr.WithStyle(apierr.StyleSimple), func(*fiber.Ctx) error { return apierr.NoEmailProvided.New() })
+	s.App.Get("/retry", func(*fiber.Ctx) error {
+		return &apierr.Error{Code: apierr.MaxAttemptsReached, Message: "wait", RetryAfter: 1500 * 1e6}
+	})
+	_, body := do(t, s.App, http.MethodGet, "/flat", nil)
+	require.JSONEq(t, `{"status":400,"code":"invalid_body","message":"field x missing"}`, body)
+	_, body = do(t, s.App, http.MethodGet, "/simple", nil)
+	require.JSONEq(t, `{"error":"no email provided"}`, body)
+	resp, _ := do(t, s.App, http.MethodGet, "/retry", nil)
+	require.Equal(t, "2", resp.Header.Get("Retry-After"), "rounded up to whole seconds")
+}
+
+func TestMetricsAndRequestLogs(t *testing.T) {
+	t.Parallel()
+	s, logs := newTestServer(t, nil)
+	s.App.Get("/test/:id/thing", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{}) })
+	do(t, s.App, http.MethodGet, "/test/abc/thing?email=alice%40example.com", nil)
+	do(t, s.App, http.MethodGet, "/nope?email=bob%40example.com", nil)
+	_, body := do(t, s.App, http.MethodGet, "/metrics", nil)
+	require.Contains(t, body, `idvault_http_requests_total{method="GET",route="/test/:id/thing",status="200"} 1`)
+	require.Contains(t, body, `idvault_http_requests_total{method="GET",route="unmatched",status="404"} 1`)
+	require.Contains(t, body, `idvault_http_request_duration_seconds_bucket{method="GET",route="/test/:id/thing",status="200",le=`)
+	require.Contains(t, logs.String(), `"route":"/test/:id/thing"`)
+	require.NotContains(t, logs.String(), "alice", "no query string in logs")
+	require.NotContains(t, logs.String(), "bob")
+}
+
+// A body over server.body_limit gets a JSON 413 from a real listener.
+func TestBodyLimitOnARealListener(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	s.App.Post("/echo", func(c *fiber.Ctx) error { return c.Send(c.Body()) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = s.App.Listener(ln) }()
+	t.Cleanup(func() { _ = s.App.Shutdown() })
+	resp, err := http.Post("http://"+ln.Addr().String()+"/echo", "application/json", strings.NewReader(strings.Repeat("x", 4096)))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.Contains(t, string(raw), `"code":"body_too_large"`)
+}
