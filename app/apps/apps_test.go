@@ -1,0 +1,91 @@
+package apps_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/app/config"
+)
+
+// The reference app (tanker.md 1.6).
+const (
+	refID     = "tpoxyNzh0hU9G2i9agMvHyyd+pO6zGCjO9BfhrCLjd4="
+	refSecret = "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ=="
+)
+
+func TestParseIDAcceptsEveryClientSpelling(t *testing.T) {
+	t.Parallel()
+	want, _ := base64.StdEncoding.DecodeString(refID)
+	for _, s := range []string{
+		refID, strings.TrimRight(refID, "="), "tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4=",
+		"tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4", "tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4%3D",
+		"tpoxyNzh0hU9G2i9agMvHyyd%2BpO6zGCjO9BfhrCLjd4%3D",
+	} {
+		got, err := apps.ParseID(s)
+		require.NoError(t, err, s)
+		require.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "bad-base-64", "deadbeef", refID + refID, "%zz", "tpoxy+-"} {
+		_, err := apps.ParseID(s)
+		require.ErrorIs(t, err, apps.ErrInvalidAppID, s)
+	}
+}
+
+func FuzzParseID(f *testing.F) {
+	for _, s := range []string{refID, "bad-base-64", "deadbeef", "tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4%3D"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := apps.ParseID(s)
+		if err != nil {
+			return
+		}
+		require.Len(t, id, 32)
+		again, err := apps.ParseID(apps.URLID(id))
+		require.NoError(t, err)
+		require.Equal(t, id, again)
+	})
+}
+
+func TestDeclaredAppsAndTokens(t *testing.T) {
+	t.Parallel()
+	sum := sha256.Sum256([]byte("hashed-token-0123456789"))
+	env := apptest.New(t,
+		config.DeclaredApp{Name: "plain", Secret: refSecret, AuthToken: "plain-token-0123456789", Test: true, LegacyErrors: true},
+	)
+	id, _ := apps.ParseID(refID)
+	a, err := env.Apps.Get(id)
+	require.NoError(t, err)
+	require.True(t, a.Declared)
+	require.True(t, a.Test)
+	require.True(t, a.Options.LegacyErrors)
+	require.True(t, apps.CheckToken(a, "plain-token-0123456789"))
+	require.False(t, apps.CheckToken(a, "plain-token-012345678"))
+	require.False(t, apps.CheckToken(a, ""))
+	require.ErrorIs(t, env.Apps.Delete(id), apps.ErrDeclared)
+	_, err = env.Apps.RotateToken(id)
+	require.ErrorIs(t, err, apps.ErrDeclared)
+
+	_, err = apps.NewRegistry(env.Store, []config.DeclaredApp{{Name: "h", Secret: refSecret, AuthTokenSHA256: hex.EncodeToString(sum[:])}})
+	require.NoError(t, err)
+	_, err = apps.NewRegistry(env.Store, []config.DeclaredApp{{Name: "a", Secret: refSecret, AuthToken: "x"}, {Name: "b", Secret: refSecret, AuthToken: "y"}})
+	require.ErrorContains(t, err, "declared twice")
+	_, err = apps.NewRegistry(env.Store, []config.DeclaredApp{{Name: "bad", Secret: "AAAA", AuthToken: "x"}})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "AAAA")
+
+	created := env.CreateApp(t, false)
+	list, err := env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.True(t, apps.CheckToken(created.App, created.AuthToken))
+	_, err = env.Apps.Create("", false, created.App.Options)
+	require.ErrorIs(t, err, apps.ErrName)
+}
