@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -289,7 +290,7 @@ func readObject(dec *json.Decoder, strict bool) (*object, error) {
 		}
 		if i := o.index(key); i >= 0 {
 			if strict {
-				return nil, malformedf("duplicate key %q", key)
+				return nil, malformedf("duplicate key %s", describeKey(key))
 			}
 			o.members = append(o.members[:i], o.members[i+1:]...)
 		}
@@ -363,6 +364,15 @@ func decodeStrictObject(s string) (*object, error) {
 		}
 	}
 	return o, nil
+}
+
+// describeKey names a key for an error message: known keys by name, any other
+// key (which could be anything, secret material included) anonymously.
+func describeKey(key string) string {
+	if keyRank(key) > 0 {
+		return fmt.Sprintf("%q", key)
+	}
+	return "(unknown key)"
 }
 
 // stringField returns the string value of a required key.

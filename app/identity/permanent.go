@@ -9,22 +9,6 @@ import (
 	"io"
 )
 
-// Identity targets.
-const (
-	// TargetUser is the target of permanent identities.
-	TargetUser = "user"
-	// TargetEmail is the target of secret email provisional identities (and
-	// of legacy public ones).
-	TargetEmail = "email"
-	// TargetPhoneNumber is the target of secret phone provisional identities.
-	TargetPhoneNumber = "phone_number"
-	// TargetHashedEmail is the target of public email provisional identities.
-	TargetHashedEmail = "hashed_email"
-	// TargetHashedPhoneNumber is the target of public phone provisional
-	// identities.
-	TargetHashedPhoneNumber = "hashed_phone_number"
-)
-
 // Permanent is a parsed and validated secret permanent identity.
 // Its String and GoString methods never print the secret fields.
 type Permanent struct {
@@ -82,15 +66,29 @@ func createPermanent(appID, appSecret []byte, userID string, rand io.Reader) (st
 	defer clear(userSecret)
 	sig := ed25519.Sign(ed25519.PrivateKey(appSecret), delegationPayload(ephPub, hashedUserID))
 
+	p := Permanent{
+		AppID:                        appID,
+		UserID:                       hashedUserID,
+		DelegationSignature:          sig,
+		EphemeralPublicSignatureKey:  ephPub,
+		EphemeralPrivateSignatureKey: ephPriv,
+		UserSecret:                   userSecret,
+	}
+	return p.SecretIdentity(), nil
+}
+
+// SecretIdentity returns the b64 secret permanent identity in canonical
+// form; for a parsed canonical identity it is the input, byte for byte.
+func (p *Permanent) SecretIdentity() string {
 	w := newDocWriter()
-	w.bin(keyTrustchainID, appID)
+	w.bin(keyTrustchainID, p.AppID)
 	w.str(keyTarget, TargetUser)
-	w.str(keyValue, base64.StdEncoding.EncodeToString(hashedUserID))
-	w.bin(keyDelegationSignature, sig)
-	w.bin(keyEphemeralPublicSignatureKey, ephPub)
-	w.bin(keyEphemeralPrivateSignatureKey, ephPriv)
-	w.bin(keyUserSecret, userSecret)
-	return w.b64(), nil
+	w.str(keyValue, base64.StdEncoding.EncodeToString(p.UserID))
+	w.bin(keyDelegationSignature, p.DelegationSignature)
+	w.bin(keyEphemeralPublicSignatureKey, p.EphemeralPublicSignatureKey)
+	w.bin(keyEphemeralPrivateSignatureKey, p.EphemeralPrivateSignatureKey)
+	w.bin(keyUserSecret, p.UserSecret)
+	return w.b64()
 }
 
 // delegationPayload is the message the app signs: ephemeral public key ||
@@ -142,7 +140,7 @@ func parsePermanent(identity string, appID, appPublicKey []byte) (*Permanent, er
 		return nil, err
 	}
 	if target != TargetUser {
-		return nil, invalidf(ErrUnsupportedTarget, "target %q is not %q", target, TargetUser)
+		return nil, invalidf(ErrUnsupportedTarget, "target %s is not %q", describeTarget(target), TargetUser)
 	}
 	p := &Permanent{}
 	if p.AppID, err = o.binaryField(keyTrustchainID, AppIDSize); err != nil {

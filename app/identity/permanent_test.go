@@ -72,6 +72,7 @@ func TestParsePermanentVector(t *testing.T) {
 	err = p.CheckUserID("someone else")
 	require.ErrorIs(t, err, ErrUserMismatch)
 	require.Equal(t, vecPublicPermanent, p.PublicIdentity())
+	require.Equal(t, vecPermanent, p.SecretIdentity(), "re-serialised byte for byte")
 
 	// The alphabetical legacy encoding parses to the same identity.
 	old, err := ParsePermanent(vecOldPermanent, appID, appPublicKey)

@@ -30,12 +30,6 @@ type Provisional struct {
 	PrivateSignatureKey ed25519.PrivateKey
 }
 
-// validProvisionalTarget reports whether target may be used to create a
-// provisional identity.
-func validProvisionalTarget(target string) bool {
-	return target == TargetEmail || target == TargetPhoneNumber
-}
-
 // CreateProvisional returns the b64 secret provisional identity (canonical key
 // order) for target ("email" or "phone_number") and value, using
 // crypto/rand. As identity-go, it accepts an empty value.
@@ -77,15 +71,30 @@ func createProvisional(appID []byte, target, value string, rand io.Reader) (stri
 	}
 	defer clear(encPriv)
 
+	p := Provisional{
+		AppID:                appID,
+		Target:               target,
+		Value:                value,
+		PublicEncryptionKey:  encPub,
+		PrivateEncryptionKey: encPriv,
+		PublicSignatureKey:   sigPub,
+		PrivateSignatureKey:  sigPriv,
+	}
+	return p.SecretIdentity(), nil
+}
+
+// SecretIdentity returns the b64 secret provisional identity in canonical
+// form; for a parsed canonical identity it is the input, byte for byte.
+func (p *Provisional) SecretIdentity() string {
 	w := newDocWriter()
-	w.bin(keyTrustchainID, appID)
-	w.str(keyTarget, target)
-	w.str(keyValue, value)
-	w.bin(keyPublicEncryptionKey, encPub)
-	w.bin(keyPrivateEncryptionKey, encPriv)
-	w.bin(keyPublicSignatureKey, sigPub)
-	w.bin(keyPrivateSignatureKey, sigPriv)
-	return w.b64(), nil
+	w.bin(keyTrustchainID, p.AppID)
+	w.str(keyTarget, p.Target)
+	w.str(keyValue, p.Value)
+	w.bin(keyPublicEncryptionKey, p.PublicEncryptionKey)
+	w.bin(keyPrivateEncryptionKey, p.PrivateEncryptionKey)
+	w.bin(keyPublicSignatureKey, p.PublicSignatureKey)
+	w.bin(keyPrivateSignatureKey, p.PrivateSignatureKey)
+	return w.b64()
 }
 
 // ParseProvisional parses and validates a secret provisional identity of the
@@ -117,7 +126,7 @@ func parseProvisional(identity string, appID []byte) (*Provisional, error) {
 		return nil, err
 	}
 	if !validProvisionalTarget(p.Target) {
-		return nil, invalidf(ErrUnsupportedTarget, "target %q is not a secret provisional target", p.Target)
+		return nil, invalidf(ErrUnsupportedTarget, "target %s is not a secret provisional target", describeTarget(p.Target))
 	}
 	if p.AppID, err = o.binaryField(keyTrustchainID, AppIDSize); err != nil {
 		return nil, err

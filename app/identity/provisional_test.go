@@ -38,6 +38,7 @@ func TestParseProvisionalVectors(t *testing.T) {
 			require.Equal(t, ed25519.PublicKey(b64(t, tc.sigPub)), p.PublicSignatureKey)
 			require.Equal(t, ed25519.PrivateKey(b64(t, tc.sigPr)), p.PrivateSignatureKey)
 			require.Equal(t, tc.public, p.PublicIdentity())
+			require.Equal(t, tc.identity, p.SecretIdentity(), "re-serialised byte for byte")
 
 			if tc.old != "" {
 				old, err := ParseProvisional(tc.old, appID)
