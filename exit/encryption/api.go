@@ -131,7 +131,7 @@ func DecryptWithKey(key, data []byte, opts ...Option) ([]byte, error) {
 	if len(data) < hs {
 		return nil, fmt.Errorf("decrypt %s: %w: %d-byte header, need %d", v, ErrTruncated, len(data), hs)
 	}
-	d, err := newStreamDecrypter(bytes.NewReader(data[hs:]), v, data[:hs], key, cfg.limits)
+	d, err := newStreamDecrypter(bytes.NewReader(data[hs:]), v, data[:hs], key, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("decrypt %s: %w", v, err)
 	}
@@ -190,7 +190,7 @@ func NewDecryptReader(r io.Reader, keys KeyFinder, opts ...Option) (*DecryptRead
 	if err != nil {
 		return nil, fmt.Errorf("new decrypt reader %s: %w", v, err)
 	}
-	d, err := newStreamDecrypter(r, v, header, key, cfg.limits)
+	d, err := newStreamDecrypter(r, v, header, key, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new decrypt reader %s: %w", v, err)
 	}

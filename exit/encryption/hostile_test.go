@@ -214,7 +214,7 @@ func TestTruncatedNeverCleanOutput(t *testing.T) {
 
 func TestTruncatedErrors(t *testing.T) {
 	t.Parallel()
-	v4 := mustHex(t, vectors[10].encrypted) // v4 chunk size 70, 70 + 68 bytes
+	v4 := mustHex(t, vectors[10].encrypted)  // v4 chunk size 70, 70 + 68 bytes
 	v11 := mustHex(t, vectors[20].encrypted) // v11 unpadded chunk 30: 37 + 30 + 29
 	tests := []struct {
 		name string

@@ -8,13 +8,15 @@ import (
 	"io"
 )
 
-// initialChunkBuffer is the first allocation of a stream decrypter; the
-// buffer then grows, as data actually arrives, up to one encrypted chunk.
-const initialChunkBuffer = 32 << 10
+// initialChunkBuffer is the first allocation of the chunk buffer; it grows
+// to the declared chunk size only once more data actually arrived, so a
+// header declaring a huge chunk costs nothing until the data is there.
+const initialChunkBuffer = 64 << 10
 
-// streamDecrypter decrypts formats 4, 8 and 11 chunk by chunk. It holds one
-// chunk buffer, decrypts in place and releases a chunk's plaintext only
-// after its tag verified.
+// streamDecrypter decrypts formats 4, 8 and 11 chunk by chunk with a single
+// chunk buffer. It releases a chunk's plaintext only after its tag
+// verified, and reports a stream that ends without its short final chunk
+// as truncated.
 type streamDecrypter struct {
 	src   io.Reader
 	v     Version
@@ -53,8 +55,8 @@ func streamChunkSize(v Version, header []byte, lim Limits) (int, error) {
 // newStreamDecrypter returns a decrypter for a stream whose first header
 // (45 bytes for 4 and 8, 37 bytes for 11) was already read from src. key is
 // the AEAD key (the subkey for format 11).
-func newStreamDecrypter(src io.Reader, v Version, header, key []byte, lim Limits) (*streamDecrypter, error) {
-	size, err := streamChunkSize(v, header, lim)
+func newStreamDecrypter(src io.Reader, v Version, header, key []byte, cfg decryptConfig) (*streamDecrypter, error) {
+	size, err := streamChunkSize(v, header, cfg.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +69,6 @@ func newStreamDecrypter(src io.Reader, v Version, header, key []byte, lim Limits
 		v:      v,
 		aead:   aead,
 		size:   size,
-		buf:    make([]byte, min(size, initialChunkBuffer)),
 		ivs:    newIVDeriver(),
 		header: append([]byte(nil), header...),
 	}
@@ -91,8 +92,10 @@ func (d *streamDecrypter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// WriteTo implements io.WriterTo, writing each verified chunk straight
-// from the chunk buffer.
+// WriteTo implements io.WriterTo. When the source is itself an
+// io.WriterTo (bytes.Reader, bytes.Buffer, bufio.Reader...), complete
+// chunks handed over by the source are decrypted straight out of its
+// buffer, saving a copy.
 func (d *streamDecrypter) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	for {
@@ -111,28 +114,44 @@ func (d *streamDecrypter) WriteTo(w io.Writer) (int64, error) {
 			}
 			return total, d.err
 		}
+		if wt, ok := d.src.(io.WriterTo); ok && !d.final {
+			n, err := d.push(wt, w)
+			total += n
+			d.err = err
+			continue
+		}
 		d.err = d.next()
 	}
 }
 
-// next decrypts one chunk into d.out, or returns io.EOF after the final
-// chunk.
+// next reads and decrypts one chunk into d.out, or returns io.EOF after
+// the final chunk.
 func (d *streamDecrypter) next() error {
 	if d.final {
 		return io.EOF
 	}
-	var err error
-	if d.v == V11 {
-		err = d.nextV11()
-	} else {
-		err = d.nextV4V8()
+	d.ensure(min(d.size, initialChunkBuffer), 0)
+	off := 0
+	if d.index == 0 && d.v != V11 {
+		off = copy(d.buf, d.header)
 	}
+	n, err := d.fill(off)
 	if err != nil {
-		d.out = nil
 		return fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, err)
 	}
-	d.index++
+	if n == 0 {
+		return d.missingFinal()
+	}
+	pt, err := d.decryptChunk(d.buf[:n], true)
+	if err != nil {
+		return err
+	}
+	d.out = pt
 	return nil
+}
+
+func (d *streamDecrypter) missingFinal() error {
+	return fmt.Errorf("decrypt %s chunk %d: %w: stream ended without its final chunk", d.v, d.index, ErrTruncated)
 }
 
 // fill reads up to d.size bytes into d.buf starting at off, growing the
@@ -142,9 +161,9 @@ func (d *streamDecrypter) fill(off int) (int, error) {
 	n := off
 	for n < d.size {
 		if n == len(d.buf) {
-			grown := make([]byte, min(d.size, 2*len(d.buf)))
-			copy(grown, d.buf[:n])
-			d.buf = grown
+			// More data than the initial buffer means, most likely, a
+			// full chunk: grow to the declared size at once.
+			d.ensure(d.size, n)
 		}
 		m, err := io.ReadFull(d.src, d.buf[n:])
 		n += m
@@ -158,84 +177,178 @@ func (d *streamDecrypter) fill(off int) (int, error) {
 	return n, nil
 }
 
-func (d *streamDecrypter) nextV11() error {
-	n, err := d.fill(0)
+// ensure makes the chunk buffer at least need bytes long (need is at most
+// the declared chunk size), keeping its first keep bytes.
+func (d *streamDecrypter) ensure(need, keep int) {
+	if len(d.buf) >= need {
+		return
+	}
+	grown := make([]byte, need)
+	copy(grown, d.buf[:keep])
+	d.buf = grown
+}
+
+// push drives the source through its WriteTo method and decrypts chunks as
+// they are handed over. It returns io.EOF after the final chunk.
+func (d *streamDecrypter) push(src io.WriterTo, w io.Writer) (int64, error) {
+	s := &chunkSink{d: d, w: w}
+	if d.index == 0 && d.v != V11 {
+		d.ensure(v48Header, 0)
+		s.n = copy(d.buf, d.header)
+	}
+	if _, err := src.WriteTo(s); err != nil {
+		if s.failed != nil {
+			return s.written, s.failed
+		}
+		return s.written, fmt.Errorf("decrypt %s chunk %d: read encrypted stream: %w", d.v, d.index, err)
+	}
+	// The source ended: what is buffered is the short final chunk.
+	if s.n == 0 {
+		return s.written, d.missingFinal()
+	}
+	pt, err := d.decryptChunk(d.buf[:s.n], true)
 	if err != nil {
-		return err
+		return s.written, err
 	}
-	if n == 0 {
-		return fmt.Errorf("%w: stream ended without its final chunk", ErrTruncated)
+	n, err := w.Write(pt)
+	s.written += int64(n)
+	if err != nil {
+		return s.written, err
 	}
-	if n < v11Chunk {
-		return fmt.Errorf("%w: missing chunk metadata", ErrTruncated)
+	return s.written, io.EOF
+}
+
+// chunkSink is the io.Writer a source pushes encrypted bytes into.
+type chunkSink struct {
+	d       *streamDecrypter
+	w       io.Writer
+	n       int // bytes of a partial chunk held in d.buf
+	written int64
+	failed  error // decryption or output error, reported as is
+}
+
+func (s *chunkSink) Write(p []byte) (int, error) {
+	d := s.d
+	consumed := 0
+	for len(p) > 0 {
+		var pt []byte
+		var err error
+		if s.n == 0 && len(p) >= d.size {
+			// A whole chunk in the source's buffer: decrypt it from there
+			// into the chunk buffer.
+			d.ensure(d.size, 0)
+			pt, err = d.decryptChunk(p[:d.size], false)
+			p = p[d.size:]
+			consumed += d.size
+		} else {
+			d.ensure(min(d.size, s.n+len(p)), s.n)
+			c := copy(d.buf[s.n:min(d.size, len(d.buf))], p)
+			s.n += c
+			p = p[c:]
+			consumed += c
+			if s.n < d.size {
+				continue
+			}
+			s.n = 0
+			pt, err = d.decryptChunk(d.buf[:d.size], true)
+		}
+		if err == nil {
+			var n int
+			n, err = s.w.Write(pt)
+			s.written += int64(n)
+		}
+		if err != nil {
+			s.failed = err
+			return consumed, err
+		}
+	}
+	return consumed, nil
+}
+
+// decryptChunk authenticates and decrypts one whole encrypted chunk (for
+// formats 4 and 8 including its header). In place, the plaintext
+// overwrites in; otherwise it goes to d.buf. A chunk shorter than the
+// declared size is the final one.
+func (d *streamDecrypter) decryptChunk(in []byte, inPlace bool) ([]byte, error) {
+	var pt []byte
+	var err error
+	if d.v == V11 {
+		pt, err = d.decryptV11(in, inPlace)
+	} else {
+		pt, err = d.decryptV4V8(in, inPlace)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, err)
+	}
+	d.final = len(in) < d.size
+	d.index++
+	return pt, nil
+}
+
+func (d *streamDecrypter) decryptV11(in []byte, inPlace bool) ([]byte, error) {
+	if len(in) < v11Chunk {
+		return nil, fmt.Errorf("%w: missing chunk metadata", ErrTruncated)
+	}
+	dst := d.buf[:0]
+	if inPlace {
+		dst = in[:0]
 	}
 	iv := d.ivs.derive(d.seed[:], d.index)
-	pt, err := d.aead.Open(d.buf[:0], iv, d.buf[:n], d.header)
+	pt, err := d.aead.Open(dst, iv, in, d.header)
 	if err != nil {
-		return ErrDecryptionFailed
+		return nil, ErrDecryptionFailed
 	}
 	padLen := uint64(binary.LittleEndian.Uint32(pt))
 	if padLen > uint64(len(pt)-4) {
-		return fmt.Errorf("%w: invalid padding size value", ErrBadPadding)
+		return nil, fmt.Errorf("%w: invalid padding size value", ErrBadPadding)
 	}
 	data := pt[4+padLen:]
 	if d.onlyPadding && len(data) > 0 {
-		return fmt.Errorf("%w: data after padding", ErrBadPadding)
+		return nil, fmt.Errorf("%w: data after padding", ErrBadPadding)
 	}
 	if padLen > 0 {
 		d.onlyPadding = true
 	}
-	d.out = data
-	d.final = n < d.size
-	return nil
+	return data, nil
 }
 
-func (d *streamDecrypter) nextV4V8() error {
-	off := 0
-	if d.index == 0 {
-		off = copy(d.buf, d.header)
+func (d *streamDecrypter) decryptV4V8(in []byte, inPlace bool) ([]byte, error) {
+	if len(in) < v48Header+tagSize {
+		return nil, fmt.Errorf("%w: %d-byte chunk", ErrTruncated, len(in))
 	}
-	n, err := d.fill(off)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("%w: stream ended without its final chunk", ErrTruncated)
-	}
-	if n < v48Header+tagSize {
-		return fmt.Errorf("%w: %d-byte chunk", ErrTruncated, n)
-	}
-	hdr := d.buf[:v48Header]
+	hdr := in[:v48Header]
 	if d.index > 0 {
 		// Version, chunk size and resource ID must repeat; the IV seed
 		// (last 24 bytes) is fresh per chunk.
 		if !bytes.Equal(hdr[:v48Header-ivSize], d.header[:v48Header-ivSize]) {
-			return fmt.Errorf("%w: version/resourceId/encryptedChunkSize mismatch in headers", ErrDecryptionFailed)
+			return nil, fmt.Errorf("%w: version/resourceId/encryptedChunkSize mismatch in headers", ErrDecryptionFailed)
 		}
 	}
 	var ad []byte
 	if d.v == V8 {
 		ad = hdr
 	}
+	dst := d.buf[:0]
+	if inPlace {
+		dst = in[v48Header:v48Header]
+	}
 	iv := d.ivs.derive(hdr[v48Header-ivSize:], d.index)
-	pt, err := d.aead.Open(d.buf[v48Header:v48Header], iv, d.buf[v48Header:n], ad)
+	pt, err := d.aead.Open(dst, iv, in[v48Header:], ad)
 	if err != nil {
-		return ErrDecryptionFailed
+		return nil, ErrDecryptionFailed
 	}
-	if d.v == V8 {
-		data, err := unpad(pt)
-		if err != nil {
-			return err
-		}
-		if d.onlyPadding && len(data) > 0 {
-			return fmt.Errorf("%w: data after padding", ErrBadPadding)
-		}
-		if len(data) < len(pt)-1 {
-			d.onlyPadding = true
-		}
-		pt = data
+	if d.v == V4 {
+		return pt, nil
 	}
-	d.out = pt
-	d.final = n < d.size
-	return nil
+	data, err := unpad(pt)
+	if err != nil {
+		return nil, err
+	}
+	if d.onlyPadding && len(data) > 0 {
+		return nil, fmt.Errorf("%w: data after padding", ErrBadPadding)
+	}
+	if len(data) < len(pt)-1 {
+		d.onlyPadding = true
+	}
+	return data, nil
 }

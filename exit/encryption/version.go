@@ -28,7 +28,8 @@ const DefaultChunkSize = 1 << 20
 const (
 	KeySize   = 32 // symmetric key
 	IDSize    = 16 // simple resource ID, session ID, seed
-	ivSize    = 24 // XChaCha20 nonce
+	IVSize    = 24 // XChaCha20 nonce
+	ivSize    = IVSize
 	tagSize   = 16 // Poly1305 tag
 	v48Header = 1 + 4 + IDSize + ivSize
 	v11Header = 1 + 2*IDSize + 4

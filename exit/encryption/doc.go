@@ -1,0 +1,41 @@
+// Package encryption implements the Tanker resource encryption formats 1 to
+// 11 (reference tanker.md section 2): decryption of every format,
+// encryption of formats 2 to 11, resource ID extraction and key
+// resolution. It has no database and no network access.
+//
+// # Decrypting
+//
+// The first byte of an encrypted buffer is its Version. Decryption takes a
+// KeyFinder that returns the key published under a 16-byte ID:
+//
+//	clear, rid, err := encryption.Decrypt(finder, ciphertext)
+//
+// Decrypt extracts the ResourceID (ExtractResourceID), resolves the key
+// (ResolveKey: for formats 9 to 11 the session ID is looked up first and
+// the data key derived as H_32(sessionKey || seed); failing that the seed
+// is looked up and its key used as is), then decrypts.
+//
+// Streams (formats 4, 8 and 11, and any format for convenience) are
+// decrypted from an io.Reader with NewDecryptReader. Memory is bounded by
+// one encrypted chunk whatever the stream size; a chunk is released only
+// after its tag verified; a stream that is truncated (even at a chunk
+// boundary), reordered or mixed with another fails with an error instead
+// of ending early. Limits (WithLimits) caps the chunk size a header may
+// declare and the size of simple formats read into memory.
+//
+// # Errors
+//
+// Errors wrap the sentinels ErrUnknownFormat, ErrTruncated,
+// ErrDecryptionFailed, ErrBadPadding, ErrLimitExceeded, ErrKeyNotFound,
+// ErrInvalidKey and ErrInvalidArgument; test them with errors.Is. Error
+// messages never contain key material.
+//
+// # Encrypting
+//
+// Encrypt produces formats 2 to 11 from a byte slice and NewEncryptWriter
+// streams formats 4, 8 and 11 into an io.Writer. For formats 9 to 11 the
+// key given is the session key; a random seed is drawn per resource.
+// EncryptOptions selects padding (PaddingAuto, PaddingOff or a step),
+// chunk size, explicit IDs and the random source; EncryptedSize predicts
+// the output size.
+package encryption
