@@ -95,11 +95,14 @@ func (s *Sender) dial(ctx context.Context) (*conn, error) {
 			_ = k.raw.Close()
 		}
 		k.mu.Unlock()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || isTimeout(err) {
 			return nil, newContextError(ctx, stage)
 		}
 		return nil, newSetupError(stage, err)
 	}
+	_, encrypted := c.smtp.TLSConnectionState()
+	s.log.Debug("smtp connection opened", "server", net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)),
+		"tls", encrypted)
 	return c, nil
 }
 
@@ -178,4 +181,10 @@ func (c *conn) quit() {
 // abort closes a connection without talking to the server (its state is unknown).
 func (c *conn) abort() {
 	_ = c.raw.Close()
+}
+
+// isTimeout reports whether err is an expired I/O deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -4,8 +4,9 @@
 // package. A Sender keeps a small pool of SMTP connections and reuses them across sends:
 // a connection serves one send at a time, is RSET between messages, is discarded on any
 // error, and is closed after sitting idle for Config.IdleTimeout. A pooled connection that
-// the server closed in the meantime is detected (NOOP) before anything is sent on it, and the
-// send is transparently retried once on a freshly dialled connection.
+// the server closed in the meantime is detected at MAIL FROM (no reply, or 421), before any
+// of the message is sent, and the send is transparently retried once on a freshly dialled
+// connection.
 //
 // The TLS policy always comes from Config.TLS (go-mail's own default, mandatory STARTTLS,
 // is never relied on). STARTTLS and SMTP AUTH are driven by this package so that a failure

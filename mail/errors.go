@@ -62,10 +62,15 @@ func (e *SendError) Error() string {
 	if e.Temporary {
 		kind = "temporary"
 	}
-	if e.Err == nil {
-		return fmt.Sprintf("mail: %s failed (%s)", e.Stage, kind)
+	what := e.Stage + " failed"
+	switch e.Stage {
+	case StageTimeout, StageCanceled, StageClosed:
+		what = e.Stage
 	}
-	return fmt.Sprintf("mail: %s failed (%s): %v", e.Stage, kind, e.Err)
+	if e.Err == nil {
+		return fmt.Sprintf("mail: %s (%s)", what, kind)
+	}
+	return fmt.Sprintf("mail: %s (%s): %v", what, kind, e.Err)
 }
 
 // Unwrap returns the cause.
@@ -210,6 +215,10 @@ func newTransactionError(err error) *SendError {
 // newContextError reports that ctx ended while the send was at stage at.
 func newContextError(ctx context.Context, at string) *SendError {
 	cause := context.Cause(ctx)
+	if cause == nil {
+		// An I/O deadline expired just before the context's own timer.
+		cause = context.DeadlineExceeded
+	}
 	stage := StageTimeout
 	if errors.Is(cause, context.Canceled) {
 		stage = StageCanceled

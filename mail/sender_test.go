@@ -137,6 +137,10 @@ func TestServerRefusals(t *testing.T) {
 		wantStage     string
 		wantTemporary bool
 		wantCode      int
+		// times is how often the fault strikes (default 1). EHLO refusals need 2 because
+		// the client falls back to HELO; a drop at MAIL FROM on a reused connection looks
+		// like a stale connection and is retried once on a fresh one, so it needs 2 too.
+		times int
 	}{
 		{name: "550 at RCPT", fault: mailtest.Fault{At: mailtest.AtRcpt, Code: 550},
 			wantStage: mail.StageRcptTo, wantCode: 550},
@@ -155,11 +159,11 @@ func TestServerRefusals(t *testing.T) {
 		{name: "421 greeting", fault: mailtest.Fault{At: mailtest.AtConnect, Code: 421},
 			wantStage: mail.StageConnect, wantTemporary: true, wantCode: 421},
 		{name: "550 at EHLO", fault: mailtest.Fault{At: mailtest.AtHelo, Code: 550},
-			wantStage: mail.StageConnect, wantCode: 550},
+			wantStage: mail.StageConnect, wantCode: 550, times: 2},
 		{name: "drop at connect", fault: mailtest.Fault{At: mailtest.AtConnect, Action: mailtest.Drop},
 			wantStage: mail.StageConnect, wantTemporary: true},
 		{name: "drop at MAIL FROM", fault: mailtest.Fault{At: mailtest.AtMail, Action: mailtest.Drop},
-			wantStage: mail.StageMailFrom, wantTemporary: true},
+			wantStage: mail.StageMailFrom, wantTemporary: true, times: 2},
 		{name: "drop at RCPT", fault: mailtest.Fault{At: mailtest.AtRcpt, Action: mailtest.Drop},
 			wantStage: mail.StageRcptTo, wantTemporary: true},
 		{name: "drop at DATA", fault: mailtest.Fault{At: mailtest.AtData, Action: mailtest.Drop},
@@ -174,7 +178,7 @@ func TestServerRefusals(t *testing.T) {
 			// A first send leaves a healthy pooled connection behind; the fault must not
 			// be mistaken for a stale connection and silently retried.
 			require.NoError(t, s.Send(ctx, codeMessage()))
-			tc.fault.Times = 1
+			tc.fault.Times = max(tc.times, 1)
 			srv.SetFault(tc.fault)
 			if tc.fault.At == mailtest.AtConnect || tc.fault.At == mailtest.AtHelo {
 				srv.DropConnections() // force a new connection so the fault is reached

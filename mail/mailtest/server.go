@@ -195,6 +195,8 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	close(s.stop)
 	_ = s.srv.Close()
+	// Serve may not have registered the listener yet; closing it here ends Serve in any case.
+	_ = s.ln.Close()
 	s.DropConnections()
 	s.wg.Wait()
 }

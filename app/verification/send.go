@@ -1,0 +1,217 @@
+package verification
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/address"
+	"idvault/app/apierr"
+	"idvault/app/apps"
+	"idvault/mail"
+	"idvault/store"
+)
+
+// Limits on the one-line fields of a mail.
+const (
+	maxSubject = 998 // RFC 5322 line length
+	maxName    = 256
+)
+
+// sendRequest is the body of POST /verification/email.
+type sendRequest struct {
+	credentials
+	EmailData *emailData `json:"email_data"`
+}
+
+// emailData is the mail the app wrote. Pointers tell a missing field from an empty one.
+type emailData struct {
+	Subject      *string `json:"subject"`
+	ToEmail      *string `json:"to_email"`
+	HTML         *string `json:"html"`
+	Text         *string `json:"text"`
+	FromName     *string `json:"from_name"`
+	ToName       *string `json:"to_name"`
+	ReplyToEmail *string `json:"reply_to_email"`
+	ReplyToName  *string `json:"reply_to_name"`
+}
+
+// draft is a validated email_data: the mail to send once the code is known.
+type draft struct {
+	to  string // normalised recipient: the key of the code
+	msg mail.Message
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// oneLine rejects header values with control characters (CR and LF would forge headers).
+func oneLine(field, v string, limit int) *apierr.Error {
+	if len(v) > limit {
+		return apierr.InvalidBody.Msg("email_data.%s is longer than %d bytes", field, limit)
+	}
+	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return apierr.InvalidBody.Msg("email_data.%s must be one line without control characters", field)
+	}
+	return nil
+}
+
+// validate checks d (see doc.go for the rules). legacy apps' reply-to fields are ignored.
+func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
+	if d == nil {
+		return draft{}, apierr.InvalidBody.Msg("email_data is required")
+	}
+	if d.Subject == nil || strings.TrimSpace(*d.Subject) == "" {
+		return draft{}, apierr.InvalidBody.Msg("email_data.subject is required")
+	}
+	if d.ToEmail == nil {
+		return draft{}, apierr.InvalidBody.Msg("email_data.to_email is required")
+	}
+	html, text := str(d.HTML), str(d.Text)
+	if html == "" && text == "" {
+		return draft{}, apierr.InvalidBody.Msg("email_data needs html, text or both")
+	}
+	names := strings.Join(h.tmpl.names, " or ")
+	if html != "" {
+		if !h.tmpl.has(html) {
+			return draft{}, apierr.InvalidBody.Msg("email_data.html must contain the placeholder %s", names)
+		}
+		if err := checkHTML(html); err != nil {
+			return draft{}, apierr.InvalidBody.Msg("email_data.html is not valid HTML: %s", strings.TrimPrefix(err.Error(), "html: "))
+		}
+	}
+	if text != "" && !h.tmpl.has(text) {
+		return draft{}, apierr.InvalidBody.Msg("email_data.text must contain the placeholder %s", names)
+	}
+	for _, f := range []struct {
+		name  string
+		v     string
+		limit int
+	}{
+		{"subject", *d.Subject, maxSubject}, {"from_name", str(d.FromName), maxName},
+		{"to_name", str(d.ToName), maxName}, {"reply_to_name", str(d.ReplyToName), maxName},
+	} {
+		if err := oneLine(f.name, f.v, f.limit); err != nil {
+			return draft{}, err
+		}
+	}
+	to, err := address.Normalize(*d.ToEmail)
+	if err != nil {
+		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email is not a valid email address")
+	}
+	out := draft{to: to, msg: mail.Message{
+		FromName: str(d.FromName), To: to, ToName: str(d.ToName),
+		Subject: *d.Subject, HTML: html, Text: text,
+	}}
+	if legacy {
+		return out, nil
+	}
+	if str(d.ReplyToEmail) != "" {
+		rt, err := address.Normalize(*d.ReplyToEmail)
+		if err != nil {
+			return draft{}, apierr.InvalidEmail.Msg("email_data.reply_to_email is not a valid email address")
+		}
+		out.msg.ReplyTo, out.msg.ReplyToName = rt, str(d.ReplyToName)
+	} else if str(d.ReplyToName) != "" {
+		return draft{}, apierr.InvalidBody.Msg("email_data.reply_to_name requires email_data.reply_to_email")
+	}
+	return out, nil
+}
+
+// Send: POST /verification/email. It issues a code for email_data.to_email and mails it inside
+// the app's subject, html and text. Answers 200 {}.
+func (h *Handler) Send(c *fiber.Ctx) error {
+	var req sendRequest
+	legacy := false
+	app, err := h.resolve(c, &req, &req.credentials, func(a *apps.App) {
+		if a.Options.LegacyErrors {
+			legacy = true
+			apierr.SetStyle(c, apierr.StyleFlat)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	d, verr := h.validate(req.EmailData, legacy)
+	if verr != nil {
+		return verr
+	}
+	if app.Options.RegisteredUsersOnly {
+		if err := h.checkRegistered(app, d.to); err != nil {
+			return err
+		}
+	}
+
+	code, err := generateCode()
+	if err != nil {
+		return apierr.Internal(err)
+	}
+	in := h.issue(app, d.to, code)
+	lim := h.sendLimits(h.proxies.clientIP(c))
+	in.Limits = &lim
+	issued, err := h.store.IssueCode(in)
+	var te *store.ThrottleError
+	if errors.As(err, &te) {
+		return h.throttled(te)
+	}
+	if err != nil {
+		return apierr.Internal(err)
+	}
+
+	msg := d.msg
+	msg.Subject = h.tmpl.fill(msg.Subject, code)
+	msg.HTML = h.tmpl.fill(msg.HTML, code)
+	msg.Text = h.tmpl.fill(msg.Text, code)
+	if err := h.mailer.Send(c.UserContext(), msg); err != nil {
+		return h.sendFailed(app, d.to, issued.ID, err)
+	}
+	h.metrics.sends.Inc()
+	return c.JSON(fiber.Map{})
+}
+
+// checkRegistered enforces the app option registered_users_only.
+func (h *Handler) checkRegistered(app *apps.App, email string) error {
+	r, err := h.store.Record(app.ID, email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return apierr.NoUnlockEmail.New()
+	case err != nil:
+		return apierr.Internal(err)
+	case !r.Registered:
+		return apierr.NoUnlockKey.New()
+	}
+	return nil
+}
+
+// sendFailed withdraws the code whose mail was not sent and answers send_email_error naming the
+// SMTP stage that failed.
+func (h *Handler) sendFailed(app *apps.App, email string, id uint64, err error) error {
+	stage := mail.Stage(err)
+	if stage == "" {
+		stage = "unknown"
+	}
+	h.metrics.failures.WithLabelValues(stage).Inc()
+	if werr := h.store.WithdrawCode(app.ID, email, id); werr != nil {
+		// The code stays valid though its mail was never sent: nobody knows it, so this is
+		// only a leftover, but the operator should know the store failed.
+		h.log.Error("withdraw unsent code", "app_id", apps.FormatID(app.ID), "err", werr)
+	}
+	msg := fmt.Sprintf("the mail could not be sent: the SMTP server failed at stage %q", stage)
+	var se *mail.SendError
+	if errors.As(err, &se) {
+		if se.Code != 0 {
+			msg += fmt.Sprintf(" (reply %d)", se.Code)
+		}
+		if se.Temporary {
+			msg += "; a retry may help"
+		}
+	}
+	return &apierr.Error{Code: apierr.SendEmailError, Message: msg, Cause: err}
+}

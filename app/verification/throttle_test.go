@@ -1,0 +1,97 @@
+package verification_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/store"
+)
+
+func TestSendThrottles(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		cfg   func(s *setup)
+		sends []string // (address, X-Forwarded-For) pairs, all admitted
+		// then the refused one:
+		to, xff    string
+		retryAfter string
+		message    string
+		// after waiting this long, the same send is admitted.
+		wait time.Duration
+	}{
+		{"per address", func(s *setup) { s.cfg.AddressSendLimit, s.cfg.AddressSendWindow = 2, 10*time.Minute },
+			[]string{"a@x.io", "", "a@x.io", "", "b@x.io", ""},
+			"a@x.io", "", "600", "too many codes sent to this address; retry in 10m0s", 10 * time.Minute},
+		{"per app", func(s *setup) { s.cfg.AppSendLimit, s.cfg.AppSendWindow = 3, time.Hour },
+			[]string{"a@x.io", "", "b@x.io", "", "c@x.io", ""},
+			"d@x.io", "", "3600", "this app sent too many codes; retry in 1h0m0s", time.Hour},
+		{"per client IP behind a trusted proxy", func(s *setup) {
+			s.cfg.IPRate, s.cfg.IPBurst = 0.1, 2
+			s.proxies = []string{"0.0.0.0/32", "10.0.0.0/8"}
+		},
+			[]string{"a@x.io", "203.0.113.7, 10.1.1.1", "b@x.io", "198.51.100.1, 203.0.113.7", "c@x.io", "203.0.113.8"},
+			"d@x.io", "192.0.2.1, 203.0.113.7, 10.9.9.9", "10", "too many send requests from this client; retry in 10s", 10 * time.Second},
+		{"X-Forwarded-For ignored from an untrusted peer", func(s *setup) { s.cfg.IPRate, s.cfg.IPBurst = 1, 2 },
+			[]string{"a@x.io", "203.0.113.1", "b@x.io", "203.0.113.2"},
+			"c@x.io", "203.0.113.3", "1", "too many send requests from this client; retry in 1s", time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tc.cfg)
+			a := e.createApp(t, false, store.AppOptions{})
+			send := func(to, xff string) apptest.Response {
+				if xff == "" {
+					return e.send(t, a, emailData(to))
+				}
+				return e.send(t, a, emailData(to), "X-Forwarded-For", xff)
+			}
+			for i := 0; i < len(tc.sends); i += 2 {
+				r := send(tc.sends[i], tc.sends[i+1])
+				require.Equal(t, http.StatusOK, r.Status, "send %d: %s", i/2, r.Body)
+			}
+			r := send(tc.to, tc.xff)
+			require.Equal(t, http.StatusTooManyRequests, r.Status, "body: %s", r.Body)
+			require.Equal(t, "max_attempts_reached", r.ErrorCode(t))
+			require.Equal(t, tc.retryAfter, r.Header.Get("Retry-After"))
+			var b struct {
+				Error struct{ Message string } `json:"error"`
+			}
+			r.JSON(t, &b)
+			require.Equal(t, tc.message, b.Error.Message)
+			require.Equal(t, len(tc.sends)/2, e.SMTP.MessageCount())
+
+			e.Clock.Add(tc.wait)
+			r = send(tc.to, tc.xff)
+			require.Equal(t, http.StatusOK, r.Status, "after the wait: %s", r.Body)
+		})
+	}
+}
+
+func TestThrottleMetrics(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(s *setup) { s.cfg.AddressSendLimit = 1 })
+	a := e.createApp(t, false, store.AppOptions{})
+	c := e.sendOK(t, a, "m@x.io")
+	require.Equal(t, "max_attempts_reached", e.send(t, a, emailData("m@x.io")).ErrorCode(t))
+	require.Equal(t, "invalid_verification_code", e.verify(t, a, "m@x.io", "1").ErrorCode(t))
+	require.Equal(t, http.StatusOK, e.verify(t, a, "m@x.io", c).Status)
+
+	r := apptest.Do(t, e.App, "GET", "/metrics", nil)
+	require.Equal(t, http.StatusOK, r.Status)
+	for _, line := range []string{
+		"idvault_verification_sends_total 1",
+		`idvault_verification_throttled_total{reason="address"} 1`,
+		`idvault_verification_verifies_total{result="wrong"} 1`,
+		`idvault_verification_verifies_total{result="ok"} 1`,
+	} {
+		require.Contains(t, string(r.Body), line)
+	}
+	require.NotContains(t, string(r.Body), fmt.Sprint(c), "metrics carry no code")
+}

@@ -1,0 +1,381 @@
+package store
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Verification codes, in the codes bucket. Every key starts with the 32-byte app ID (DeleteApp
+// removes an app's codes by prefix), then a kind byte:
+//
+//	appID || 'c' || addrKey(32) || id(8)              code: issuedAt(8) expiresAt(8) deleteAt(8) mac(32) sealed code(rest)
+//	appID || 'x' || deleteAt(8) || addrKey(32) || id(8)  expiry index (empty value), swept by SweepCodes
+//
+// Times are big-endian Unix nanoseconds; id is the bucket's sequence, so an address's codes scan
+// oldest first. addrKey is a SHA-256 of the address: the codes bucket holds no address in clear.
+// The code itself is kept only as the caller's MAC, plus, for test-mode apps, sealed (so the
+// /code route can return it).
+const (
+	kindCode  = 'c'
+	kindIndex = 'x'
+	macSize   = sha256.Size
+)
+
+// Errors of UseCode, beside ErrNotFound (no code pending for the address) and *ThrottleError.
+var (
+	// ErrCodeMismatch: the code matches none of the address's codes (counted as a wrong code).
+	ErrCodeMismatch = errors.New("store: verification code does not match")
+	// ErrCodeExpired: the code matches one of the address's codes, which has expired.
+	ErrCodeExpired = errors.New("store: verification code expired")
+)
+
+// Code is a stored verification code.
+type Code struct {
+	ID uint64
+	// MAC is the caller's MAC of the code (HMAC-SHA256, 32 bytes); UseCode compares it.
+	MAC []byte
+	// Plain is the code itself, kept (sealed) for test-mode apps only; "" otherwise.
+	Plain     string
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+// Issue is a code to store, and the conditions to store it under.
+type Issue struct {
+	AppID []byte
+	// Email is the normalised address.
+	Email string
+	// MAC is the code's MAC (32 bytes). Plain is the code, for test-mode apps only.
+	MAC   []byte
+	Plain string
+	// TTL is how long the code is valid; Retain how long it is kept after that, so that using
+	// it answers ErrCodeExpired rather than ErrCodeMismatch.
+	TTL    time.Duration
+	Retain time.Duration
+	// Keep is how many codes an address keeps: the oldest beyond it are deleted.
+	Keep int
+	// Limits, when not nil, are checked (and consumed) in the same transaction, with the
+	// address's wrong-code lock (Attempts).
+	Limits   *SendLimits
+	Attempts AttemptLimits
+}
+
+// addrKey is the fixed-size key of an address in the codes and throttle buckets.
+func addrKey(email string) []byte {
+	h := sha256.Sum256([]byte("idvault address\x00" + email))
+	return h[:]
+}
+
+func codePrefix(appID, addr []byte) []byte {
+	k := make([]byte, 0, len(appID)+1+len(addr)+8)
+	return append(append(append(k, appID...), kindCode), addr...)
+}
+
+func codeKey(appID, addr []byte, id uint64) []byte {
+	return binary.BigEndian.AppendUint64(codePrefix(appID, addr), id)
+}
+
+func indexKey(appID []byte, deleteAt time.Time, addr []byte, id uint64) []byte {
+	k := make([]byte, 0, len(appID)+1+8+len(addr)+8)
+	k = append(append(k, appID...), kindIndex)
+	k = binary.BigEndian.AppendUint64(k, unixNano(deleteAt))
+	k = append(k, addr...)
+	return binary.BigEndian.AppendUint64(k, id)
+}
+
+// storedCode is a code as read from the bucket, with what deleting it needs.
+type storedCode struct {
+	Code
+	key      []byte
+	deleteAt time.Time
+	sealed   []byte
+}
+
+func decodeCode(k, v []byte) (storedCode, error) {
+	if len(v) < 24+macSize || len(k) < 8 {
+		return storedCode{}, errors.New("store: corrupt verification code")
+	}
+	return storedCode{
+		Code: Code{
+			ID:        binary.BigEndian.Uint64(k[len(k)-8:]),
+			MAC:       append([]byte(nil), v[24:24+macSize]...),
+			IssuedAt:  fromNano(binary.BigEndian.Uint64(v)),
+			ExpiresAt: fromNano(binary.BigEndian.Uint64(v[8:])),
+		},
+		key:      append([]byte(nil), k...),
+		deleteAt: fromNano(binary.BigEndian.Uint64(v[16:])),
+		sealed:   append([]byte(nil), v[24+macSize:]...),
+	}, nil
+}
+
+// addressCodes returns the codes of one address, oldest first.
+func addressCodes(tx *bolt.Tx, appID, addr []byte) ([]storedCode, error) {
+	prefix := codePrefix(appID, addr)
+	var out []storedCode
+	c := tx.Bucket(bucketCodes).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		sc, err := decodeCode(k, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// deleteCode removes a code and its index entry.
+func deleteCode(tx *bolt.Tx, appID, addr []byte, sc storedCode) error {
+	b := tx.Bucket(bucketCodes)
+	if err := b.Delete(sc.key); err != nil {
+		return err
+	}
+	return b.Delete(indexKey(appID, sc.deleteAt, addr, sc.ID))
+}
+
+// putCode stores a new code for in, and deletes the address's oldest codes beyond in.Keep.
+func (s *Store) putCode(tx *bolt.Tx, in Issue, addr []byte, now time.Time) (Code, error) {
+	if len(in.MAC) != macSize {
+		return Code{}, errors.New("store: verification code MAC must be 32 bytes")
+	}
+	b := tx.Bucket(bucketCodes)
+	id, err := b.NextSequence()
+	if err != nil {
+		return Code{}, err
+	}
+	c := Code{ID: id, MAC: append([]byte(nil), in.MAC...), Plain: in.Plain, IssuedAt: now, ExpiresAt: now.Add(in.TTL)}
+	deleteAt := c.ExpiresAt.Add(in.Retain)
+	key := codeKey(in.AppID, addr, id)
+	v := binary.BigEndian.AppendUint64(nil, unixNano(c.IssuedAt))
+	v = binary.BigEndian.AppendUint64(v, unixNano(c.ExpiresAt))
+	v = binary.BigEndian.AppendUint64(v, unixNano(deleteAt))
+	v = append(v, in.MAC...)
+	if in.Plain != "" {
+		sealed, err := s.seal.seal([]byte(in.Plain), adFor(bucketCodes, key, "code"))
+		if err != nil {
+			return Code{}, err
+		}
+		v = append(v, sealed...)
+	}
+	if err := b.Put(key, v); err != nil {
+		return Code{}, err
+	}
+	if err := b.Put(indexKey(in.AppID, deleteAt, addr, id), nil); err != nil {
+		return Code{}, err
+	}
+	codes, err := addressCodes(tx, in.AppID, addr)
+	if err != nil {
+		return Code{}, err
+	}
+	keep := max(in.Keep, 1)
+	for i := 0; i < len(codes)-keep; i++ {
+		if err := deleteCode(tx, in.AppID, addr, codes[i]); err != nil {
+			return Code{}, err
+		}
+	}
+	return c, nil
+}
+
+// IssueCode stores a new code. With in.Limits set, it first checks the address's wrong-code lock
+// and the send limits, and returns a *ThrottleError (storing nothing, consuming nothing) when one
+// refuses.
+func (s *Store) IssueCode(in Issue) (Code, error) {
+	addr := addrKey(in.Email)
+	var out Code
+	var refused error
+	// Batch: concurrent sends share one commit (one fsync). fn may run again if another
+	// function of the batch fails, so it only sets its results and reports refusals as values.
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		now := s.now().UTC()
+		out, refused = Code{}, nil
+		if in.Limits != nil {
+			err := admitSend(tx, in.AppID, addr, *in.Limits, in.Attempts, now)
+			var te *ThrottleError
+			if errors.As(err, &te) {
+				refused = te
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = s.putCode(tx, in, addr, now)
+		return err
+	})
+	if err != nil {
+		return Code{}, fmt.Errorf("store: issue code: %w", err)
+	}
+	if refused != nil {
+		return Code{}, refused
+	}
+	return out, nil
+}
+
+// TestCode returns the newest unexpired code of (in.AppID, in.Email) that was kept in clear
+// (test-mode apps), or, when there is none, stores in (unthrottled) and returns it with
+// issued=true.
+func (s *Store) TestCode(in Issue) (c Code, issued bool, err error) {
+	addr := addrKey(in.Email)
+	err = s.db.Batch(func(tx *bolt.Tx) error { // see IssueCode on Batch
+		now := s.now().UTC()
+		c, issued = Code{}, false
+		codes, err := addressCodes(tx, in.AppID, addr)
+		if err != nil {
+			return err
+		}
+		for i := len(codes) - 1; i >= 0; i-- {
+			sc := codes[i]
+			if len(sc.sealed) == 0 || !now.Before(sc.ExpiresAt) {
+				continue
+			}
+			plain, err := s.seal.open(sc.sealed, adFor(bucketCodes, sc.key, "code"))
+			if err != nil {
+				return err
+			}
+			c, c.Plain = sc.Code, string(plain)
+			return nil
+		}
+		c, err = s.putCode(tx, in, addr, now)
+		issued = true
+		return err
+	})
+	if err != nil {
+		return Code{}, false, fmt.Errorf("store: test code: %w", err)
+	}
+	return c, issued, nil
+}
+
+// WithdrawCode deletes one code (its mail could not be sent). A code already gone is no error.
+func (s *Store) WithdrawCode(appID []byte, email string, id uint64) error {
+	addr := addrKey(email)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketCodes).Get(codeKey(appID, addr, id))
+		if v == nil {
+			return nil
+		}
+		sc, err := decodeCode(codeKey(appID, addr, id), v)
+		if err != nil {
+			return err
+		}
+		return deleteCode(tx, appID, addr, sc)
+	})
+	if err != nil {
+		return fmt.Errorf("store: withdraw code: %w", err)
+	}
+	return nil
+}
+
+// UseCode checks mac against the unexpired codes of (appID, email) and, on a match, deletes that
+// code (single use) and clears the address's wrong-code count. Otherwise it returns, in this
+// order: a *ThrottleError while the address is locked (even for a right code); ErrCodeExpired
+// when mac matches an expired code; ErrNotFound when the address has no code; ErrCodeMismatch
+// otherwise, after counting a wrong code (att.MaxWrong of them lock the address for att.Lock).
+// MACs are compared in constant time.
+func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimits) error {
+	addr := addrKey(email)
+	var result error
+	err := s.db.Batch(func(tx *bolt.Tx) error { // see IssueCode on Batch
+		now := s.now().UTC()
+		result = nil
+		akey := throttleKey(appID, kindAttempts, addr)
+		if err := lockError(getAttempts(tx, akey, att, now), now); err != nil {
+			result = err
+			return nil
+		}
+		codes, err := addressCodes(tx, appID, addr)
+		if err != nil {
+			return err
+		}
+		match, expired := -1, false
+		for i, sc := range codes {
+			if hmac.Equal(sc.MAC, mac) {
+				if now.Before(sc.ExpiresAt) {
+					match = i
+				} else {
+					expired = true
+				}
+			}
+		}
+		switch {
+		case match >= 0:
+			if err := deleteCode(tx, appID, addr, codes[match]); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketThrottle).Delete(akey)
+		case expired:
+			result = ErrCodeExpired
+		case len(codes) == 0:
+			result = ErrNotFound
+		default:
+			result = ErrCodeMismatch
+			return recordWrong(tx, akey, att, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: use code: %w", err)
+	}
+	return result
+}
+
+// SweepCodes deletes the codes whose retention ended (Issue.Retain after expiry), following the
+// expiry index of each app; each transaction deletes at most limit codes. It returns how many it
+// deleted.
+func (s *Store) SweepCodes(limit int) (int, error) {
+	if limit < 1 {
+		limit = 1000
+	}
+	deleted := 0
+	for {
+		n, more := 0, false
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			now := unixNano(s.now())
+			b := tx.Bucket(bucketCodes)
+			c := b.Cursor()
+			// Visit each app's index: jump from one app-ID prefix to the next.
+			for k, _ := c.First(); k != nil; {
+				if len(k) < 33 {
+					k, _ = c.Next()
+					continue
+				}
+				appID := append([]byte(nil), k[:32]...)
+				idx := append(append([]byte(nil), appID...), kindIndex)
+				for ik, _ := c.Seek(idx); ik != nil && bytes.HasPrefix(ik, idx); ik, _ = c.Seek(idx) {
+					if len(ik) != 33+8+macSize+8 || binary.BigEndian.Uint64(ik[33:]) > now {
+						break
+					}
+					if n == limit {
+						more = true
+						return nil
+					}
+					ik = append([]byte(nil), ik...)
+					addr, id := ik[41:41+macSize], binary.BigEndian.Uint64(ik[41+macSize:])
+					if err := b.Delete(codeKey(appID, addr, id)); err != nil {
+						return err
+					}
+					if err := b.Delete(ik); err != nil {
+						return err
+					}
+					n++
+				}
+				// Past this app's index ('x' is the largest kind byte): the next app's first key.
+				k, _ = c.Seek(append(append([]byte(nil), appID...), kindIndex+1))
+			}
+			return nil
+		})
+		deleted += n
+		if err != nil {
+			return deleted, fmt.Errorf("store: sweep codes: %w", err)
+		}
+		if !more {
+			return deleted, nil
+		}
+	}
+}
