@@ -29,6 +29,9 @@ var (
 	InvalidEmailIS  = Code{http.StatusBadRequest, "invalid_email", "invalid email"}
 	UnknownUser     = Code{http.StatusBadRequest, "unknown_user", "unknown user"}
 	Unauthorized    = Code{http.StatusUnauthorized, "unauthorized", "unauthorized"}
+	// ISAppUnavailable: identity_server.app_id names no app idvault holds (a configuration
+	// problem, so 503 and /readyz fails, rather than a client error).
+	ISAppUnavailable = Code{http.StatusServiceUnavailable, "identity_server_app_unavailable", "identity server unavailable: the app of identity_server.app_id does not exist on this idvault"}
 
 	// Verification.
 	InvalidAuthToken         = Code{http.StatusUnauthorized, "invalid_auth_token", "invalid auth token for this app"}
@@ -52,7 +55,7 @@ var Catalog = []Code{
 	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, InternalError, ServiceDown, FeatureNotEnabled,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
-	NoEmailProvided, InvalidEmailIS, UnknownUser, Unauthorized,
+	NoEmailProvided, InvalidEmailIS, UnknownUser, Unauthorized, ISAppUnavailable,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared,

@@ -5,6 +5,11 @@
 // Keys are generated outside any store transaction; the transaction only decides whether the
 // new identity is used. Of many concurrent requests for a new email, the first commit wins and
 // every other request returns the winner's identity: exactly one identity per email.
+//
+// Invariants: a record holds at most one permanent and one provisional identity, neither is
+// ever replaced or dropped; "registered" implies a permanent identity (Register refuses an email
+// without one). PublicIdentities stores the provisional identities a list needs in one write
+// transaction, so a list of new emails costs one commit.
 package directory
 
 import (
@@ -25,6 +30,7 @@ var ErrUnknownUser = errors.New("directory: unknown user")
 type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
 	UpdateRecord(appID []byte, email string, fn func(r *store.Record, exists bool) (bool, error)) (store.Record, error)
+	UpdateRecords(appID []byte, emails []string, fn func(i int, r *store.Record, exists bool) (bool, error)) ([]store.Record, error)
 }
 
 // Directory creates and finds identity records.
@@ -63,7 +69,7 @@ func (d *Directory) Permanent(app apps.App, email string) (store.Record, error) 
 		if r.PermanentIdentity != "" {
 			return false, nil // another request created it first: use theirs
 		}
-		r.UserID, r.PermanentIdentity = userID, perm
+		r.UserID, r.PermanentIdentity, r.Registered = userID, perm, false
 		return true, nil
 	})
 }
@@ -90,21 +96,19 @@ func (p Policy) usePermanent(r store.Record) bool {
 	return r.Registered
 }
 
-// PublicIdentity returns the public identity email should be shared with under policy.
+// PublicIdentity returns the public identity email should be shared with under policy,
+// creating and storing a provisional identity (target email) when the email has none to use.
 func (d *Directory) PublicIdentity(app apps.App, email string, policy Policy) (string, error) {
 	r, err := d.st.Record(app.ID, email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", err
 	}
 	if err == nil {
-		if policy.usePermanent(r) {
-			return identity.PublicIdentity(r.PermanentIdentity)
-		}
-		if r.ProvisionalIdentity != "" {
-			return identity.PublicIdentity(r.ProvisionalIdentity)
+		if pub, ok, err := policy.publicOf(r); err != nil || ok {
+			return pub, err
 		}
 	}
-	prov, err := identity.CreateProvisional(app.ID, "email", email)
+	prov, err := identity.CreateProvisional(app.ID, identity.TargetEmail, email)
 	if err != nil {
 		return "", fmt.Errorf("directory: create provisional identity: %w", err)
 	}
@@ -118,16 +122,19 @@ func (d *Directory) PublicIdentity(app apps.App, email string, policy Policy) (s
 	if err != nil {
 		return "", err
 	}
-	if policy.usePermanent(r) {
-		return identity.PublicIdentity(r.PermanentIdentity)
-	}
-	return identity.PublicIdentity(r.ProvisionalIdentity)
+	pub, _, err := policy.publicOf(r)
+	return pub, err
 }
 
-// Register marks email as registered; ErrUnknownUser when it has no record.
+// Register marks email as registered; ErrUnknownUser when it has no permanent identity.
+//
+// A record that holds only a provisional identity is not a user yet (no permanent identity was
+// ever handed out, so nobody can have registered with it): it is ErrUnknownUser too, and its
+// record is left unchanged. This keeps the invariant "registered implies a permanent identity",
+// so a permanent identity created later always starts unregistered.
 func (d *Directory) Register(app apps.App, email string) (store.Record, error) {
 	r, err := d.st.UpdateRecord(app.ID, email, func(r *store.Record, exists bool) (bool, error) {
-		if !exists {
+		if !exists || r.PermanentIdentity == "" {
 			return false, ErrUnknownUser
 		}
 		if r.Registered {

@@ -1,11 +1,11 @@
-// Package idserver is the reference identity server: permanent identities by email, public
-// identities with provisional fallback, and registration, for one app.
 package idserver
 
 import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"log/slog"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"idvault/app/apierr"
@@ -19,26 +19,42 @@ type Handler struct {
 	appID []byte
 	apps  *apps.Registry
 	dir   *directory.Directory
-	cfg   config.IdentityServer
-	log   *slog.Logger
+	// tokenHash is the SHA-256 of identity_server.token; nil when no token is configured.
+	tokenHash []byte
+	log       *slog.Logger
 }
 
 // New makes the handler for the app appID, looked up in registry on each request (so an app
-// created after start is served without a restart).
+// created after start is served without a restart). HTTP metrics come from the server's
+// middleware; reg is kept in the signature for handler-specific metrics.
 func New(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg config.IdentityServer, reg prometheus.Registerer, log *slog.Logger) *Handler {
-	return &Handler{appID: appID, apps: registry, dir: dir, cfg: cfg, log: log}
+	h := &Handler{appID: appID, apps: registry, dir: dir, log: log}
+	if cfg.Token != "" {
+		sum := sha256.Sum256([]byte(cfg.Token))
+		h.tokenHash = sum[:]
+	}
+	return h
 }
 
-var errTODO = apierr.InternalError.Msg("not implemented yet")
+// app returns the served app. Its absence is a configuration problem, not the client's: 503
+// with a message naming identity_server.app_id.
+func (h *Handler) app() (apps.App, error) {
+	a, err := h.apps.Get(h.appID)
+	switch {
+	case errors.Is(err, apps.ErrNotFound):
+		return apps.App{}, apierr.ISAppUnavailable.New()
+	case err != nil:
+		return apps.App{}, apierr.Internal(fmt.Errorf("idserver: get app: %w", err))
+	case len(a.Secret) == 0:
+		return apps.App{}, apierr.ISAppUnavailable.Msg("identity server unavailable: idvault does not hold the secret of its app")
+	}
+	return a, nil
+}
 
-// Authenticate checks the bearer token when one is configured.
-func (h *Handler) Authenticate(c *fiber.Ctx) error { return c.Next() }
-
-// Identity: POST /identity.
-func (h *Handler) Identity(c *fiber.Ctx) error { return errTODO }
-
-// Register: PATCH /identity.
-func (h *Handler) Register(c *fiber.Ctx) error { return errTODO }
-
-// PublicIdentity: POST /public_identity.
-func (h *Handler) PublicIdentity(c *fiber.Ctx) error { return errTODO }
+// dirError maps a directory error to the client's error.
+func dirError(op string, err error) error {
+	if errors.Is(err, directory.ErrUnknownUser) {
+		return apierr.UnknownUser.New()
+	}
+	return apierr.Internal(fmt.Errorf("idserver: %s: %w", op, err))
+}

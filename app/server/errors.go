@@ -37,6 +37,17 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if e.RetryAfter > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 		}
-		return c.Status(e.Code.Status).JSON(apierr.Body(e, apierr.StyleOf(c), requestID(c)))
+		return c.Status(e.Code.Status).JSON(apierr.Body(e, styleOf(c), requestID(c)))
 	}
+}
+
+// styleOf is the error body style of the request: the one its route set, except that the
+// identity server's paths always get {"error": "..."}, even when no route ran (wrong method,
+// body over the limit), since its clients parse that shape only.
+func styleOf(c *fiber.Ctx) apierr.Style {
+	switch c.Path() {
+	case "/identity", "/public_identity":
+		return apierr.StyleSimple
+	}
+	return apierr.StyleOf(c)
 }

@@ -1,0 +1,140 @@
+package directory_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/app/directory"
+	"idvault/app/identity"
+)
+
+func pub(t *testing.T, private string) string {
+	t.Helper()
+	p, err := identity.PublicIdentity(private)
+	require.NoError(t, err)
+	return p
+}
+
+func newApp(t *testing.T) (*directory.Directory, apps.App) {
+	t.Helper()
+	env := apptest.New(t)
+	return env.Dir, env.CreateApp(t, true).App
+}
+
+// The two policies differ only for a permanent, unregistered identity: fake authentication
+// answers with it when there is no provisional identity; the identity server creates one.
+func TestPolicies(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	r, err := d.Permanent(a, "p@example.com")
+	require.NoError(t, err)
+
+	got, err := d.PublicIdentity(a, "p@example.com", directory.FakeAuthPolicy)
+	require.NoError(t, err)
+	require.Equal(t, pub(t, r.PermanentIdentity), got, "fake auth: permanent, no provisional")
+
+	got, err = d.PublicIdentity(a, "p@example.com", directory.IdentityServerPolicy)
+	require.NoError(t, err)
+	after, err := d.Lookup(a, "p@example.com")
+	require.NoError(t, err)
+	require.NotEmpty(t, after.ProvisionalIdentity, "identity server: provisional created beside")
+	require.Equal(t, r.PermanentIdentity, after.PermanentIdentity, "permanent kept")
+	require.Equal(t, pub(t, after.ProvisionalIdentity), got)
+
+	got, err = d.PublicIdentity(a, "p@example.com", directory.FakeAuthPolicy)
+	require.NoError(t, err)
+	require.Equal(t, pub(t, after.ProvisionalIdentity), got, "fake auth: provisional exists, unregistered")
+
+	_, err = d.Register(a, "p@example.com")
+	require.NoError(t, err)
+	for _, p := range []directory.Policy{directory.FakeAuthPolicy, directory.IdentityServerPolicy} {
+		got, err = d.PublicIdentity(a, "p@example.com", p)
+		require.NoError(t, err)
+		require.Equal(t, pub(t, r.PermanentIdentity), got, "registered: permanent")
+	}
+}
+
+func TestRegisterNeedsPermanentIdentity(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	_, err := d.Register(a, "nobody@example.com")
+	require.ErrorIs(t, err, directory.ErrUnknownUser)
+	_, err = d.Lookup(a, "nobody@example.com")
+	require.ErrorIs(t, err, directory.ErrUnknownUser, "no record was created")
+
+	_, err = d.PublicIdentity(a, "prov@example.com", directory.IdentityServerPolicy)
+	require.NoError(t, err)
+	_, err = d.Register(a, "prov@example.com")
+	require.ErrorIs(t, err, directory.ErrUnknownUser, "a provisional identity is not a user")
+	r, err := d.Permanent(a, "prov@example.com")
+	require.NoError(t, err)
+	require.False(t, r.Registered)
+	require.NotEmpty(t, r.ProvisionalIdentity)
+}
+
+func TestPublicIdentitiesBatch(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	known, err := d.Permanent(a, "known@example.com")
+	require.NoError(t, err)
+	prov, err := d.PublicIdentity(a, "prov@example.com", directory.FakeAuthPolicy)
+	require.NoError(t, err)
+
+	emails := []string{"new1@example.com", "known@example.com", "new2@example.com", "new1@example.com", "prov@example.com"}
+	got, err := d.PublicIdentities(a, emails, directory.FakeAuthPolicy)
+	require.NoError(t, err)
+	require.Len(t, got, len(emails))
+	require.Equal(t, pub(t, known.PermanentIdentity), got[1])
+	require.Equal(t, got[0], got[3], "repeated email, same identity")
+	require.NotEqual(t, got[0], got[2])
+	require.Equal(t, prov, got[4])
+	for _, i := range []int{0, 2} {
+		r, err := d.Lookup(a, emails[i])
+		require.NoError(t, err)
+		require.Equal(t, pub(t, r.ProvisionalIdentity), got[i], "stored")
+		p, err := identity.ParseProvisional(r.ProvisionalIdentity, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, emails[i], p.Value)
+	}
+	again, err := d.PublicIdentities(a, emails, directory.FakeAuthPolicy)
+	require.NoError(t, err)
+	require.Equal(t, got, again)
+}
+
+// Batches and single requests racing on the same new emails agree on one identity each.
+func TestPublicIdentitiesConcurrent(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	emails := make([]string, 20)
+	for i := range emails {
+		emails[i] = fmt.Sprintf("c%d@example.com", i)
+	}
+	const n = 8
+	results := make([][]string, n)
+	singles := make([]string, n)
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			r, err := d.PublicIdentities(a, emails, directory.IdentityServerPolicy)
+			if err == nil {
+				results[g] = r
+			}
+		})
+		wg.Go(func() {
+			p, err := d.PublicIdentity(a, emails[g], directory.IdentityServerPolicy)
+			if err == nil {
+				singles[g] = p
+			}
+		})
+	}
+	wg.Wait()
+	for g := range n {
+		require.Equal(t, results[0], results[g])
+		require.Equal(t, results[0][g], singles[g])
+	}
+}

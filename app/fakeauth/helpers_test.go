@@ -1,0 +1,171 @@
+package fakeauth_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/app/config"
+	"idvault/app/fakeauth"
+	"idvault/app/identity"
+	"idvault/app/server"
+)
+
+// fixture is a real server with fake authentication on and one test-mode app.
+type fixture struct {
+	env  *apptest.Env
+	http *fiber.App
+	app  apps.App
+	base string // /apps/<URL-safe unpadded app ID>
+
+	mu      sync.Mutex
+	secrets []string // every private identity handed out, checked against the log at the end
+}
+
+func newFixture(t *testing.T, opts ...func(*config.FakeAuth)) *fixture {
+	t.Helper()
+	env := apptest.New(t)
+	cfg := config.Default().FakeAuth
+	cfg.Enabled = true
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f := &fixture{env: env}
+	f.http = env.Server(func(d *server.Deps) {
+		d.FakeAuth = fakeauth.New(env.Apps, env.Dir, cfg, env.Prom, env.Log)
+	})
+	f.app = env.CreateApp(t, true).App
+	f.base = "/apps/" + apps.URLID(f.app.ID)
+	t.Cleanup(func() { f.requireNothingSecretLogged(t) })
+	return f
+}
+
+// requireNothingSecretLogged fails if a private identity handed out, or a test email, is in
+// the log.
+func (f *fixture) requireNothingSecretLogged(t *testing.T) {
+	t.Helper()
+	logs := f.env.LogBuf.String()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.secrets {
+		require.NotContains(t, logs, s, "a private identity reached the log")
+		// Also a recognisable chunk, in case it was logged re-encoded or cut.
+		require.NotContains(t, logs, s[len(s)/2:len(s)/2+24])
+	}
+	require.NotContains(t, logs, "@example.com", "an email reached the log")
+}
+
+func (f *fixture) keep(ids ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		if id != "" {
+			f.secrets = append(f.secrets, id)
+		}
+	}
+}
+
+func (f *fixture) get(t *testing.T, target string) apptest.Response {
+	t.Helper()
+	return apptest.Do(t, f.http, http.MethodGet, target, nil)
+}
+
+// privateIdentity calls GET private_identity and returns the identities, checking that the
+// provisional key is absent (not empty, not null) when there is none.
+func (f *fixture) privateIdentity(t *testing.T, email string) (perm, prov string) {
+	t.Helper()
+	resp := f.get(t, f.base+"/private_identity?email="+url.QueryEscape(email))
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	var raw map[string]json.RawMessage
+	resp.JSON(t, &raw)
+	require.NoError(t, json.Unmarshal(raw["private_permanent_identity"], &perm), "body: %s", resp.Body)
+	if p, ok := raw["private_provisional_identity"]; ok {
+		require.NoError(t, json.Unmarshal(p, &prov))
+		require.NotEmpty(t, prov, "a present provisional identity is not empty")
+	}
+	require.Len(t, raw, map[bool]int{false: 1, true: 2}[prov != ""], "no other keys: %s", resp.Body)
+	f.keep(perm, prov)
+	checkPermanent(t, f.app, perm)
+	if prov != "" {
+		checkProvisional(t, f.app, prov, strings.TrimSpace(email))
+	}
+	return perm, prov
+}
+
+type entry struct {
+	Email          string `json:"email"`
+	PublicIdentity string `json:"public_identity"`
+}
+
+// publicIdentities calls GET public_identities?emails=<comma-joined, URL-encoded>.
+func (f *fixture) publicIdentities(t *testing.T, emails ...string) []string {
+	t.Helper()
+	resp := f.get(t, f.base+"/public_identities?emails="+url.QueryEscape(strings.Join(emails, ",")))
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	var got []entry
+	resp.JSON(t, &got)
+	require.Len(t, got, len(emails))
+	out := make([]string, len(got))
+	for i, e := range got {
+		require.Equal(t, emails[i], e.Email, "answers are in request order")
+		out[i] = e.PublicIdentity
+	}
+	return out
+}
+
+func (f *fixture) register(t *testing.T, email string) {
+	t.Helper()
+	resp := apptest.Do(t, f.http, http.MethodPut, f.base+"/private_identity?email="+url.QueryEscape(email), map[string]bool{"registered": true})
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	require.JSONEq(t, `{}`, string(resp.Body))
+}
+
+// checkPermanent parses a secret permanent identity with the identity library: right app,
+// valid delegation signature and user secret.
+func checkPermanent(t *testing.T, a apps.App, perm string) *identity.Permanent {
+	t.Helper()
+	pk, err := identity.AppPublicKey(a.Secret)
+	require.NoError(t, err)
+	p, err := identity.ParsePermanent(perm, a.ID, pk)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, p.AppID)
+	return p
+}
+
+// checkProvisional parses a secret provisional identity: right app, target email, value email.
+func checkProvisional(t *testing.T, a apps.App, prov, email string) {
+	t.Helper()
+	p, err := identity.ParseProvisional(prov, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, p.AppID)
+	require.Equal(t, identity.TargetEmail, p.Target)
+	require.Equal(t, email, p.Value)
+}
+
+// publicOf derives the public identity with the identity library.
+func publicOf(t *testing.T, private string) string {
+	t.Helper()
+	pub, err := identity.PublicIdentity(private)
+	require.NoError(t, err)
+	return pub
+}
+
+// decodePublic decodes a public identity's JSON document.
+func decodePublic(t *testing.T, pub string) map[string]string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(pub)
+	require.NoError(t, err)
+	var m map[string]string
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m
+}

@@ -1,0 +1,75 @@
+package fakeauth
+
+import (
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"idvault/app/address"
+	"idvault/app/apierr"
+	"idvault/app/identity"
+)
+
+// PrivateIdentityResponse is the body of GET private_identity and disposable_private_identity.
+type PrivateIdentityResponse struct {
+	PrivatePermanentIdentity   string `json:"private_permanent_identity"`
+	PrivateProvisionalIdentity string `json:"private_provisional_identity,omitempty"`
+}
+
+// PrivateIdentity: GET /apps/:app_id/private_identity?email=E.
+//
+// It returns the email's permanent identity, creating it (user ID: a new random UUID) on the
+// first call, and its provisional identity when one exists. A missing or empty email parameter
+// is invalid_email (the request names no email), like an email that does not parse.
+func (h *Handler) PrivateIdentity(c *fiber.Ctx) error {
+	app, err := h.app(c)
+	if err != nil {
+		return err
+	}
+	email, err := singleEmail(c)
+	if err != nil {
+		return err
+	}
+	r, err := h.dir.Permanent(app, email)
+	if err != nil {
+		return dirError("private identity", err)
+	}
+	return c.JSON(PrivateIdentityResponse{
+		PrivatePermanentIdentity:   r.PermanentIdentity,
+		PrivateProvisionalIdentity: r.ProvisionalIdentity,
+	})
+}
+
+// DisposablePrivateIdentity: GET /apps/:app_id/disposable_private_identity.
+//
+// Every call makes a permanent identity for a new random user ID; nothing is stored.
+func (h *Handler) DisposablePrivateIdentity(c *fiber.Ctx) error {
+	app, err := h.app(c)
+	if err != nil {
+		return err
+	}
+	perm, err := identity.CreatePermanent(app.ID, app.Secret, uuid.NewString())
+	if err != nil {
+		return apierr.Internal(fmt.Errorf("fakeauth: disposable identity: %w", err))
+	}
+	return c.JSON(PrivateIdentityResponse{PrivatePermanentIdentity: perm})
+}
+
+// singleEmail returns the normalised value of the one email query parameter.
+func singleEmail(c *fiber.Ctx) (string, error) {
+	vals, found, bad := queryValues(c, "email")
+	switch {
+	case bad:
+		return "", apierr.InvalidEmail.Msg("the email parameter is not valid percent-encoding")
+	case !found || len(vals) == 1 && vals[0] == "":
+		return "", apierr.InvalidEmail.Msg("missing query parameter email")
+	case len(vals) > 1:
+		return "", apierr.InvalidEmail.Msg("give exactly one email parameter, not %d", len(vals))
+	}
+	email, err := address.Normalize(vals[0])
+	if err != nil {
+		return "", badEmail(-1, vals[0])
+	}
+	return email, nil
+}

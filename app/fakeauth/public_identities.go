@@ -1,0 +1,67 @@
+package fakeauth
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/address"
+	"idvault/app/apierr"
+	"idvault/app/directory"
+)
+
+// PublicIdentityEntry is one element of the public_identities answer.
+type PublicIdentityEntry struct {
+	// Email is the email exactly as the request gave it (after URL decoding), so a client can
+	// match answers to its own input; identities are looked up by the normalised form.
+	Email          string `json:"email"`
+	PublicIdentity string `json:"public_identity"`
+}
+
+// PublicIdentities: GET /apps/:app_id/public_identities?emails=E1,E2.
+//
+// The list is the comma-separated values of every emails or email parameter, in URL order
+// (commas raw or as %2C; several parameters are concatenated). A parameter that is present but
+// empty is the empty list (answer []); no parameter at all is invalid_email. An empty item
+// inside a list ("a@x.io,,b@x.io") is an invalid email. Each email gets the permanent public
+// identity when it has a permanent identity and either no provisional identity or a PUT
+// registration; otherwise the provisional public identity, created and stored on first use.
+func (h *Handler) PublicIdentities(c *fiber.Ctx) error {
+	app, err := h.app(c)
+	if err != nil {
+		return err
+	}
+	params, found, bad := queryValues(c, "emails", "email")
+	switch {
+	case bad:
+		return apierr.InvalidEmail.Msg("the emails parameter is not valid percent-encoding")
+	case !found:
+		return apierr.InvalidEmail.Msg("missing query parameter emails (a comma-separated list)")
+	}
+	var given []string
+	for _, p := range params {
+		if p != "" {
+			given = append(given, strings.Split(p, ",")...)
+		}
+	}
+	if len(given) > h.maxEmails {
+		return apierr.TooManyEmails.Msg("at most %d emails per request, got %d", h.maxEmails, len(given))
+	}
+	emails := make([]string, len(given))
+	for i, g := range given {
+		e, err := address.Normalize(g)
+		if err != nil {
+			return badEmail(i, g)
+		}
+		emails[i] = e
+	}
+	pubs, err := h.dir.PublicIdentities(app, emails, directory.FakeAuthPolicy)
+	if err != nil {
+		return dirError("public identities", err)
+	}
+	out := make([]PublicIdentityEntry, len(given))
+	for i := range given {
+		out[i] = PublicIdentityEntry{Email: given[i], PublicIdentity: pubs[i]}
+	}
+	return c.JSON(out)
+}

@@ -1,0 +1,224 @@
+package idserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/app/config"
+)
+
+// binaryEnv creates an app with the CLI (server stopped) and returns the environment that
+// serves it with the identity server.
+func binaryEnv(t *testing.T, dir string) []string {
+	t.Helper()
+	env := apptest.DataEnv(t, dir)
+	stdout, stderr, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "x", "--json")
+	require.Zero(t, code, "stderr: %s", stderr)
+	var created struct {
+		App struct{ ID string } `json:"app"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &created), stdout)
+	return append(env, "IDVAULT_IDENTITY_SERVER__ENABLED=true", "IDVAULT_IDENTITY_SERVER__APP_ID="+created.App.ID)
+}
+
+func postIdentity(client *http.Client, base, email string) (record, int, error) {
+	body, _ := json.Marshal(map[string]string{"email": email})
+	resp, err := client.Post(base+"/identity", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return record{}, 0, err
+	}
+	defer resp.Body.Close()
+	var r record
+	if resp.StatusCode == http.StatusOK {
+		err = json.NewDecoder(resp.Body).Decode(&r)
+	}
+	return r, resp.StatusCode, err
+}
+
+func TestBinaryConcurrentIdentity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	p := apptest.Start(t, dir, binaryEnv(t, dir))
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+
+	const n = 100
+	got := make([]record, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			r, status, err := postIdentity(client, p.URL, "crowd@example.com")
+			if err == nil && status != http.StatusOK {
+				err = fmt.Errorf("status %d", status)
+			}
+			got[i], errs[i] = r, err
+		})
+	}
+	close(start)
+	wg.Wait()
+	ids := map[string]bool{}
+	for i := range n {
+		require.NoError(t, errs[i], "request %d", i)
+		require.Equal(t, got[0], got[i], "request %d got another record", i)
+		ids[got[i].ID] = true
+	}
+	require.Len(t, ids, 1, "one id for 100 concurrent requests")
+	p.Stop(t)
+	require.NotContains(t, p.Stderr.String()+p.Stdout.String(), got[0].ServiceIdentity, "no identity in the log")
+}
+
+// kill -9 during a stream of creations and registrations: after a restart, every acknowledged
+// record is there unchanged (same id, same identity; registered if a PATCH was acknowledged).
+func TestBinaryCrashKeepsAcknowledgedRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	env := binaryEnv(t, dir)
+	p := apptest.Start(t, dir, env)
+	client := &http.Client{Timeout: 10 * time.Second}
+
+	type acked struct {
+		r          record
+		registered bool
+	}
+	var (
+		mu    sync.Mutex
+		seen  = map[string]*acked{}
+		count atomic.Int64
+		wg    sync.WaitGroup
+	)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				email := fmt.Sprintf("crash-%d-%d@example.com", g, i)
+				r, status, err := postIdentity(client, p.URL, email)
+				if err != nil {
+					return // the server is gone
+				}
+				if status != http.StatusOK {
+					continue
+				}
+				mu.Lock()
+				seen[email] = &acked{r: r}
+				mu.Unlock()
+				count.Add(1)
+				if i%3 == 0 {
+					resp, err := client.Do(patchRequest(p.URL, email))
+					if err != nil {
+						return
+					}
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						mu.Lock()
+						seen[email].registered = true
+						mu.Unlock()
+					}
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for count.Load() < 150 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Kill9(t)
+	wg.Wait()
+	require.GreaterOrEqual(t, count.Load(), int64(20), "the stream made progress before the crash")
+
+	p2 := apptest.Start(t, dir, env)
+	for email, a := range seen {
+		r, status, err := postIdentity(client, p2.URL, email)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, status)
+		require.Equal(t, a.r.ID, r.ID, "%s: same id after the crash", email)
+		require.Equal(t, a.r.ServiceIdentity, r.ServiceIdentity, "%s: same identity after the crash", email)
+		if a.registered {
+			require.True(t, r.Registered, "%s: an acknowledged PATCH survives", email)
+		}
+	}
+	t.Logf("%d acknowledged records checked after kill -9", len(seen))
+	p2.Stop(t)
+}
+
+func patchRequest(base, email string) *http.Request {
+	body, _ := json.Marshal(map[string]string{"email": email})
+	req, _ := http.NewRequest(http.MethodPatch, base+"/identity", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+func TestConfigRefusesUnauthenticatedRemote(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		listen, token string
+		allowUnauth   bool
+		refused       bool
+	}{
+		"loopback, no token":            {"127.0.0.1:8080", "", false, false},
+		"remote, no token":              {"0.0.0.0:8080", "", false, true},
+		"remote, token":                 {"0.0.0.0:8080", "a-token-of-16-chars!", false, false},
+		"remote, explicitly open":       {"0.0.0.0:8080", "", true, false},
+		"token too short":               {"127.0.0.1:8080", "short", false, true},
+		"remote v6 all, no token":       {"[::]:8080", "", false, true},
+		"loopback localhost, no token":  {"localhost:8080", "", false, false},
+		"remote public address, no tok": {"192.0.2.1:8080", "", false, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg := config.Default()
+			cfg.Server.Listen = c.listen
+			cfg.IdentityServer = config.IdentityServer{
+				Enabled: true, AppID: strings.Repeat("A", 43) + "=", Token: c.token, AllowUnauthenticated: c.allowUnauth,
+			}
+			var msgs []string
+			for _, err := range cfg.Validate() {
+				msgs = append(msgs, err.Error())
+			}
+			joined := strings.Join(msgs, "\n")
+			if c.refused {
+				require.Contains(t, joined, "identity_server.token")
+			} else {
+				require.NotContains(t, joined, "identity_server")
+			}
+		})
+	}
+}
+
+func TestBinaryRefusesUnauthenticatedRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	env := append(binaryEnv(t, dir), "IDVAULT_FAKEAUTH__ENABLED=false", fmt.Sprintf("IDVAULT_SERVER__LISTEN=0.0.0.0:%d", apptest.FreePort(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, apptest.Binary(t), "serve")
+	cmd.Env, cmd.Dir = append(os.Environ(), env...), dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "idvault started instead of refusing: %s", out)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "output: %s", out)
+	require.NotZero(t, ee.ExitCode())
+	require.Contains(t, string(out), "identity_server.token")
+}

@@ -1,0 +1,223 @@
+package idserver_test
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/app/config"
+	"idvault/app/idserver"
+	"idvault/app/server"
+)
+
+// requireError checks an identity-server error body: exactly {"error": message}, JSON.
+func requireError(t *testing.T, resp apptest.Response, status int, message string) {
+	t.Helper()
+	require.Equal(t, status, resp.Status, "body: %s", resp.Body)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	want, err := json.Marshal(map[string]string{"error": message})
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(resp.Body))
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	type req struct {
+		method, path string
+		body         any
+		headers      []string
+	}
+	routes := []struct{ method, path string }{
+		{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
+	}
+	bodies := map[string]struct {
+		body    any
+		headers []string
+		status  int
+		message string
+	}{
+		"email missing":       {`{}`, nil, 400, "no email provided"},
+		"email empty":         {`{"email": ""}`, nil, 400, "no email provided"},
+		"email blank":         {`{"email": "  "}`, nil, 400, "no email provided"},
+		"email null":          {`{"email": null}`, nil, 400, "no email provided"},
+		"email a number":      {`{"email": 5}`, nil, 400, "no email provided"},
+		"email a bool":        {`{"email": true}`, nil, 400, "no email provided"},
+		"email an object":     {`{"email": {"a": "b@example.com"}}`, nil, 400, "no email provided"},
+		"email an array":      {`{"email": ["a@example.com"]}`, nil, 400, "no email provided"},
+		"Email capitalised":   {`{"Email": "a@example.com"}`, nil, 400, "no email provided"},
+		"body malformed JSON": {`{"email": "a@example.com"`, nil, 400, "no email provided"},
+		"body a JSON array":   {`[{"email": "a@example.com"}]`, nil, 400, "no email provided"},
+		"body a JSON string":  {`"a@example.com"`, nil, 400, "no email provided"},
+		"body JSON null":      {`null`, nil, 400, "no email provided"},
+		"body empty":          {nil, nil, 400, "no email provided"},
+		"body form-encoded":   {"email=a%40example.com", []string{"Content-Type", "application/x-www-form-urlencoded"}, 400, "no email provided"},
+		"not an address":      {`{"email": "not-an-email"}`, nil, 400, "invalid email"},
+		"display name":        {`{"email": "Bob <bob@example.com>"}`, nil, 400, "invalid email"},
+		"two addresses":       {`{"email": "a@example.com, b@example.com"}`, nil, 400, "invalid email"},
+		"over 254 bytes":      {`{"email": "` + strings.Repeat("a", 250) + `@example.com"}`, nil, 400, "invalid email"},
+		"control character":   {`{"email": "a\u0000b@example.com"}`, nil, 400, "invalid email"},
+		"no domain":           {`{"email": "a@"}`, nil, 400, "invalid email"},
+	}
+	for _, r := range routes {
+		for name, c := range bodies {
+			t.Run(r.method+" "+r.path+"/"+name, func(t *testing.T) {
+				resp := apptest.Do(t, f.http, r.method, r.path, c.body, c.headers...)
+				requireError(t, resp, c.status, c.message)
+			})
+		}
+	}
+	t.Run("PATCH unknown user", func(t *testing.T) {
+		resp := apptest.Do(t, f.http, http.MethodPatch, "/identity", `{"email": "nobody@example.com"}`)
+		requireError(t, resp, 400, "unknown user")
+	})
+	n, err := f.env.Store.CountRecords(f.app.ID)
+	require.NoError(t, err)
+	require.Zero(t, n, "no error created a record")
+}
+
+// Wrong routes, methods and oversized bodies still answer JSON, never HTML.
+func TestErrorsAreJSON(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for name, c := range map[string]struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		"GET /identity":   {http.MethodGet, "/identity", nil, 405},
+		"DELETE identity": {http.MethodDelete, "/identity", nil, 405},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp := apptest.Do(t, f.http, c.method, c.path, c.body)
+			require.Equal(t, c.status, resp.Status, "body: %.300s", resp.Body)
+			require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+			var b map[string]string
+			resp.JSON(t, &b) // {"error": "<message>"}: a string, as the identity server's clients parse
+			require.NotEmpty(t, b["error"], "body: %s", resp.Body)
+			require.Len(t, b, 1)
+		})
+	}
+}
+
+func TestBearerToken(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-token-of-32-characters-xx"
+	f := newFixture(t, func(c *config.IdentityServer) { c.Token = token })
+	for name, c := range map[string]struct {
+		auth   string
+		status int
+	}{
+		"missing":              {"", 401},
+		"wrong token":          {"Bearer wrong-token-of-32-characters-xx", 401},
+		"token prefix":         {"Bearer " + token[:16], 401},
+		"token plus more":      {"Bearer " + token + "x", 401},
+		"wrong scheme":         {"Basic " + token, 401},
+		"no scheme":            {token, 401},
+		"scheme only":          {"Bearer", 401},
+		"right":                {"Bearer " + token, 200},
+		"scheme in lower case": {"bearer " + token, 200},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, r := range []struct{ method, path string }{
+				{http.MethodPost, "/identity"}, {http.MethodPost, "/public_identity"}, {http.MethodPatch, "/identity"},
+			} {
+				var h []string
+				if c.auth != "" {
+					h = []string{"Authorization", c.auth}
+				}
+				resp := apptest.Do(t, f.http, r.method, r.path, `{"email": "tok@example.com"}`, h...)
+				if c.status == 401 {
+					requireError(t, resp, 401, "unauthorized")
+					require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+				} else {
+					require.Equal(t, 200, resp.Status, "%s %s: %s", r.method, r.path, resp.Body)
+				}
+			}
+		})
+	}
+	// Authentication comes first: a bad body without a token is 401, not 400.
+	resp := apptest.Do(t, f.http, http.MethodPost, "/identity", `not json`)
+	requireError(t, resp, 401, "unauthorized")
+}
+
+func TestNoTokenConfiguredNeedsNone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	resp := apptest.Do(t, f.http, http.MethodPost, "/identity", `{"email": "open@example.com"}`, "Authorization", "Bearer anything")
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	f.keep(resp.Map(t)["serviceIdentity"].(string))
+}
+
+func TestFeatureNotEnabled(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	app := env.Server(nil)
+	for _, r := range []struct{ method, path string }{
+		{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
+	} {
+		resp := apptest.Do(t, app, r.method, r.path, `{"email": "a@example.com"}`)
+		requireError(t, resp, http.StatusNotFound, "this feature is not enabled on this server")
+	}
+}
+
+// The configured app does not exist (yet): 503 with a JSON message naming the setting, and bad
+// input is still 400.
+func TestAppMissing(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	id := make([]byte, 32)
+	_, _ = rand.Read(id)
+	app := env.Server(func(d *server.Deps) {
+		d.IdentityServer = idserver.New(id, env.Apps, env.Dir, config.IdentityServer{Enabled: true, AppID: apps.FormatID(id)}, env.Prom, env.Log)
+	})
+	resp := apptest.Do(t, app, http.MethodPost, "/identity", `{"email": "a@example.com"}`)
+	require.Equal(t, http.StatusServiceUnavailable, resp.Status)
+	require.Contains(t, resp.Map(t)["error"], "identity_server.app_id")
+	requireError(t, apptest.Do(t, app, http.MethodPost, "/identity", `{}`), 400, "no email provided")
+}
+
+// A store failure is a JSON 500 with a generic message; the cause is logged without secrets.
+func TestInternalError(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.identity(t, "known@example.com")
+	require.NoError(t, f.env.Store.Close())
+	resp := f.do(t, http.MethodPost, "/identity", map[string]string{"email": "known@example.com"})
+	requireError(t, resp, http.StatusInternalServerError, "internal error; a retry may help")
+	require.NotContains(t, string(resp.Body), r.ServiceIdentity)
+	require.Contains(t, f.env.LogBuf.String(), "request failed")
+}
+
+// A body over server.body_limit is refused with a JSON error. Through a real listener (the
+// in-memory test client refuses to send it), announcing the size and sending only the start,
+// as the server answers before reading the rest.
+func TestBodyOverLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	base, _ := apptest.Serve(t, f.http)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = fmt.Fprintf(conn, "POST /identity HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"email\": \"a@example.com\", \"pad\": \"xxxx", 2<<20)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	requireError(t, apptest.Response{Status: resp.StatusCode, Header: resp.Header, Body: raw},
+		http.StatusRequestEntityTooLarge, "the request body is too large")
+}

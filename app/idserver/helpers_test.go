@@ -1,0 +1,167 @@
+package idserver_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/app/config"
+	"idvault/app/identity"
+	"idvault/app/idserver"
+	"idvault/app/server"
+)
+
+// fixture is a real server with the identity server on, serving one app (not in test mode:
+// the identity server does not need it).
+type fixture struct {
+	env   *apptest.Env
+	http  *fiber.App
+	app   apps.App
+	token string
+
+	mu      sync.Mutex
+	secrets []string
+}
+
+func newFixture(t *testing.T, opts ...func(*config.IdentityServer)) *fixture {
+	t.Helper()
+	env := apptest.New(t)
+	f := &fixture{env: env, app: env.CreateApp(t, false).App}
+	cfg := config.IdentityServer{Enabled: true, AppID: apps.FormatID(f.app.ID)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f.token = cfg.Token
+	f.http = env.Server(func(d *server.Deps) {
+		d.IdentityServer = idserver.New(f.app.ID, env.Apps, env.Dir, cfg, env.Prom, env.Log)
+	})
+	t.Cleanup(func() { f.requireNothingSecretLogged(t) })
+	return f
+}
+
+func (f *fixture) requireNothingSecretLogged(t *testing.T) {
+	t.Helper()
+	logs := f.env.LogBuf.String()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.secrets {
+		require.NotContains(t, logs, s, "a private identity reached the log")
+		require.NotContains(t, logs, s[len(s)/2:len(s)/2+24])
+	}
+	require.NotContains(t, logs, "@example.com", "an email reached the log")
+}
+
+func (f *fixture) keep(ids ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		if id != "" {
+			f.secrets = append(f.secrets, id)
+		}
+	}
+}
+
+// do sends a request with the configured token, if any.
+func (f *fixture) do(t *testing.T, method, target string, body any) apptest.Response {
+	t.Helper()
+	var h []string
+	if f.token != "" {
+		h = []string{"Authorization", "Bearer " + f.token}
+	}
+	return apptest.Do(t, f.http, method, target, body, h...)
+}
+
+// record is the body of POST /identity.
+type record struct {
+	ID                  string  `json:"id"`
+	ServiceIdentity     string  `json:"serviceIdentity"`
+	ProvisionalIdentity *string `json:"provisionalIdentity"`
+	Registered          bool    `json:"registered"`
+}
+
+func (r record) provisional() string {
+	if r.ProvisionalIdentity == nil {
+		return ""
+	}
+	return *r.ProvisionalIdentity
+}
+
+// identity calls POST /identity and checks the record: a UUID id hashed into a valid identity
+// of the app, and a provisional identity (when present) for the email.
+func (f *fixture) identity(t *testing.T, email string) record {
+	t.Helper()
+	resp := f.do(t, http.MethodPost, "/identity", map[string]any{"email": email})
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	var r record
+	resp.JSON(t, &r)
+	m := resp.Map(t)
+	if r.ProvisionalIdentity != nil {
+		require.NotEmpty(t, *r.ProvisionalIdentity, "provisionalIdentity is absent or set: %s", resp.Body)
+		require.Len(t, m, 4)
+	} else {
+		require.Len(t, m, 3, "id, serviceIdentity, registered: %s", resp.Body)
+	}
+	f.keep(r.ServiceIdentity, r.provisional())
+	_, err := uuid.Parse(r.ID)
+	require.NoError(t, err, "id is a UUID")
+	require.NoError(t, checkPermanent(t, f.app, r.ServiceIdentity).CheckUserID(r.ID), "the id is the user ID hashed into the identity")
+	if r.ProvisionalIdentity != nil {
+		checkProvisional(t, f.app, *r.ProvisionalIdentity, strings.TrimSpace(email))
+	}
+	return r
+}
+
+// publicIdentity calls POST /public_identity.
+func (f *fixture) publicIdentity(t *testing.T, email string) string {
+	t.Helper()
+	resp := f.do(t, http.MethodPost, "/public_identity", map[string]any{"email": email})
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	m := resp.Map(t)
+	require.Len(t, m, 1, "only publicIdentity: %s", resp.Body)
+	pub, ok := m["publicIdentity"].(string)
+	require.True(t, ok, "publicIdentity is a string: %s", resp.Body)
+	return pub
+}
+
+// register calls PATCH /identity and checks the Express-style answer.
+func (f *fixture) register(t *testing.T, email string) {
+	t.Helper()
+	resp := f.do(t, http.MethodPatch, "/identity", map[string]any{"email": email})
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	require.Equal(t, "OK", string(resp.Body))
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
+}
+
+func checkPermanent(t *testing.T, a apps.App, perm string) *identity.Permanent {
+	t.Helper()
+	pk, err := identity.AppPublicKey(a.Secret)
+	require.NoError(t, err)
+	p, err := identity.ParsePermanent(perm, a.ID, pk)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, p.AppID)
+	return p
+}
+
+func checkProvisional(t *testing.T, a apps.App, prov, email string) {
+	t.Helper()
+	p, err := identity.ParseProvisional(prov, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, p.AppID)
+	require.Equal(t, identity.TargetEmail, p.Target)
+	require.Equal(t, email, p.Value)
+}
+
+func publicOf(t *testing.T, private string) string {
+	t.Helper()
+	pub, err := identity.PublicIdentity(private)
+	require.NoError(t, err)
+	return pub
+}

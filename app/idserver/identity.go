@@ -1,0 +1,59 @@
+package idserver
+
+import (
+	"github.com/gofiber/fiber/v2"
+)
+
+// IdentityResponse is the user record POST /identity returns.
+type IdentityResponse struct {
+	// ID is the user ID hashed into the identity: a random UUID, fixed at creation.
+	ID string `json:"id"`
+	// ServiceIdentity is the secret permanent identity (b64).
+	ServiceIdentity string `json:"serviceIdentity"`
+	// ProvisionalIdentity is the secret provisional identity, when one exists.
+	ProvisionalIdentity string `json:"provisionalIdentity,omitempty"`
+	Registered          bool   `json:"registered"`
+}
+
+// Identity: POST /identity {"email": E}.
+//
+// It creates the email's permanent identity (new UUID, registered=false) when it has none and
+// otherwise returns the stored record unchanged; the answer is sent after the record is
+// committed.
+func (h *Handler) Identity(c *fiber.Ctx) error {
+	e, err := email(c)
+	if err != nil {
+		return err
+	}
+	app, err := h.app()
+	if err != nil {
+		return err
+	}
+	r, err := h.dir.Permanent(app, e)
+	if err != nil {
+		return dirError("identity", err)
+	}
+	return c.JSON(IdentityResponse{
+		ID: r.UserID, ServiceIdentity: r.PermanentIdentity,
+		ProvisionalIdentity: r.ProvisionalIdentity, Registered: r.Registered,
+	})
+}
+
+// Register: PATCH /identity {"email": E}: sets registered=true and answers 200 text/plain "OK"
+// (as Express's sendStatus(200)). An email without a permanent identity (no record, or only a
+// provisional identity) is 400 "unknown user".
+func (h *Handler) Register(c *fiber.Ctx) error {
+	e, err := email(c)
+	if err != nil {
+		return err
+	}
+	app, err := h.app()
+	if err != nil {
+		return err
+	}
+	if _, err := h.dir.Register(app, e); err != nil {
+		return dirError("register", err)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	return c.SendString("OK")
+}

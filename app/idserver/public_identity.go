@@ -1,0 +1,33 @@
+package idserver
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/directory"
+)
+
+// PublicIdentityResponse is the body of POST /public_identity.
+type PublicIdentityResponse struct {
+	PublicIdentity string `json:"publicIdentity"`
+}
+
+// PublicIdentity: POST /public_identity {"email": E}.
+//
+// A registered email gets its permanent public identity; any other gets the public identity of
+// its provisional identity, which is created and stored on first use beside (never instead of)
+// an existing permanent identity.
+func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
+	e, err := email(c)
+	if err != nil {
+		return err
+	}
+	app, err := h.app()
+	if err != nil {
+		return err
+	}
+	pub, err := h.dir.PublicIdentity(app, e, directory.IdentityServerPolicy)
+	if err != nil {
+		return dirError("public identity", err)
+	}
+	return c.JSON(PublicIdentityResponse{PublicIdentity: pub})
+}
