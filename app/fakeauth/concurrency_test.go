@@ -60,7 +60,7 @@ func TestConcurrentRequestsCreateOneIdentity(t *testing.T) {
 				require.Equal(t, perm, got[0], "the stored identity is the one every request got")
 				require.Empty(t, prov)
 			} else {
-				require.Equal(t, publicOf(t, prov), got[0], "the stored provisional identity is the one every request got")
+				require.Equal(t, apptest.PublicOf(t, prov), got[0], "the stored provisional identity is the one every request got")
 			}
 		})
 	}
@@ -95,9 +95,9 @@ func TestConcurrentMixedRequests(t *testing.T) {
 	close(start)
 	wg.Wait()
 	perm, prov := f.privateIdentity(t, "mix@example.com")
-	allowed := []string{publicOf(t, perm)}
+	allowed := []string{apptest.PublicOf(t, perm)}
 	if prov != "" {
-		allowed = append(allowed, publicOf(t, prov))
+		allowed = append(allowed, apptest.PublicOf(t, prov))
 	}
 	for i := range n {
 		require.Equal(t, perm, perms[i], "one permanent identity")

@@ -16,7 +16,6 @@ import (
 	"idvault/app/apptest"
 	"idvault/app/config"
 	"idvault/app/fakeauth"
-	"idvault/app/identity"
 	"idvault/app/server"
 )
 
@@ -95,9 +94,9 @@ func (f *fixture) privateIdentity(t *testing.T, email string) (perm, prov string
 	}
 	require.Len(t, raw, map[bool]int{false: 1, true: 2}[prov != ""], "no other keys: %s", resp.Body)
 	f.keep(perm, prov)
-	checkPermanent(t, f.app, perm)
+	apptest.CheckPermanent(t, f.app, perm)
 	if prov != "" {
-		checkProvisional(t, f.app, prov, strings.TrimSpace(email))
+		apptest.CheckProvisional(t, f.app, prov, strings.TrimSpace(email))
 	}
 	return perm, prov
 }
@@ -128,36 +127,6 @@ func (f *fixture) register(t *testing.T, email string) {
 	resp := apptest.Do(t, f.http, http.MethodPut, f.base+"/private_identity?email="+url.QueryEscape(email), map[string]bool{"registered": true})
 	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 	require.JSONEq(t, `{}`, string(resp.Body))
-}
-
-// checkPermanent parses a secret permanent identity with the identity library: right app,
-// valid delegation signature and user secret.
-func checkPermanent(t *testing.T, a apps.App, perm string) *identity.Permanent {
-	t.Helper()
-	pk, err := identity.AppPublicKey(a.Secret)
-	require.NoError(t, err)
-	p, err := identity.ParsePermanent(perm, a.ID, pk)
-	require.NoError(t, err)
-	require.Equal(t, a.ID, p.AppID)
-	return p
-}
-
-// checkProvisional parses a secret provisional identity: right app, target email, value email.
-func checkProvisional(t *testing.T, a apps.App, prov, email string) {
-	t.Helper()
-	p, err := identity.ParseProvisional(prov, a.ID)
-	require.NoError(t, err)
-	require.Equal(t, a.ID, p.AppID)
-	require.Equal(t, identity.TargetEmail, p.Target)
-	require.Equal(t, email, p.Value)
-}
-
-// publicOf derives the public identity with the identity library.
-func publicOf(t *testing.T, private string) string {
-	t.Helper()
-	pub, err := identity.PublicIdentity(private)
-	require.NoError(t, err)
-	return pub
 }
 
 // decodePublic decodes a public identity's JSON document.

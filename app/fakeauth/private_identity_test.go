@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/identity"
 )
 
@@ -30,11 +31,11 @@ func TestPrivateIdentityIsStableAndValid(t *testing.T) {
 	require.NoError(t, err)
 	_, err = uuid.Parse(rec.UserID)
 	require.NoError(t, err, "user ID is a UUID")
-	require.NoError(t, checkPermanent(t, f.app, perm).CheckUserID(rec.UserID))
+	require.NoError(t, apptest.CheckPermanent(t, f.app, perm).CheckUserID(rec.UserID))
 
 	// The public identity served is the library's derivation, byte for byte.
 	pubs := f.publicIdentities(t, "alice@example.com")
-	require.Equal(t, publicOf(t, perm), pubs[0])
+	require.Equal(t, apptest.PublicOf(t, perm), pubs[0])
 	doc := decodePublic(t, pubs[0])
 	require.Equal(t, identity.TargetUser, doc["target"])
 	require.Equal(t, base64.StdEncoding.EncodeToString(f.app.ID), doc["trustchain_id"])
@@ -113,7 +114,7 @@ func TestDisposablePrivateIdentity(t *testing.T) {
 		require.Len(t, m, 1, "only private_permanent_identity: %s", resp.Body)
 		perm := m["private_permanent_identity"].(string)
 		f.keep(perm)
-		p := checkPermanent(t, f.app, perm)
+		p := apptest.CheckPermanent(t, f.app, perm)
 		require.False(t, seen[perm], "a new identity every call")
 		require.False(t, users[string(p.UserID)], "a new user every call")
 		seen[perm], users[string(p.UserID)] = true, true

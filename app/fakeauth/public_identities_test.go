@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/config"
 	"idvault/app/identity"
 )
@@ -19,10 +20,10 @@ func TestSequencePublicBeforePrivate(t *testing.T) {
 	pubs := f.publicIdentities(t, "e1@example.com", "e2@example.com")
 	perm2, prov2 := f.privateIdentity(t, "e2@example.com")
 
-	require.Equal(t, publicOf(t, perm1), pubs[0], "e1 has a permanent identity and no provisional one")
+	require.Equal(t, apptest.PublicOf(t, perm1), pubs[0], "e1 has a permanent identity and no provisional one")
 	require.NotEmpty(t, prov2, "public_identities stored a provisional identity for e2")
-	require.Equal(t, publicOf(t, prov2), pubs[1], "e2 got the public identity of the provisional identity returned later")
-	require.NotEqual(t, publicOf(t, perm2), pubs[1])
+	require.Equal(t, apptest.PublicOf(t, prov2), pubs[1], "e2 got the public identity of the provisional identity returned later")
+	require.NotEqual(t, apptest.PublicOf(t, perm2), pubs[1])
 	doc := decodePublic(t, pubs[1])
 	require.Equal(t, identity.TargetHashedEmail, doc["target"])
 }
@@ -35,14 +36,14 @@ func TestSequenceRegistration(t *testing.T) {
 	p := f.publicIdentities(t, e)[0]
 
 	perm, prov := f.privateIdentity(t, e)
-	require.Equal(t, publicOf(t, prov), p, "private_identity returns the provisional identity already handed out")
+	require.Equal(t, apptest.PublicOf(t, prov), p, "private_identity returns the provisional identity already handed out")
 	perm2, prov2 := f.privateIdentity(t, e)
 	require.Equal(t, perm, perm2, "and the same pair every call")
 	require.Equal(t, prov, prov2)
 
 	require.Equal(t, p, f.publicIdentities(t, e)[0], "unregistered: still the provisional identity")
 	f.register(t, e)
-	require.Equal(t, publicOf(t, perm), f.publicIdentities(t, e)[0], "registered: the permanent identity")
+	require.Equal(t, apptest.PublicOf(t, perm), f.publicIdentities(t, e)[0], "registered: the permanent identity")
 	perm3, prov3 := f.privateIdentity(t, e)
 	require.Equal(t, perm, perm3, "registration changes no identity")
 	require.Equal(t, prov, prov3)
@@ -54,12 +55,12 @@ func TestPublicIdentitiesOrderAndRepeats(t *testing.T) {
 	perm, _ := f.privateIdentity(t, "known@example.com")
 	pubs := f.publicIdentities(t, "new@example.com", "known@example.com", "new@example.com", "Known@Example.com")
 	require.Equal(t, pubs[0], pubs[2], "a repeated email gets the same identity at each position")
-	require.Equal(t, publicOf(t, perm), pubs[1])
+	require.Equal(t, apptest.PublicOf(t, perm), pubs[1])
 	require.NotEqual(t, pubs[0], pubs[1])
 
 	// The provisional identity created once is the one returned later.
 	_, prov := f.privateIdentity(t, "new@example.com")
-	require.Equal(t, publicOf(t, prov), pubs[0])
+	require.Equal(t, apptest.PublicOf(t, prov), pubs[0])
 	// "Known@Example.com" is another local part: its own identity, email echoed as sent.
 	require.NotEqual(t, pubs[1], pubs[3])
 }

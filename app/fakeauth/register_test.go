@@ -31,8 +31,8 @@ func TestRegisterBodies(t *testing.T) {
 			resp := apptest.Do(t, f.http, http.MethodPut, f.base+"/private_identity?email=frank%40example.com", body)
 			require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 			require.JSONEq(t, `{}`, string(resp.Body))
-			require.Equal(t, publicOf(t, perm2), f.publicIdentities(t, "frank@example.com")[0], "registered")
-			require.Equal(t, publicOf(t, perm), f.publicIdentities(t, "erin@example.com")[0], "others unchanged")
+			require.Equal(t, apptest.PublicOf(t, perm2), f.publicIdentities(t, "frank@example.com")[0], "registered")
+			require.Equal(t, apptest.PublicOf(t, perm), f.publicIdentities(t, "erin@example.com")[0], "others unchanged")
 		})
 	}
 }
@@ -44,5 +44,5 @@ func TestRegisterIsIdempotent(t *testing.T) {
 	perm, _ := f.privateIdentity(t, "gina@example.com")
 	f.register(t, "gina@example.com")
 	f.register(t, "gina@example.com")
-	require.Equal(t, publicOf(t, perm), f.publicIdentities(t, "gina@example.com")[0])
+	require.Equal(t, apptest.PublicOf(t, perm), f.publicIdentities(t, "gina@example.com")[0])
 }

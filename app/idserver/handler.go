@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"idvault/app/apierr"
@@ -49,6 +51,17 @@ func (h *Handler) app() (apps.App, error) {
 		return apps.App{}, apierr.ISAppUnavailable.Msg("identity server unavailable: idvault does not hold the secret of its app")
 	}
 	return a, nil
+}
+
+// request reads the email of the body, then finds the served app: bad input is reported
+// before a configuration problem, so bad input never gets a 5xx.
+func (h *Handler) request(c *fiber.Ctx) (apps.App, string, error) {
+	e, err := email(c)
+	if err != nil {
+		return apps.App{}, "", err
+	}
+	a, err := h.app()
+	return a, e, err
 }
 
 // dirError maps a directory error to the client's error.

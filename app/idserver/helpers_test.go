@@ -13,7 +13,6 @@ import (
 	"idvault/app/apps"
 	"idvault/app/apptest"
 	"idvault/app/config"
-	"idvault/app/identity"
 	"idvault/app/idserver"
 	"idvault/app/server"
 )
@@ -112,9 +111,9 @@ func (f *fixture) identity(t *testing.T, email string) record {
 	f.keep(r.ServiceIdentity, r.provisional())
 	_, err := uuid.Parse(r.ID)
 	require.NoError(t, err, "id is a UUID")
-	require.NoError(t, checkPermanent(t, f.app, r.ServiceIdentity).CheckUserID(r.ID), "the id is the user ID hashed into the identity")
+	require.NoError(t, apptest.CheckPermanent(t, f.app, r.ServiceIdentity).CheckUserID(r.ID), "the id is the user ID hashed into the identity")
 	if r.ProvisionalIdentity != nil {
-		checkProvisional(t, f.app, *r.ProvisionalIdentity, strings.TrimSpace(email))
+		apptest.CheckProvisional(t, f.app, *r.ProvisionalIdentity, strings.TrimSpace(email))
 	}
 	return r
 }
@@ -138,30 +137,4 @@ func (f *fixture) register(t *testing.T, email string) {
 	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 	require.Equal(t, "OK", string(resp.Body))
 	require.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
-}
-
-func checkPermanent(t *testing.T, a apps.App, perm string) *identity.Permanent {
-	t.Helper()
-	pk, err := identity.AppPublicKey(a.Secret)
-	require.NoError(t, err)
-	p, err := identity.ParsePermanent(perm, a.ID, pk)
-	require.NoError(t, err)
-	require.Equal(t, a.ID, p.AppID)
-	return p
-}
-
-func checkProvisional(t *testing.T, a apps.App, prov, email string) {
-	t.Helper()
-	p, err := identity.ParseProvisional(prov, a.ID)
-	require.NoError(t, err)
-	require.Equal(t, a.ID, p.AppID)
-	require.Equal(t, identity.TargetEmail, p.Target)
-	require.Equal(t, email, p.Value)
-}
-
-func publicOf(t *testing.T, private string) string {
-	t.Helper()
-	pub, err := identity.PublicIdentity(private)
-	require.NoError(t, err)
-	return pub
 }

@@ -21,11 +21,7 @@ type IdentityResponse struct {
 // otherwise returns the stored record unchanged; the answer is sent after the record is
 // committed.
 func (h *Handler) Identity(c *fiber.Ctx) error {
-	e, err := email(c)
-	if err != nil {
-		return err
-	}
-	app, err := h.app()
+	app, e, err := h.request(c)
 	if err != nil {
 		return err
 	}
@@ -43,11 +39,7 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 // (as Express's sendStatus(200)). An email without a permanent identity (no record, or only a
 // provisional identity) is 400 "unknown user".
 func (h *Handler) Register(c *fiber.Ctx) error {
-	e, err := email(c)
-	if err != nil {
-		return err
-	}
-	app, err := h.app()
+	app, e, err := h.request(c)
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,7 @@ type PublicIdentityResponse struct {
 // its provisional identity, which is created and stored on first use beside (never instead of)
 // an existing permanent identity.
 func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
-	e, err := email(c)
-	if err != nil {
-		return err
-	}
-	app, err := h.app()
+	app, e, err := h.request(c)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func TestSharedWithFakeAuth(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.Status)
 		var got []map[string]string
 		resp.JSON(t, &got)
-		require.Equal(t, publicOf(t, r.ServiceIdentity), got[0]["public_identity"])
+		require.Equal(t, apptest.PublicOf(t, r.ServiceIdentity), got[0]["public_identity"])
 	})
 }
 

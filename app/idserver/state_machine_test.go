@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/identity"
 )
 
@@ -24,7 +25,7 @@ func TestStateMachine(t *testing.T) {
 			require.Equal(t, base64.StdEncoding.EncodeToString(identity.HashEmail(e)), doc["value"])
 			require.Equal(t, pub, f.publicIdentity(t, e), "stored: the same on the next call")
 			r := f.identity(t, e)
-			require.Equal(t, pub, publicOf(t, r.provisional()), "it is the provisional identity of the record")
+			require.Equal(t, pub, apptest.PublicOf(t, r.provisional()), "it is the provisional identity of the record")
 		},
 		"no record + POST /identity: creates the permanent identity, unregistered": func(t *testing.T, f *fixture) {
 			r := f.identity(t, e)
@@ -45,7 +46,7 @@ func TestStateMachine(t *testing.T) {
 			pub := f.publicIdentity(t, e)
 			r := f.identity(t, e)
 			require.NotNil(t, r.ProvisionalIdentity)
-			require.Equal(t, pub, publicOf(t, r.provisional()))
+			require.Equal(t, pub, apptest.PublicOf(t, r.provisional()))
 			require.False(t, r.Registered)
 			require.Equal(t, r, f.identity(t, e))
 		},
@@ -60,17 +61,17 @@ func TestStateMachine(t *testing.T) {
 		"permanent, unregistered, provisional exists + POST /public_identity: the provisional's": func(t *testing.T, f *fixture) {
 			f.publicIdentity(t, e)
 			r := f.identity(t, e)
-			require.Equal(t, publicOf(t, r.provisional()), f.publicIdentity(t, e))
+			require.Equal(t, apptest.PublicOf(t, r.provisional()), f.publicIdentity(t, e))
 		},
 		"permanent, unregistered, no provisional + POST /public_identity: creates one beside": func(t *testing.T, f *fixture) {
 			before := f.identity(t, e)
 			pub := f.publicIdentity(t, e)
-			require.NotEqual(t, publicOf(t, before.ServiceIdentity), pub)
+			require.NotEqual(t, apptest.PublicOf(t, before.ServiceIdentity), pub)
 			require.Equal(t, identity.TargetHashedEmail, decodePublic(t, pub)["target"])
 			after := f.identity(t, e)
 			require.Equal(t, before.ID, after.ID, "the permanent identity is kept")
 			require.Equal(t, before.ServiceIdentity, after.ServiceIdentity)
-			require.Equal(t, pub, publicOf(t, after.provisional()), "stored beside it")
+			require.Equal(t, pub, apptest.PublicOf(t, after.provisional()), "stored beside it")
 			require.Equal(t, pub, f.publicIdentity(t, e))
 		},
 		"permanent + PATCH /identity: registered": func(t *testing.T, f *fixture) {
@@ -88,13 +89,13 @@ func TestStateMachine(t *testing.T) {
 			r := f.identity(t, e)
 			f.register(t, e)
 			pub := f.publicIdentity(t, e)
-			require.Equal(t, publicOf(t, r.ServiceIdentity), pub)
+			require.Equal(t, apptest.PublicOf(t, r.ServiceIdentity), pub)
 			require.Equal(t, identity.TargetUser, decodePublic(t, pub)["target"])
 		},
 		"registered, no provisional + POST /public_identity: the permanent identity's": func(t *testing.T, f *fixture) {
 			r := f.identity(t, e)
 			f.register(t, e)
-			require.Equal(t, publicOf(t, r.ServiceIdentity), f.publicIdentity(t, e))
+			require.Equal(t, apptest.PublicOf(t, r.ServiceIdentity), f.publicIdentity(t, e))
 			require.Nil(t, f.identity(t, e).ProvisionalIdentity, "no provisional identity was created")
 		},
 		"permanent + POST /identity: the same record": func(t *testing.T, f *fixture) {
