@@ -1,0 +1,96 @@
+package verification_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/mail/mailtest"
+)
+
+func postJSON(t *testing.T, url string, body any) (int, map[string]any) {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out, &m), "body: %s", out)
+	return resp.StatusCode, m
+}
+
+// The real binary with verification on: the SMTP server is checked at start and by /readyz,
+// a code is mailed, verified once, and never appears in the server's logs.
+func TestBinarySendsAndVerifiesCodes(t *testing.T) {
+	t.Parallel()
+	smtp := mailtest.Start(t, mailtest.Options{})
+	dir := t.TempDir()
+	env := append(apptest.DataEnv(t, dir),
+		"IDVAULT_VERIFICATION__ENABLED=true",
+		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", smtp.Port()),
+		"IDVAULT_MAIL__TLS=none", "IDVAULT_MAIL__FROM=codes@idvault.test")
+	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "prod", "--json")
+	require.Equal(t, 0, code, errOut)
+	var created struct {
+		App       struct{ ID string } `json:"app"`
+		AuthToken string              `json:"auth_token"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+
+	p := apptest.Start(t, dir, env)
+	resp, err := http.Get(p.URL + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "SMTP reachable: ready")
+
+	status, body := postJSON(t, p.URL+"/verification/email", map[string]any{
+		"app_id": created.App.ID, "auth_token": created.AuthToken,
+		"email_data": map[string]any{"subject": "Code SERVICE_VERIFICATION_CODE", "to_email": "dana@example.com",
+			"text": "Your code: SERVICE_VERIFICATION_CODE"},
+	})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	msgs := smtp.Messages()
+	require.Len(t, msgs, 1)
+	m := regexp.MustCompile(`Your code: (\d{8})`).FindSubmatch(msgs[0].Data)
+	require.NotNil(t, m, "mail: %s", msgs[0].Data)
+	mailed := string(m[1])
+
+	verify := map[string]any{"app_id": created.App.ID, "auth_token": created.AuthToken, "email": "dana@example.com", "verification_code": mailed}
+	status, body = postJSON(t, p.URL+"/verification/email/verify", verify)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	status, body = postJSON(t, p.URL+"/verification/email/verify", verify)
+	require.Equal(t, http.StatusNotFound, status, "single use: %v", body)
+
+	// /code is for test-mode apps only.
+	status, body = postJSON(t, p.URL+"/verification/email/code", map[string]any{"app_id": created.App.ID, "auth_token": created.AuthToken, "email": "dana@example.com"})
+	require.Equal(t, http.StatusForbidden, status)
+	require.Equal(t, "app_is_not_test", body["error"].(map[string]any)["code"])
+
+	// With the SMTP server gone, /readyz says so.
+	smtp.Close()
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(p.URL + "/readyz")
+		if err != nil {
+			return false
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(raw), `"smtp":"failed`)
+	}, 10*1e9, 100*1e6)
+
+	p.Stop(t)
+	logs := p.Stderr.String() + p.Stdout.String()
+	require.NotContains(t, logs, mailed, "a verification code reached the logs")
+	require.NotContains(t, logs, created.AuthToken)
+}
