@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -93,4 +95,46 @@ func TestBinarySendsAndVerifiesCodes(t *testing.T) {
 	logs := p.Stderr.String() + p.Stdout.String()
 	require.NotContains(t, logs, mailed, "a verification code reached the logs")
 	require.NotContains(t, logs, created.AuthToken)
+}
+
+// SIGTERM while a send is in flight: the request finishes (the mail is sent and the client gets
+// its 200) before the server exits, and the exit is clean.
+func TestBinaryShutdownLetsInFlightRequestsFinish(t *testing.T) {
+	t.Parallel()
+	smtp := mailtest.Start(t, mailtest.Options{})
+	smtp.SetFault(mailtest.Fault{At: mailtest.AtData, Action: mailtest.Stall, Duration: 1500 * time.Millisecond})
+	dir := t.TempDir()
+	env := append(apptest.DataEnv(t, dir),
+		"IDVAULT_VERIFICATION__ENABLED=true",
+		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", smtp.Port()),
+		"IDVAULT_MAIL__TLS=none", "IDVAULT_MAIL__FROM=codes@idvault.test", "IDVAULT_MAIL__TIMEOUT=20s")
+	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "t", "--test", "--json")
+	require.Equal(t, 0, code, errOut)
+	var created struct {
+		App       struct{ ID string } `json:"app"`
+		AuthToken string              `json:"auth_token"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	p := apptest.Start(t, dir, env)
+
+	before := smtp.Connections() // the start-up SMTP check
+	done := make(chan int, 1)
+	go func() {
+		status, _ := postJSON(t, p.URL+"/verification/email", map[string]any{
+			"app_id": created.App.ID, "auth_token": created.AuthToken,
+			"email_data": map[string]any{"subject": "s", "to_email": "eve@example.com", "text": "code SERVICE_VERIFICATION_CODE"},
+		})
+		done <- status
+	}()
+	require.Eventually(t, func() bool { return smtp.Connections() > before }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // the request is now waiting on the stalled DATA
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case status := <-done:
+		require.Equal(t, http.StatusOK, status, "the in-flight request completed")
+	case <-time.After(15 * time.Second):
+		t.Fatal("the in-flight request never completed")
+	}
+	require.NoError(t, p.Cmd.Wait(), "clean exit; stderr:\n%s", p.Stderr.String())
+	require.Equal(t, 1, smtp.MessageCount(), "the mail went out")
 }
