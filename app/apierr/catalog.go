@@ -10,7 +10,6 @@ var (
 	MethodNotAllowed  = Code{http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route"}
 	BodyTooLarge      = Code{http.StatusRequestEntityTooLarge, "body_too_large", "the request body is too large"}
 	InternalError     = Code{http.StatusInternalServerError, "internal_error", "internal error; a retry may help"}
-	ServiceDown       = Code{http.StatusServiceUnavailable, "service_unavailable", "the service is shutting down or not ready"}
 	FeatureNotEnabled = Code{http.StatusNotFound, "feature_not_enabled", "this feature is not enabled on this server"}
 
 	// Apps (fake authentication, verification, admin).
@@ -52,7 +51,7 @@ var (
 
 // Catalog lists every code, for the README's reference and for tests.
 var Catalog = []Code{
-	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, InternalError, ServiceDown, FeatureNotEnabled,
+	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, InternalError, FeatureNotEnabled,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
 	NoEmailProvided, InvalidEmailIS, UnknownUser, Unauthorized, ISAppUnavailable,
