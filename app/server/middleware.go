@@ -55,7 +55,7 @@ func observe(log *slog.Logger, m *httpMetrics, handleErr fiber.ErrorHandler) fib
 		elapsed := time.Since(start)
 		m.observe(route, c.Method(), status, elapsed)
 		level := slog.LevelInfo
-		if status >= 500 {
+		if status >= 500 && route != "/readyz" { // a 503 from /readyz is a state, not a failure
 			level = slog.LevelError
 		}
 		log.Log(c.UserContext(), level, "request",
