@@ -3,7 +3,6 @@ package idserver_test
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,8 +24,7 @@ type fixture struct {
 	app   apps.App
 	token string
 
-	mu      sync.Mutex
-	secrets []string
+	secrets apptest.Secrets // every private identity handed out, checked against the log at the end
 }
 
 func newFixture(t *testing.T, opts ...func(*config.IdentityServer)) *fixture {
@@ -47,25 +45,10 @@ func newFixture(t *testing.T, opts ...func(*config.IdentityServer)) *fixture {
 
 func (f *fixture) requireNothingSecretLogged(t *testing.T) {
 	t.Helper()
-	logs := f.env.LogBuf.String()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, s := range f.secrets {
-		require.NotContains(t, logs, s, "a private identity reached the log")
-		require.NotContains(t, logs, s[len(s)/2:len(s)/2+24])
-	}
-	require.NotContains(t, logs, "@example.com", "an email reached the log")
+	f.secrets.RequireNotLogged(t, f.env.LogBuf.String())
 }
 
-func (f *fixture) keep(ids ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, id := range ids {
-		if id != "" {
-			f.secrets = append(f.secrets, id)
-		}
-	}
-}
+func (f *fixture) keep(ids ...string) { f.secrets.Keep(ids...) }
 
 // do sends a request with the configured token, if any.
 func (f *fixture) do(t *testing.T, method, target string, body any) apptest.Response {
