@@ -33,7 +33,7 @@ var errNoApp = errors.New("no app with that ID")
 
 // openBackend tries the data file first; if a server holds its lock, it uses the admin API.
 func openBackend(c config.Config) (appBackend, error) {
-	st, err := openStore(c, 0.3)
+	st, err := openStore(c, cliLockTimeout)
 	if err == nil {
 		reg, err := apps.NewRegistry(st, c.Apps)
 		if err != nil {
@@ -45,6 +45,15 @@ func openBackend(c config.Config) (appBackend, error) {
 	if !errors.Is(err, store.ErrLocked) {
 		return nil, err
 	}
+	return adminClient(c)
+}
+
+// cliLockTimeout is how long a command waits for the data file before it concludes that a
+// server holds it and goes through the admin API.
+const cliLockTimeout = 300 * time.Millisecond
+
+// adminClient talks to the running server that holds the data file.
+func adminClient(c config.Config) (*remoteBackend, error) {
 	token, err := readAdminToken(c)
 	if err != nil {
 		return nil, fmt.Errorf("the data file is held by a running server, and its admin token is not readable: %w", err)

@@ -26,15 +26,10 @@ func runBackup(_ context.Context, p *prog, args []string) int {
 	if !ok {
 		return code
 	}
-	n, err := backup(*out, func() (*store.Store, error) { return openStore(l.Config, 0.3) }, func(f *os.File) error {
-		b, err := openBackend(l.Config)
+	n, err := backup(*out, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
+		rb, err := adminClient(l.Config)
 		if err != nil {
 			return err
-		}
-		rb, ok := b.(*remoteBackend)
-		if !ok {
-			b.close()
-			return errors.New("the data file became free during the backup; run it again")
 		}
 		return rb.download("/admin/backup", f)
 	})

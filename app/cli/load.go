@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"idvault/app/config"
 	"idvault/store"
@@ -48,14 +49,14 @@ func (p *prog) load(f configFlags, flags map[string]any) (*config.Loaded, int, b
 }
 
 // openStore opens the data file with the master key; store.ErrLocked means a server holds it.
-func openStore(c config.Config, lockTimeout float64) (*store.Store, error) {
+func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error) {
 	mk, _, err := store.LoadOrCreateMasterKey(c.Store.KeyFile)
 	if err != nil {
 		return nil, err
 	}
 	opts := store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout}
 	if lockTimeout > 0 {
-		opts.LockTimeout = secondsDuration(lockTimeout)
+		opts.LockTimeout = lockTimeout
 	}
 	return store.Open(opts)
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"idvault/app/config"
 	"idvault/store"
@@ -134,5 +133,3 @@ func ensureAdminToken(p *prog, c config.Config) (string, error) {
 	fmt.Fprintf(p.stdout, "Generated the admin token (shown once; kept in %s, mode 0600):\n  %s\n", path, tok)
 	return tok, nil
 }
-
-func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -37,10 +38,10 @@ func (c Config) Validate() []error {
 			bad(fmt.Sprintf("server.trusted_proxies[%d]", i), "%q is not an IP address or CIDR", p)
 		}
 	}
-	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
 	}
-	if !oneOf(c.Log.Format, "text", "json") {
+	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
 		bad("log.format", "want text or json, got %q", c.Log.Format)
 	}
 	if strings.TrimSpace(c.Store.Path) == "" {
@@ -147,15 +148,6 @@ func IsLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func oneOf(v string, allowed ...string) bool {
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeB64 accepts standard or URL-safe base64, padded or not.

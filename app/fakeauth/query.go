@@ -2,6 +2,7 @@ package fakeauth
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,7 +22,7 @@ func queryValues(c *fiber.Ctx, names ...string) (vals []string, found bool, bad 
 		pair, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(pair, "=")
 		key, err := url.QueryUnescape(k)
-		if err != nil || !contains(names, key) {
+		if err != nil || !slices.Contains(names, key) {
 			continue
 		}
 		found = true
@@ -32,13 +33,4 @@ func queryValues(c *fiber.Ctx, names ...string) (vals []string, found bool, bad 
 		vals = append(vals, val)
 	}
 	return vals, found, false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,21 +23,12 @@ type template struct {
 func newTemplate(aliases []string) template {
 	names := []string{Placeholder}
 	for _, a := range aliases {
-		if a != Placeholder && !contains(names, a) {
+		if a != Placeholder && !slices.Contains(names, a) {
 			names = append(names, a)
 		}
 	}
 	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
 	return template{names: names}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // has reports whether s contains a placeholder.

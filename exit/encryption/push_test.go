@@ -46,10 +46,7 @@ func TestStreamSourcesAndConsumers(t *testing.T) {
 			t.Parallel()
 			rng := mrand.New(mrand.NewPCG(uint64(v), 99))
 			for range 40 {
-				clear := make([]byte, rng.IntN(2000))
-				for i := range clear {
-					clear[i] = byte(rng.Uint32())
-				}
+				clear := randomClear(rng, 2000)
 				key := randomKey(t)
 				enc, rid, err := Encrypt(v, key, clear, EncryptOptions{
 					ChunkSize: minChunkSize(v) + rng.IntN(150),

@@ -13,6 +13,15 @@ import (
 
 var allEncryptable = []Version{V2, V3, V4, V5, V6, V7, V8, V9, V10, V11}
 
+// randomClear is up to max-1 bytes of clear text of random length, from rng (repeatable).
+func randomClear(rng *mrand.Rand, max int) []byte {
+	clear := make([]byte, rng.IntN(max))
+	for i := range clear {
+		clear[i] = byte(rng.Uint32())
+	}
+	return clear
+}
+
 func randomKey(t testing.TB) []byte {
 	k := make([]byte, KeySize)
 	_, err := rand.Read(k)
@@ -81,10 +90,7 @@ func TestEncryptWriterPieces(t *testing.T) {
 			t.Parallel()
 			rng := mrand.New(mrand.NewPCG(uint64(v), 7))
 			for range 30 {
-				clear := make([]byte, rng.IntN(5000))
-				for j := range clear {
-					clear[j] = byte(rng.Uint32())
-				}
+				clear := randomClear(rng, 5000)
 				var seed [32]byte
 				seed[0] = byte(rng.Uint32())
 				id := SimpleID{1, 2, 3}
