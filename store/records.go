@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,18 +18,14 @@ type Record struct {
 	PermanentIdentity string
 	// ProvisionalIdentity is the b64 secret provisional identity (target email), "" if none.
 	ProvisionalIdentity string
-	Registered          bool
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
-}
-
-type recordDisk struct {
-	UserID      string    `json:"user_id,omitempty"`
-	Permanent   []byte    `json:"permanent,omitempty"`
-	Provisional []byte    `json:"provisional,omitempty"`
-	Registered  bool      `json:"registered"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// PublicPermanent and PublicProvisional are the public identities of the two, stored
+	// beside them when they are created so that reads need not derive them. They are "" for
+	// an identity stored before idvault kept them (see Publics): derive it from the private one.
+	PublicPermanent   string
+	PublicProvisional string
+	Registered        bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 func recordKey(appID []byte, email string) []byte {
@@ -55,23 +50,29 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string) (Record, erro
 	if v == nil {
 		return Record{}, ErrNotFound
 	}
-	var d recordDisk
-	if err := json.Unmarshal(v, &d); err != nil {
-		return Record{}, fmt.Errorf("store: decode record: %w", err)
-	}
-	perm, err := s.seal.openString(d.Permanent, adFor(bucketRecords, key, "permanent"))
+	d, err := decodeRecord(v)
 	if err != nil {
-		return Record{}, fmt.Errorf("store: record permanent identity: %w", err)
+		return Record{}, err
 	}
-	prov, err := s.seal.openString(d.Provisional, adFor(bucketRecords, key, "provisional"))
-	if err != nil {
-		return Record{}, fmt.Errorf("store: record provisional identity: %w", err)
+	r := Record{
+		AppID: append([]byte(nil), appID...), Email: email, UserID: d.userID,
+		Registered: d.registered, CreatedAt: d.createdAt, UpdatedAt: d.updatedAt,
 	}
-	return Record{
-		AppID: append([]byte(nil), appID...), Email: email, UserID: d.UserID,
-		PermanentIdentity: perm, ProvisionalIdentity: prov, Registered: d.Registered,
-		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-	}, nil
+	for _, f := range []struct {
+		sealed []byte
+		name   string
+		out    *string
+	}{
+		{d.permanent, "permanent", &r.PermanentIdentity},
+		{d.provisional, "provisional", &r.ProvisionalIdentity},
+		{d.publicPermanent, "public permanent", &r.PublicPermanent},
+		{d.publicProvisional, "public provisional", &r.PublicProvisional},
+	} {
+		if *f.out, err = s.seal.openString(f.sealed, adFor(bucketRecords, key, f.name)); err != nil {
+			return Record{}, fmt.Errorf("store: record %s identity: %w", f.name, err)
+		}
+	}
+	return r, nil
 }
 
 // UpdateRecord reads the record of (appID, email) inside one write transaction, passes it to fn
@@ -81,55 +82,66 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string) (Record, erro
 // fn runs while the single bbolt writer lock is held: it must be quick and do no I/O; expensive
 // work (key generation) belongs before the call, with fn only deciding whether to use it. This is
 // what makes "concurrent requests for one new email create exactly one identity" hold.
+//
+// Concurrent calls share one commit (see groupCommit), so fn may run twice (it must decide from
+// the record it is given); UpdateRecord returns only once the record is on disk.
 func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exists bool) (write bool, err error)) (Record, error) {
 	var out Record
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := s.getRecord(tx, appID, email)
-		exists := err == nil
-		if err != nil && err != ErrNotFound {
-			return err
-		}
-		if !exists {
-			r = Record{AppID: append([]byte(nil), appID...), Email: email}
-		}
-		write, err := fn(&r, exists)
-		if err != nil {
-			return err
-		}
-		if write {
-			now := s.now().UTC()
-			if !exists {
-				r.CreatedAt = now
-			}
-			r.UpdatedAt = now
-			if err := s.putRecord(tx, r); err != nil {
-				return err
-			}
-		}
+	err := s.group.update(func(tx *bolt.Tx) error {
+		r, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
 		out = r
-		return nil
+		return err
 	})
 	return out, err
 }
 
+// updateOne is one record's read-decide-write inside tx. Errors before the write are clean
+// (nothing written), so the rest of a shared transaction can still commit.
+func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (Record, error) {
+	r, err := s.getRecord(tx, appID, email)
+	exists := err == nil
+	if err != nil && err != ErrNotFound {
+		return Record{}, clean(err)
+	}
+	if !exists {
+		r = Record{AppID: append([]byte(nil), appID...), Email: email}
+	}
+	write, err := fn(&r, exists)
+	if err != nil {
+		return Record{}, clean(err)
+	}
+	if write {
+		if !exists {
+			r.CreatedAt = now
+		}
+		r.UpdatedAt = now
+		if err := s.putRecord(tx, r); err != nil {
+			return Record{}, err
+		}
+	}
+	return r, nil
+}
+
 func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 	key := recordKey(r.AppID, r.Email)
-	perm, err := s.seal.sealString(r.PermanentIdentity, adFor(bucketRecords, key, "permanent"))
-	if err != nil {
-		return err
+	d := recordDisk{
+		userID: r.UserID, registered: r.Registered, createdAt: r.CreatedAt, updatedAt: r.UpdatedAt,
 	}
-	prov, err := s.seal.sealString(r.ProvisionalIdentity, adFor(bucketRecords, key, "provisional"))
-	if err != nil {
-		return err
+	for _, f := range []struct {
+		clear, name string
+		out         *[]byte
+	}{
+		{r.PermanentIdentity, "permanent", &d.permanent},
+		{r.ProvisionalIdentity, "provisional", &d.provisional},
+		{r.PublicPermanent, "public permanent", &d.publicPermanent},
+		{r.PublicProvisional, "public provisional", &d.publicProvisional},
+	} {
+		var err error
+		if *f.out, err = s.seal.sealString(f.clear, adFor(bucketRecords, key, f.name)); err != nil {
+			return err
+		}
 	}
-	v, err := json.Marshal(recordDisk{
-		UserID: r.UserID, Permanent: perm, Provisional: prov, Registered: r.Registered,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-	})
-	if err != nil {
-		return fmt.Errorf("store: encode record: %w", err)
-	}
-	return tx.Bucket(bucketRecords).Put(key, v)
+	return tx.Bucket(bucketRecords).Put(key, d.encode())
 }
 
 // CountRecords returns how many identity records an app has (admin views, metrics).

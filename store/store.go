@@ -39,9 +39,10 @@ type Options struct {
 
 // Store is an open data file. It is safe for concurrent use.
 type Store struct {
-	db   *bolt.DB
-	seal *sealer
-	now  func() time.Time
+	db    *bolt.DB
+	seal  *sealer
+	group *groupCommit // identity record writes share commits
+	now   func() time.Time
 }
 
 // Open opens (creating if needed) the data file, creates every bucket and checks the schema.
@@ -67,7 +68,7 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, seal: seal, now: time.Now}
+	s := &Store{db: db, seal: seal, group: &groupCommit{db: db}, now: time.Now}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err

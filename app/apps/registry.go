@@ -45,9 +45,15 @@ type Store interface {
 }
 
 // Registry finds, creates and changes apps.
+//
+// Stored apps are cached after their first read (every identity request looks its app up, and
+// reading one means a transaction, a decode and unsealing its secret). The registry is the only
+// writer of apps while idvault runs (the data file is locked by the server), so it drops an app
+// from the cache whenever it changes or deletes it.
 type Registry struct {
 	store    Store
 	declared map[string]App
+	cache    appCache
 }
 
 // NewRegistry builds the registry; declared apps are checked and take precedence over stored
@@ -95,6 +101,10 @@ func (r *Registry) Get(id []byte) (App, error) {
 	if a, ok := r.declared[string(id)]; ok {
 		return a, nil
 	}
+	if a, ok := r.cache.get(id); ok {
+		return a, nil
+	}
+	gen := r.cache.generation()
 	a, err := r.store.App(id)
 	if errors.Is(err, store.ErrNotFound) {
 		return App{}, ErrNotFound
@@ -102,6 +112,7 @@ func (r *Registry) Get(id []byte) (App, error) {
 	if err != nil {
 		return App{}, err
 	}
+	r.cache.put(gen, App{App: a})
 	return App{App: a}, nil
 }
 
@@ -169,7 +180,9 @@ func (r *Registry) RotateToken(id []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := r.store.SetAppAuthTokenHash(id, hash); errors.Is(err, store.ErrNotFound) {
+	_, err = r.store.SetAppAuthTokenHash(id, hash)
+	r.cache.drop(id)
+	if errors.Is(err, store.ErrNotFound) {
 		return "", ErrNotFound
 	} else if err != nil {
 		return "", err
@@ -183,6 +196,7 @@ func (r *Registry) Delete(id []byte) error {
 		return ErrDeclared
 	}
 	err := r.store.DeleteApp(id)
+	r.cache.drop(id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrNotFound
 	}

@@ -13,62 +13,48 @@ import (
 // emails must be normalised; a repeated email is resolved once and answered at each of its
 // positions with the same identity.
 //
-// The provisional identities that are missing are generated first, outside any transaction,
-// then stored in one write transaction (one commit for the whole list, instead of one per new
-// email: a list of 100 new emails costs one fsync, not 100). As in PublicIdentity, a record that
-// changed meanwhile is answered from what is stored, so concurrent requests agree.
+// Public identities are stored beside the private ones when those are created, so a list of
+// known emails is one read transaction that unseals one public identity per email: no private
+// identity is opened and nothing is derived. The provisional identities that are missing are
+// generated first, outside any transaction, then stored in one write transaction (one commit
+// for the whole list). As in Permanent, a record that changed meanwhile is answered from what
+// is stored, so concurrent requests agree.
+//
+// Records stored before public identities were kept have none: their public identity is
+// derived from the private one once, and stored (derive and cache).
 func (d *Directory) PublicIdentities(app apps.App, emails []string, policy Policy) ([]string, error) {
 	index := make(map[string]int, len(emails)) // email -> position in unique
-	var unique []string
+	unique := make([]string, 0, len(emails))
 	for _, e := range emails {
 		if _, ok := index[e]; !ok {
 			index[e] = len(unique)
 			unique = append(unique, e)
 		}
 	}
+	found, err := d.st.Publics(app.ID, unique)
+	if err != nil {
+		return nil, err
+	}
 	pubs := make([]string, len(unique))
-	var missing []int // positions in unique that need a provisional identity
-	for i, e := range unique {
-		r, err := d.st.Record(app.ID, e)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+	var missing, legacy []int // positions in unique
+	for i, p := range found {
+		switch pub, state := policy.publicOf(p); state {
+		case stored:
+			pubs[i] = pub
+		case notStored:
+			legacy = append(legacy, i)
+		default:
+			missing = append(missing, i)
+		}
+	}
+	if len(legacy) > 0 {
+		if err := d.deriveAndCache(app, unique, legacy, pubs, policy); err != nil {
 			return nil, err
 		}
-		if err == nil {
-			if pub, ok, err := policy.publicOf(r); err != nil {
-				return nil, err
-			} else if ok {
-				pubs[i] = pub
-				continue
-			}
-		}
-		missing = append(missing, i)
 	}
 	if len(missing) > 0 {
-		provs := make([]string, len(missing))
-		batch := make([]string, len(missing))
-		for j, i := range missing {
-			prov, err := identity.CreateProvisional(app.ID, identity.TargetEmail, unique[i])
-			if err != nil {
-				return nil, fmt.Errorf("directory: create provisional identity: %w", err)
-			}
-			provs[j], batch[j] = prov, unique[i]
-		}
-		recs, err := d.st.UpdateRecords(app.ID, batch, func(j int, r *store.Record, _ bool) (bool, error) {
-			if policy.usePermanent(*r) || r.ProvisionalIdentity != "" {
-				return false, nil // changed since the read: answer from the stored record
-			}
-			r.ProvisionalIdentity = provs[j]
-			return true, nil
-		})
-		if err != nil {
+		if err := d.createProvisionals(app, unique, missing, pubs, policy); err != nil {
 			return nil, err
-		}
-		for j, i := range missing {
-			pub, _, err := policy.publicOf(recs[j])
-			if err != nil {
-				return nil, err
-			}
-			pubs[i] = pub
 		}
 	}
 	out := make([]string, len(emails))
@@ -78,21 +64,127 @@ func (d *Directory) PublicIdentities(app apps.App, emails []string, policy Polic
 	return out, nil
 }
 
-// publicOf is the public identity r answers with under p, and false when r has no identity to
-// answer with yet (a provisional identity must be created).
-func (p Policy) publicOf(r store.Record) (string, bool, error) {
-	var private string
-	switch {
-	case p.usePermanent(r):
-		private = r.PermanentIdentity
-	case r.ProvisionalIdentity != "":
-		private = r.ProvisionalIdentity
-	default:
-		return "", false, nil
+// createProvisionals generates a provisional identity for each email of unique at the positions
+// missing, stores them in one write transaction, and fills pubs from what is stored.
+func (d *Directory) createProvisionals(app apps.App, unique []string, missing []int, pubs []string, policy Policy) error {
+	provs := make([]string, len(missing))
+	provPubs := make([]string, len(missing))
+	batch := make([]string, len(missing))
+	for j, i := range missing {
+		prov, err := identity.CreateProvisional(app.ID, identity.TargetEmail, unique[i])
+		if err != nil {
+			return fmt.Errorf("directory: create provisional identity: %w", err)
+		}
+		pub, err := identity.PublicIdentity(prov)
+		if err != nil {
+			return fmt.Errorf("directory: public identity: %w", err)
+		}
+		provs[j], provPubs[j], batch[j] = prov, pub, unique[i]
 	}
-	pub, err := identity.PublicIdentity(private)
+	recs, err := d.st.UpdateRecords(app.ID, batch, func(j int, r *store.Record, _ bool) (bool, error) {
+		if policy.usePermanent(r.PermanentIdentity != "", r.ProvisionalIdentity != "", r.Registered) || r.ProvisionalIdentity != "" {
+			return false, nil // changed since the read: answer from the stored record
+		}
+		r.ProvisionalIdentity, r.PublicProvisional = provs[j], provPubs[j]
+		return true, nil
+	})
 	if err != nil {
-		return "", false, fmt.Errorf("directory: public identity: %w", err)
+		return err
 	}
-	return pub, true, nil
+	for j, i := range missing {
+		pub, err := policy.publicOfRecord(recs[j])
+		if err != nil {
+			return err
+		}
+		pubs[i] = pub
+	}
+	return nil
+}
+
+// deriveAndCache answers the records at the positions legacy, which were stored without their
+// public identities: it derives them from the private ones, then stores them in one write
+// transaction so that the next read finds them.
+func (d *Directory) deriveAndCache(app apps.App, unique []string, legacy []int, pubs []string, policy Policy) error {
+	derived := map[string]string{} // private identity -> its public identity
+	batch := make([]string, len(legacy))
+	for j, i := range legacy {
+		r, err := d.st.Record(app.ID, unique[i])
+		if err != nil {
+			return err
+		}
+		for _, private := range []string{r.PermanentIdentity, r.ProvisionalIdentity} {
+			if private != "" {
+				pub, err := identity.PublicIdentity(private)
+				if err != nil {
+					return fmt.Errorf("directory: public identity: %w", err)
+				}
+				derived[private] = pub
+			}
+		}
+		r.PublicPermanent, r.PublicProvisional = derived[r.PermanentIdentity], derived[r.ProvisionalIdentity]
+		if pubs[i], err = policy.publicOfRecord(r); err != nil {
+			return err
+		}
+		batch[j] = unique[i]
+	}
+	_, err := d.st.UpdateRecords(app.ID, batch, func(_ int, r *store.Record, _ bool) (bool, error) {
+		write := false
+		if pub, ok := derived[r.PermanentIdentity]; ok && r.PublicPermanent == "" {
+			r.PublicPermanent, write = pub, true
+		}
+		if pub, ok := derived[r.ProvisionalIdentity]; ok && r.PublicProvisional == "" {
+			r.PublicProvisional, write = pub, true
+		}
+		return write, nil
+	})
+	return err
+}
+
+// publicState says whether a record has the public identity a policy answers with.
+type publicState int
+
+const (
+	none      publicState = iota // no identity to answer with: a provisional one must be created
+	stored                       // stored beside the private identity
+	notStored                    // the identity exists but was stored without its public identity
+)
+
+// publicOf is the public identity p answers with for a record, and whether it is stored.
+func (p Policy) publicOf(r store.Public) (string, publicState) {
+	var pub string
+	switch {
+	case p.usePermanent(r.HasPermanent, r.HasProvisional, r.Registered):
+		pub = r.PublicPermanent
+	case r.HasProvisional:
+		pub = r.PublicProvisional
+	default:
+		return "", none
+	}
+	if pub == "" {
+		return "", notStored
+	}
+	return pub, stored
+}
+
+// publicOfRecord is the public identity p answers with for a full record that has one.
+func (p Policy) publicOfRecord(r store.Record) (string, error) {
+	pub, state := p.publicOf(store.Public{
+		Found: true, HasPermanent: r.PermanentIdentity != "", HasProvisional: r.ProvisionalIdentity != "",
+		Registered: r.Registered, PublicPermanent: r.PublicPermanent, PublicProvisional: r.PublicProvisional,
+	})
+	switch state {
+	case stored:
+		return pub, nil
+	case notStored: // stored before public identities were kept, read through a write
+		private := r.ProvisionalIdentity
+		if p.usePermanent(r.PermanentIdentity != "", r.ProvisionalIdentity != "", r.Registered) {
+			private = r.PermanentIdentity
+		}
+		pub, err := identity.PublicIdentity(private)
+		if err != nil {
+			return "", fmt.Errorf("directory: public identity: %w", err)
+		}
+		return pub, nil
+	}
+	return "", errors.New("directory: the stored record has no identity to share")
 }

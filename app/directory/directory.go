@@ -29,6 +29,7 @@ var ErrUnknownUser = errors.New("directory: unknown user")
 // Store is what the directory needs from the store.
 type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
+	Publics(appID []byte, emails []string) ([]store.Public, error)
 	UpdateRecord(appID []byte, email string, fn func(r *store.Record, exists bool) (bool, error)) (store.Record, error)
 	UpdateRecords(appID []byte, emails []string, fn func(i int, r *store.Record, exists bool) (bool, error)) ([]store.Record, error)
 }
@@ -65,11 +66,15 @@ func (d *Directory) Permanent(app apps.App, email string) (store.Record, error) 
 	if err != nil {
 		return store.Record{}, fmt.Errorf("directory: create permanent identity: %w", err)
 	}
+	pub, err := identity.PublicIdentity(perm)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("directory: public identity: %w", err)
+	}
 	return d.st.UpdateRecord(app.ID, email, func(r *store.Record, _ bool) (bool, error) {
 		if r.PermanentIdentity != "" {
 			return false, nil // another request created it first: use theirs
 		}
-		r.UserID, r.PermanentIdentity, r.Registered = userID, perm, false
+		r.UserID, r.PermanentIdentity, r.PublicPermanent, r.Registered = userID, perm, pub, false
 		return true, nil
 	})
 }
@@ -86,44 +91,24 @@ const (
 	IdentityServerPolicy
 )
 
-func (p Policy) usePermanent(r store.Record) bool {
-	if r.PermanentIdentity == "" {
+func (p Policy) usePermanent(hasPermanent, hasProvisional, registered bool) bool {
+	if !hasPermanent {
 		return false
 	}
 	if p == FakeAuthPolicy {
-		return r.ProvisionalIdentity == "" || r.Registered
+		return !hasProvisional || registered
 	}
-	return r.Registered
+	return registered
 }
 
 // PublicIdentity returns the public identity email should be shared with under policy,
 // creating and storing a provisional identity (target email) when the email has none to use.
 func (d *Directory) PublicIdentity(app apps.App, email string, policy Policy) (string, error) {
-	r, err := d.st.Record(app.ID, email)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", err
-	}
-	if err == nil {
-		if pub, ok, err := policy.publicOf(r); err != nil || ok {
-			return pub, err
-		}
-	}
-	prov, err := identity.CreateProvisional(app.ID, identity.TargetEmail, email)
-	if err != nil {
-		return "", fmt.Errorf("directory: create provisional identity: %w", err)
-	}
-	r, err = d.st.UpdateRecord(app.ID, email, func(r *store.Record, _ bool) (bool, error) {
-		if policy.usePermanent(*r) || r.ProvisionalIdentity != "" {
-			return false, nil // changed since the read: answer from the stored record
-		}
-		r.ProvisionalIdentity = prov
-		return true, nil
-	})
+	pubs, err := d.PublicIdentities(app, []string{email}, policy)
 	if err != nil {
 		return "", err
 	}
-	pub, _, err := policy.publicOf(r)
-	return pub, err
+	return pubs[0], nil
 }
 
 // Register marks email as registered; ErrUnknownUser when it has no permanent identity.

@@ -1,0 +1,232 @@
+package loadgen_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/app/config"
+	"idvault/app/fakeauth"
+	"idvault/app/idserver"
+	"idvault/app/loadgen"
+	"idvault/app/server"
+)
+
+// clients is the number of concurrent keep-alive clients of every row (as wrk -c 32).
+const clients = 32
+
+// row is one line of the table: a route driven by 32 clients, with its goal.
+type row struct {
+	name string
+	next loadgen.Request
+	// goal is met when the rate >= goalRate, or when rate/bare >= goalRatio, in some round.
+	goalRate, goalRatio float64
+	goalText            string
+	rounds              []measure
+}
+
+// measure is one round of a row: its rate and the bare route's rate in the slices interleaved
+// with it.
+type measure struct{ rate, bare float64 }
+
+func (m measure) ratio() float64 { return m.rate / m.bare }
+
+// slice is how long the route and the bare route take turns: short turns make both see the same
+// machine (other work on a shared machine changes from one second to the next).
+const slice = 500 * time.Millisecond
+
+// BenchmarkHTTPLoad drives the real server (the same server.New, handlers, store on disk and
+// request log as `idvault serve`) over loopback with 32 concurrent keep-alive clients, beside a
+// bare fiber route that echoes JSON, in rounds that measure every row one after the other, and
+// prints the table the README quotes. Each row runs for IDVAULT_LOAD_SECONDS (default 3) per
+// round, over IDVAULT_LOAD_ROUNDS rounds (default 2); IDVAULT_LOAD_ONLY=<part of a row's name>
+// keeps that row and the baseline (for a profile). Run alone: make bench-http.
+func BenchmarkHTTPLoad(b *testing.B) {
+	seconds := envInt("IDVAULT_LOAD_SECONDS", 3)
+	rounds := envInt("IDVAULT_LOAD_ROUNDS", 2)
+
+	bare := listen(b, apptest.EchoApp())
+
+	env := apptest.New(b)
+	is := env.CreateApp(b, false).App
+	fa := env.CreateApp(b, true).App
+	// The request log as `idvault serve` writes it by default (text, info), into io.Discard: the
+	// cost of formatting every line is measured, the disk is not.
+	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	app := env.Server(func(d *server.Deps) {
+		d.Logger = log
+		d.IdentityServer = idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log)
+		d.FakeAuth = fakeauth.New(env.Apps, env.Dir, config.Default().FakeAuth, env.Prom, log)
+	})
+	addr := listen(b, app)
+
+	known := make([]string, 100)
+	for i := range known {
+		known[i] = fmt.Sprintf("known%d@example.com", i)
+		if _, err := env.Dir.Permanent(is, known[i]); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := env.Dir.Permanent(fa, known[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := time.Now().UnixNano() // new emails stay new across rounds and runs
+	postEmail := func(path string, email func(i int64) string) loadgen.Request {
+		return func(i int64, req *fasthttp.Request) {
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURI(path)
+			req.Header.SetContentType(fiber.MIMEApplicationJSON)
+			req.SetBodyString(`{"email":"` + email(i) + `"}`)
+		}
+	}
+	listURI := "/apps/" + apps.URLID(fa.ID) + "/public_identities?emails=" + strings.Join(known, ",")
+
+	rows := []*row{
+		{name: "POST /identity, known email", goalRatio: 0.5, goalText: ">= 0.5x bare",
+			next: postEmail("/identity", func(i int64) string { return known[i%100] })},
+		{name: "POST /identity, new email (durable)", goalRate: 7000, goalText: ">= 7,000/s",
+			next: postEmail("/identity", func(i int64) string { return fmt.Sprintf("n%d-%d@example.com", run, i) })},
+		{name: "POST /public_identity, new email (durable)", goalRate: 5000, goalText: ">= 5,000/s",
+			next: postEmail("/public_identity", func(i int64) string { return fmt.Sprintf("p%d-%d@example.com", run, i) })},
+		{name: "fake auth public_identities, 100 known emails", goalRate: 2000, goalText: ">= 2,000/s",
+			next: func(_ int64, req *fasthttp.Request) { req.SetRequestURI(listURI) }},
+	}
+	echo := postEmail("/echo", func(int64) string { return "bench@example.com" })
+
+	if only := os.Getenv("IDVAULT_LOAD_ONLY"); only != "" { // profiling one row
+		var kept []*row
+		for _, r := range rows {
+			if strings.Contains(r.name, only) {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
+	turns := max(1, int(time.Duration(seconds)*time.Second/slice))
+	var next int64 // request counter across the turns of a row, so new emails stay new
+	for round := range rounds {
+		for _, r := range rows {
+			var routeRes, bareRes loadgen.Result
+			for range turns {
+				bareRes = add(bareRes, drive(b, bare, echo, 0))
+				res := drive(b, addr, r.next, next)
+				next += res.Requests + res.Errors
+				if res.Errors > 0 {
+					b.Fatalf("%s, round %d: %d errors, first: %s", r.name, round+1, res.Errors, res.FirstError)
+				}
+				routeRes = add(routeRes, res)
+			}
+			r.rounds = append(r.rounds, measure{rate: routeRes.PerSecond(), bare: bareRes.PerSecond()})
+		}
+	}
+	fmt.Print(table(rows, seconds))
+	for _, r := range rows {
+		b.ReportMetric(bestRatio(r), metricName(r.name))
+	}
+}
+
+// drive runs one turn of a route; request numbers start at from.
+func drive(b *testing.B, addr string, next loadgen.Request, from int64) loadgen.Result {
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Addr: addr, Clients: clients, Duration: slice, MaxRequests: 1_000_000, Want: fiber.StatusOK,
+		Next: func(i int64, req *fasthttp.Request) { next(from+i, req) },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+func add(a, b loadgen.Result) loadgen.Result {
+	a.Requests += b.Requests
+	a.Errors += b.Errors
+	a.Elapsed += b.Elapsed
+	if a.FirstError == "" {
+		a.FirstError = b.FirstError
+	}
+	return a
+}
+
+// table renders the rows as Markdown: per round, the route's rate, the bare route's rate in
+// the turns interleaved with it, and their ratio; the goal is met if some round meets it.
+func table(rows []*row, seconds int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%d keep-alive clients over loopback; each row takes turns of %v with the bare route, %d s each per round; rounds separated by \" / \"; GOMAXPROCS=%d\n\n",
+		clients, slice, seconds, runtimeProcs())
+	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | goal | met |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		var rates, bares, ratios []string
+		met := "no"
+		for _, m := range r.rounds {
+			rates = append(rates, thousands(m.rate))
+			bares = append(bares, thousands(m.bare))
+			ratios = append(ratios, fmt.Sprintf("%.2f", m.ratio()))
+			if (r.goalRate > 0 && m.rate >= r.goalRate) || (r.goalRatio > 0 && m.ratio() >= r.goalRatio) {
+				met = "yes"
+			}
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s |\n", r.name, strings.Join(rates, " / "),
+			strings.Join(bares, " / "), strings.Join(ratios, " / "), r.goalText, met)
+	}
+	return sb.String()
+}
+
+func bestRatio(r *row) float64 {
+	best := 0.0
+	for _, m := range r.rounds {
+		best = max(best, m.ratio())
+	}
+	return best
+}
+
+func metricName(name string) string {
+	f := func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}
+	return strings.Trim(strings.Map(f, strings.ToLower(name)), "_") + "_x_bare"
+}
+
+// thousands formats v as an integer with comma separators.
+func thousands(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// listen serves app on 127.0.0.1:0 until the benchmark ends and returns its address.
+func listen(b *testing.B, app *fiber.App) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = app.Listener(ln) }()
+	b.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
+	return ln.Addr().String()
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
