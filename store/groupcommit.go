@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -32,6 +33,10 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*groupWrite
 	running bool
+
+	// commits and writes count the transactions run and the writes they held (benchmarks and
+	// tests read them to see the grouping).
+	commits, writes atomic.Int64
 }
 
 type groupWrite struct {
@@ -94,6 +99,8 @@ func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
 
 // commit runs a group in one transaction, or each write alone when the group cannot commit.
 func (g *groupCommit) commit(group []*groupWrite) {
+	g.commits.Add(1)
+	g.writes.Add(int64(len(group)))
 	err := g.db.Update(func(tx *bolt.Tx) error {
 		for _, w := range group {
 			w.err = w.fn(tx)
@@ -124,4 +131,10 @@ func unwrapClean(err error) error {
 		return ce.err
 	}
 	return err
+}
+
+// RecordCommits returns how many transactions have committed identity record writes since
+// the store opened, and how many writes they held: writes/commits is the mean group size.
+func (s *Store) RecordCommits() (commits, writes int64) {
+	return s.group.commits.Load(), s.group.writes.Load()
 }

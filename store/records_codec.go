@@ -68,7 +68,7 @@ func decodeRecord(v []byte) (recordDisk, error) {
 	var fields [5][]byte
 	for i := range fields {
 		n, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(len(rest)-k) {
+		if k <= 0 || k != len(binary.AppendUvarint(nil, n)) || n > uint64(len(rest)-k) { // minimal lengths only
 			return recordDisk{}, errRecordLayout
 		}
 		if n > 0 {

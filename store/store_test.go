@@ -70,6 +70,7 @@ func TestSecretsAreSealedOnDisk(t *testing.T) {
 	const ident = "eyJ0cnVzdGNoYWluX2lkIjoiUFJJVkFURS1JREVOVElUWS1NQVJLRVIifQ=="
 	_, err := s.UpdateRecord(a.ID, "alice@example.com", func(r *Record, _ bool) (bool, error) {
 		r.PermanentIdentity, r.ProvisionalIdentity = ident, ident+"prov"
+		r.PublicPermanent, r.PublicProvisional = ident+"pub", ident+"pubprov"
 		return true, nil
 	})
 	require.NoError(t, err)
@@ -80,7 +81,7 @@ func TestSecretsAreSealedOnDisk(t *testing.T) {
 	require.NoError(t, err)
 	for name, blob := range map[string][]byte{"data file": disk, "backup": backup.Bytes()} {
 		require.False(t, bytes.Contains(blob, a.Secret), "%s holds the app secret in clear", name)
-		require.False(t, bytes.Contains(blob, []byte(ident)), "%s holds a private identity in clear", name)
+		require.False(t, bytes.Contains(blob, []byte(ident)), "%s holds an identity in clear", name)
 		require.True(t, bytes.Contains(blob, []byte("alice@example.com")), "%s keys records by email", name)
 	}
 }

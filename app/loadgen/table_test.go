@@ -40,7 +40,7 @@ type row struct {
 
 // measure is one round of a row: its rate and the bare route's rate in the slices interleaved
 // with it.
-type measure struct{ rate, bare float64 }
+type measure struct{ rate, bare, perCommit float64 }
 
 func (m measure) ratio() float64 { return m.rate / m.bare }
 
@@ -120,6 +120,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	for round := range rounds {
 		for _, r := range rows {
 			var routeRes, bareRes loadgen.Result
+			c0, w0 := env.Store.RecordCommits()
 			for range turns {
 				bareRes = add(bareRes, drive(b, bare, echo, 0))
 				res := drive(b, addr, r.next, next)
@@ -129,7 +130,12 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				}
 				routeRes = add(routeRes, res)
 			}
-			r.rounds = append(r.rounds, measure{rate: routeRes.PerSecond(), bare: bareRes.PerSecond()})
+			c1, w1 := env.Store.RecordCommits()
+			m := measure{rate: routeRes.PerSecond(), bare: bareRes.PerSecond()}
+			if c1 > c0 {
+				m.perCommit = float64(w1-w0) / float64(c1-c0)
+			}
+			r.rounds = append(r.rounds, m)
 		}
 	}
 	fmt.Print(table(rows, seconds))
@@ -166,20 +172,24 @@ func table(rows []*row, seconds int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n%d keep-alive clients over loopback; each row takes turns of %v with the bare route, %d s each per round; rounds separated by \" / \"; GOMAXPROCS=%d\n\n",
 		clients, slice, seconds, runtimeProcs())
-	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | goal | met |\n|---|---|---|---|---|---|\n")
+	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | writes per commit | goal | met |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		var rates, bares, ratios []string
+		var rates, bares, ratios, groups []string
 		met := "no"
 		for _, m := range r.rounds {
 			rates = append(rates, thousands(m.rate))
 			bares = append(bares, thousands(m.bare))
 			ratios = append(ratios, fmt.Sprintf("%.2f", m.ratio()))
+			groups = append(groups, "-")
+			if m.perCommit > 0 {
+				groups[len(groups)-1] = fmt.Sprintf("%.1f", m.perCommit)
+			}
 			if (r.goalRate > 0 && m.rate >= r.goalRate) || (r.goalRatio > 0 && m.ratio() >= r.goalRatio) {
 				met = "yes"
 			}
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s |\n", r.name, strings.Join(rates, " / "),
-			strings.Join(bares, " / "), strings.Join(ratios, " / "), r.goalText, met)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", r.name, strings.Join(rates, " / "),
+			strings.Join(bares, " / "), strings.Join(ratios, " / "), strings.Join(groups, " / "), r.goalText, met)
 	}
 	return sb.String()
 }
