@@ -55,7 +55,7 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string) (Record, erro
 		return Record{}, err
 	}
 	r := Record{
-		AppID: append([]byte(nil), appID...), Email: email, UserID: d.userID,
+		AppID: append([]byte(nil), appID...), Email: email, UserID: string(d.userID),
 		Registered: d.registered, CreatedAt: d.createdAt, UpdatedAt: d.updatedAt,
 	}
 	for _, f := range []struct {
@@ -125,7 +125,7 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 	key := recordKey(r.AppID, r.Email)
 	d := recordDisk{
-		userID: r.UserID, registered: r.Registered, createdAt: r.CreatedAt, updatedAt: r.UpdatedAt,
+		userID: []byte(r.UserID), registered: r.Registered, createdAt: r.CreatedAt, updatedAt: r.UpdatedAt,
 	}
 	for _, f := range []struct {
 		clear, name string

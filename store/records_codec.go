@@ -21,7 +21,7 @@ const recordFormat = 2
 
 // recordDisk is a record as stored: identities sealed, the rest in clear.
 type recordDisk struct {
-	userID                             string
+	userID                             []byte
 	permanent, provisional             []byte
 	publicPermanent, publicProvisional []byte
 	registered                         bool
@@ -29,7 +29,7 @@ type recordDisk struct {
 }
 
 func (d recordDisk) encode() []byte {
-	fields := [][]byte{[]byte(d.userID), d.permanent, d.provisional, d.publicPermanent, d.publicProvisional}
+	fields := [][]byte{d.userID, d.permanent, d.provisional, d.publicPermanent, d.publicProvisional}
 	size := 18
 	for _, f := range fields {
 		size += binary.MaxVarintLen64 + len(f)
@@ -68,7 +68,7 @@ func decodeRecord(v []byte) (recordDisk, error) {
 	var fields [5][]byte
 	for i := range fields {
 		n, k := binary.Uvarint(rest)
-		if k <= 0 || k != len(binary.AppendUvarint(nil, n)) || n > uint64(len(rest)-k) { // minimal lengths only
+		if k <= 0 || (k > 1 && rest[k-1] == 0) || n > uint64(len(rest)-k) { // minimal lengths only
 			return recordDisk{}, errRecordLayout
 		}
 		if n > 0 {
@@ -79,7 +79,7 @@ func decodeRecord(v []byte) (recordDisk, error) {
 	if len(rest) != 0 {
 		return recordDisk{}, errRecordLayout
 	}
-	d.userID = string(fields[0])
+	d.userID = fields[0]
 	d.permanent, d.provisional, d.publicPermanent, d.publicProvisional = fields[1], fields[2], fields[3], fields[4]
 	return d, nil
 }
@@ -101,7 +101,7 @@ func decodeRecordJSON(v []byte) (recordDisk, error) {
 		return recordDisk{}, fmt.Errorf("store: decode record: %w", err)
 	}
 	return recordDisk{
-		userID: j.UserID, permanent: j.Permanent, provisional: j.Provisional,
+		userID: []byte(j.UserID), permanent: j.Permanent, provisional: j.Provisional,
 		registered: j.Registered, createdAt: j.CreatedAt, updatedAt: j.UpdatedAt,
 	}, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,12 +24,24 @@ type Public struct {
 func (s *Store) Publics(appID []byte, emails []string) ([]Public, error) {
 	out := make([]Public, len(emails))
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecords)
+		c := tx.Bucket(bucketRecords).Cursor() // one cursor for every lookup: no allocation per email
 		key := make([]byte, 0, len(appID)+64)
+		var ad, plain []byte // reused: one allocation per identity, for its string
+		open := func(sealed []byte, field string) (string, error) {
+			if len(sealed) == 0 {
+				return "", nil
+			}
+			ad = appendAD(ad[:0], bucketRecords, key, field)
+			var err error
+			if plain, err = s.seal.openTo(plain[:0], sealed, ad); err != nil {
+				return "", fmt.Errorf("store: record %s identity: %w", field, err)
+			}
+			return string(plain), nil
+		}
 		for i, email := range emails {
 			key = append(append(key[:0], appID...), email...)
-			v := b.Get(key)
-			if v == nil {
+			k, v := c.Seek(key)
+			if !bytes.Equal(k, key) {
 				continue
 			}
 			d, err := decodeRecord(v)
@@ -36,11 +49,11 @@ func (s *Store) Publics(appID []byte, emails []string) ([]Public, error) {
 				return err
 			}
 			p := Public{Found: true, HasPermanent: len(d.permanent) > 0, HasProvisional: len(d.provisional) > 0, Registered: d.registered}
-			if p.PublicPermanent, err = s.seal.openString(d.publicPermanent, adFor(bucketRecords, key, "public permanent")); err != nil {
-				return fmt.Errorf("store: record public permanent identity: %w", err)
+			if p.PublicPermanent, err = open(d.publicPermanent, "public permanent"); err != nil {
+				return err
 			}
-			if p.PublicProvisional, err = s.seal.openString(d.publicProvisional, adFor(bucketRecords, key, "public provisional")); err != nil {
-				return fmt.Errorf("store: record public provisional identity: %w", err)
+			if p.PublicProvisional, err = open(d.publicProvisional, "public provisional"); err != nil {
+				return err
 			}
 			out[i] = p
 		}

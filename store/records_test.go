@@ -110,7 +110,7 @@ func TestSchema1RecordsAreReadAndUpgraded(t *testing.T) {
 
 func TestDecodeRecordRejectsDamage(t *testing.T) {
 	t.Parallel()
-	good := recordDisk{userID: "u", permanent: []byte("p"), createdAt: time.Unix(1, 0), updatedAt: time.Unix(2, 0)}.encode()
+	good := recordDisk{userID: []byte("u"), permanent: []byte("p"), createdAt: time.Unix(1, 0), updatedAt: time.Unix(2, 0)}.encode()
 	_, err := decodeRecord(good)
 	require.NoError(t, err)
 	for name, v := range map[string][]byte{
@@ -127,7 +127,7 @@ func TestDecodeRecordRejectsDamage(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(recordDisk{userID: "u", permanent: []byte("perm"), publicProvisional: []byte("x"), registered: true,
+	f.Add(recordDisk{userID: []byte("u"), permanent: []byte("perm"), publicProvisional: []byte("x"), registered: true,
 		createdAt: time.Unix(1, 2), updatedAt: time.Unix(3, 4)}.encode())
 	f.Add([]byte(`{"user_id":"u","registered":true,"created_at":"2025-01-01T00:00:00Z"}`))
 	f.Add([]byte{recordFormat, 0})

@@ -36,11 +36,16 @@ func (s *sealer) seal(plain, ad []byte) ([]byte, error) {
 
 // open decrypts a value made by seal with the same ad.
 func (s *sealer) open(sealed, ad []byte) ([]byte, error) {
+	return s.openTo(nil, sealed, ad)
+}
+
+// openTo is open appending the clear value to dst (which may be reused between calls).
+func (s *sealer) openTo(dst, sealed, ad []byte) ([]byte, error) {
 	if len(sealed) < 1+chacha20poly1305.NonceSizeX+s.aead.Overhead() || sealed[0] != sealVersion {
 		return nil, ErrSealed
 	}
 	nonce := sealed[1 : 1+chacha20poly1305.NonceSizeX]
-	plain, err := s.aead.Open(nil, nonce, sealed[1+chacha20poly1305.NonceSizeX:], ad)
+	plain, err := s.aead.Open(dst, nonce, sealed[1+chacha20poly1305.NonceSizeX:], ad)
 	if err != nil {
 		return nil, ErrSealed
 	}
@@ -65,10 +70,14 @@ func (s *sealer) openString(b, ad []byte) (string, error) {
 
 // adFor builds the associated data for a sealed field: bucket, key and field name.
 func adFor(bucket, key []byte, field string) []byte {
-	ad := make([]byte, 0, len(bucket)+len(key)+len(field)+2)
-	ad = append(ad, bucket...)
-	ad = append(ad, 0)
-	ad = append(ad, key...)
-	ad = append(ad, 0)
-	return append(ad, field...)
+	return appendAD(make([]byte, 0, len(bucket)+len(key)+len(field)+2), bucket, key, field)
+}
+
+// appendAD is adFor appending to dst.
+func appendAD(dst, bucket, key []byte, field string) []byte {
+	dst = append(dst, bucket...)
+	dst = append(dst, 0)
+	dst = append(dst, key...)
+	dst = append(dst, 0)
+	return append(dst, field...)
 }

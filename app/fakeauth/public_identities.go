@@ -1,6 +1,7 @@
 package fakeauth
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -59,9 +60,38 @@ func (h *Handler) PublicIdentities(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("public identities", err)
 	}
-	out := make([]PublicIdentityEntry, len(given))
-	for i := range given {
-		out[i] = PublicIdentityEntry{Email: given[i], PublicIdentity: pubs[i]}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(appendEntries(make([]byte, 0, 2+len(given)*400), given, pubs))
+}
+
+// appendEntries writes the answer [{"email": ..., "public_identity": ...}, ...] as
+// encoding/json would write []PublicIdentityEntry, without reflection: a list of 100 spent more
+// time in json.Marshal than in reading its 100 records.
+func appendEntries(buf []byte, emails, pubs []string) []byte {
+	buf = append(buf, '[')
+	for i := range emails {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"email":`...)
+		buf = appendJSONString(buf, emails[i])
+		buf = append(buf, `,"public_identity":`...)
+		buf = appendJSONString(buf, pubs[i])
+		buf = append(buf, '}')
 	}
-	return c.JSON(out)
+	return append(buf, ']')
+}
+
+// appendJSONString appends s as a JSON string exactly as encoding/json writes it: plain
+// printable ASCII is copied, anything else goes through json.Marshal (escapes, <>&, UTF-8).
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+			quoted, _ := json.Marshal(s) // a string always marshals
+			return append(buf, quoted...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
