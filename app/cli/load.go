@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"idvault/app/config"
+	"idvault/app/logging"
 	"idvault/store"
 )
 
@@ -81,12 +82,9 @@ func readAdminToken(c config.Config) (string, error) {
 	return strings.TrimSpace(string(raw)), nil
 }
 
-func newLogger(c config.Log, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(c.Level))
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+// newLogger builds the logger of the configuration; close writes out the request lines it
+// buffers (see package logging).
+func newLogger(c config.Log, w io.Writer) (log *slog.Logger, close func() error) {
+	log, bw := logging.New(logging.Options{Level: c.Level, Format: c.Format}, w)
+	return log, bw.Close
 }

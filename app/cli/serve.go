@@ -35,7 +35,8 @@ func runServe(ctx context.Context, p *prog, args []string) int {
 	if !ok {
 		return code
 	}
-	log := newLogger(l.Config.Log, p.stderr)
+	log, closeLog := newLogger(l.Config.Log, p.stderr)
+	defer closeLog()
 	if err := serve(ctx, p, l.Config, log); err != nil {
 		log.Error("idvault stopped", "err", err)
 		return exitFail

@@ -3,10 +3,9 @@ package loadgen_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"idvault/app/fakeauth"
 	"idvault/app/idserver"
 	"idvault/app/loadgen"
+	"idvault/app/logging"
 	"idvault/app/server"
 )
 
@@ -63,9 +63,14 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	env := apptest.New(b)
 	is := env.CreateApp(b, false).App
 	fa := env.CreateApp(b, true).App
-	// The request log as `idvault serve` writes it by default (text, info), into io.Discard: the
-	// cost of formatting every line is measured, the disk is not.
-	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The logger of `idvault serve` with its default options (text, info), writing every request
+	// line to a real file, as a server whose stderr goes to a file or journal does.
+	logFile, err := os.Create(filepath.Join(b.TempDir(), "idvault.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	log, logWriter := logging.New(logging.Options{Level: "info", Format: "text"}, logFile)
+	b.Cleanup(func() { _ = logWriter.Close(); _ = logFile.Close() })
 	app := env.Server(func(d *server.Deps) {
 		d.Logger = log
 		d.IdentityServer = idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log)

@@ -1,0 +1,121 @@
+// Package logging builds idvault's logger: log/slog, text or JSON, with per-request lines
+// buffered so that logging every request costs a copy into memory rather than a write(2).
+//
+// Every line is written out at once (after whatever is buffered, so the order is kept) except
+// the lines logged with the Bulk context, which the HTTP request log uses: those wait in a
+// buffer for at most FlushDelay or until BufferSize bytes are pending. A crash (kill -9) can
+// therefore lose the request lines of the last FlushDelay; warnings, errors and every other line
+// are never held back.
+package logging
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// FlushDelay and BufferSize bound how long and how much request log output waits.
+const (
+	FlushDelay = 50 * time.Millisecond
+	BufferSize = 64 << 10
+)
+
+type bulkKey struct{}
+
+// Bulk is the context to log high-volume lines with (one per HTTP request): they may wait up to
+// FlushDelay before being written.
+var Bulk = context.WithValue(context.Background(), bulkKey{}, true)
+
+// Options say what to log: Level ("debug", "info", "warn", "error"; default info) and Format
+// ("json" or text).
+type Options struct {
+	Level  string
+	Format string
+}
+
+// New returns a logger writing to w and the Writer that buffers its bulk lines; Close the
+// Writer before exiting so that nothing buffered is lost.
+func New(o Options, w io.Writer) (*slog.Logger, *Writer) {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(o.Level))
+	bw := &Writer{w: w}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	if o.Format == "json" {
+		h = slog.NewJSONHandler(bw, opts)
+	} else {
+		h = slog.NewTextHandler(bw, opts)
+	}
+	return slog.New(flushing{h, bw}), bw
+}
+
+// flushing writes every record that is not bulk out at once.
+type flushing struct {
+	slog.Handler
+	w *Writer
+}
+
+func (f flushing) Handle(ctx context.Context, r slog.Record) error {
+	err := f.Handler.Handle(ctx, r)
+	if bulk, _ := ctx.Value(bulkKey{}).(bool); !bulk || r.Level >= slog.LevelWarn {
+		if ferr := f.w.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+func (f flushing) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return flushing{f.Handler.WithAttrs(attrs), f.w}
+}
+
+func (f flushing) WithGroup(name string) slog.Handler {
+	return flushing{f.Handler.WithGroup(name), f.w}
+}
+
+// Writer buffers what is written to it until Flush, a timer (FlushDelay after the first
+// pending byte), or BufferSize pending bytes. It is safe for concurrent use.
+type Writer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	buf     []byte
+	pending bool // a timer is armed
+}
+
+// Write buffers p.
+func (b *Writer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) >= BufferSize {
+		return len(p), b.flushLocked()
+	}
+	if !b.pending {
+		b.pending = true
+		time.AfterFunc(FlushDelay, func() { _ = b.Flush() })
+	}
+	return len(p), nil
+}
+
+// Flush writes out everything buffered.
+func (b *Writer) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending = false
+	return b.flushLocked()
+}
+
+func (b *Writer) flushLocked() error {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	_, err := b.w.Write(b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
+
+// Close writes out everything buffered. The Writer stays usable (lines logged afterwards are
+// still written), so closing early loses nothing.
+func (b *Writer) Close() error { return b.Flush() }
