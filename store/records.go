@@ -35,16 +35,27 @@ func recordKey(appID []byte, email string) []byte {
 
 // Record returns the record of (appID, email), or ErrNotFound. email must be normalised.
 func (s *Store) Record(appID []byte, email string) (Record, error) {
+	return s.readRecord(appID, email, true)
+}
+
+// PrivateRecord is Record without the public identities (left ""): for a read that answers
+// with the private identities only, and need not unseal the public ones.
+func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
+	return s.readRecord(appID, email, false)
+}
+
+func (s *Store) readRecord(appID []byte, email string, public bool) (Record, error) {
 	var r Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		r, err = s.getRecord(tx, appID, email)
+		r, err = s.getRecord(tx, appID, email, public)
 		return err
 	})
 	return r, err
 }
 
-func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string) (Record, error) {
+// getRecord reads and unseals a record; public=false leaves its public identities sealed.
+func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string, public bool) (Record, error) {
 	key := recordKey(appID, email)
 	v := tx.Bucket(bucketRecords).Get(key)
 	if v == nil {
@@ -58,7 +69,7 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string) (Record, erro
 		AppID: append([]byte(nil), appID...), Email: email, UserID: string(d.userID),
 		Registered: d.registered, CreatedAt: d.createdAt, UpdatedAt: d.updatedAt,
 	}
-	for _, f := range []struct {
+	fields := []struct {
 		sealed []byte
 		name   string
 		out    *string
@@ -67,7 +78,11 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string) (Record, erro
 		{d.provisional, "provisional", &r.ProvisionalIdentity},
 		{d.publicPermanent, "public permanent", &r.PublicPermanent},
 		{d.publicProvisional, "public provisional", &r.PublicProvisional},
-	} {
+	}
+	if !public {
+		fields = fields[:2]
+	}
+	for _, f := range fields {
 		if *f.out, err = s.seal.openString(f.sealed, adFor(bucketRecords, key, f.name)); err != nil {
 			return Record{}, fmt.Errorf("store: record %s identity: %w", f.name, err)
 		}
@@ -98,7 +113,7 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 // updateOne is one record's read-decide-write inside tx. Errors before the write are clean
 // (nothing written), so the rest of a shared transaction can still commit.
 func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (Record, error) {
-	r, err := s.getRecord(tx, appID, email)
+	r, err := s.getRecord(tx, appID, email, true)
 	exists := err == nil
 	if err != nil && err != ErrNotFound {
 		return Record{}, clean(err)

@@ -29,6 +29,7 @@ var ErrUnknownUser = errors.New("directory: unknown user")
 // Store is what the directory needs from the store.
 type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
+	PrivateRecord(appID []byte, email string) (store.Record, error)
 	Publics(appID []byte, emails []string) ([]store.Public, error)
 	UpdateRecord(appID []byte, email string, fn func(r *store.Record, exists bool) (bool, error)) (store.Record, error)
 	UpdateRecords(appID []byte, emails []string, fn func(i int, r *store.Record, exists bool) (bool, error)) ([]store.Record, error)
@@ -42,9 +43,10 @@ type Directory struct {
 // New makes a directory over st.
 func New(st Store) *Directory { return &Directory{st: st} }
 
-// Lookup returns the record of email, or ErrUnknownUser. email must be normalised.
+// Lookup returns the record of email, or ErrUnknownUser. email must be normalised. Its public
+// identities are not read (left ""): PublicIdentity answers those.
 func (d *Directory) Lookup(app apps.App, email string) (store.Record, error) {
-	r, err := d.st.Record(app.ID, email)
+	r, err := d.st.PrivateRecord(app.ID, email)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Record{}, ErrUnknownUser
 	}
@@ -52,9 +54,10 @@ func (d *Directory) Lookup(app apps.App, email string) (store.Record, error) {
 }
 
 // Permanent returns the record of email with its permanent identity, creating the identity
-// (with a new random UUID as user ID, registered=false) when the email has none.
+// (with a new random UUID as user ID, registered=false) when the email has none. The record's
+// public identities may be left "" (an existing record is read without them).
 func (d *Directory) Permanent(app apps.App, email string) (store.Record, error) {
-	r, err := d.st.Record(app.ID, email)
+	r, err := d.st.PrivateRecord(app.ID, email)
 	if err == nil && r.PermanentIdentity != "" {
 		return r, nil
 	}

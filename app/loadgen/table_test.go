@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ type row struct {
 
 // measure is one round of a row: its rate and the bare route's rate in the slices interleaved
 // with it.
-type measure struct{ rate, bare, perCommit float64 }
+type measure struct{ rate, bare, perCommit, cpu, bareCPU float64 }
 
 func (m measure) ratio() float64 { return m.rate / m.bare }
 
@@ -126,9 +127,13 @@ func BenchmarkHTTPLoad(b *testing.B) {
 		for _, r := range rows {
 			var routeRes, bareRes loadgen.Result
 			c0, w0 := env.Store.RecordCommits()
+			var cpu, bareCPU time.Duration
 			for range turns {
+				t0 := cpuTime()
 				bareRes = add(bareRes, drive(b, bare, echo, 0))
+				t1 := cpuTime()
 				res := drive(b, addr, r.next, next)
+				cpu, bareCPU = cpu+cpuTime()-t1, bareCPU+t1-t0
 				next += res.Requests + res.Errors
 				if res.Errors > 0 {
 					b.Fatalf("%s, round %d: %d errors, first: %s", r.name, round+1, res.Errors, res.FirstError)
@@ -136,7 +141,11 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				routeRes = add(routeRes, res)
 			}
 			c1, w1 := env.Store.RecordCommits()
-			m := measure{rate: routeRes.PerSecond(), bare: bareRes.PerSecond()}
+			m := measure{
+				rate: routeRes.PerSecond(), bare: bareRes.PerSecond(),
+				cpu:     float64(cpu.Microseconds()) / float64(max(routeRes.Requests, 1)),
+				bareCPU: float64(bareCPU.Microseconds()) / float64(max(bareRes.Requests, 1)),
+			}
 			if c1 > c0 {
 				m.perCommit = float64(w1-w0) / float64(c1-c0)
 			}
@@ -177,14 +186,15 @@ func table(rows []*row, seconds int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n%d keep-alive clients over loopback; each row takes turns of %v with the bare route, %d s each per round; rounds separated by \" / \"; GOMAXPROCS=%d\n\n",
 		clients, slice, seconds, runtimeProcs())
-	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | writes per commit | goal | met |\n|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | CPU µs/request (bare) | writes per commit | goal | met |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		var rates, bares, ratios, groups []string
+		var rates, bares, ratios, cpus, groups []string
 		met := "no"
 		for _, m := range r.rounds {
 			rates = append(rates, thousands(m.rate))
 			bares = append(bares, thousands(m.bare))
 			ratios = append(ratios, fmt.Sprintf("%.2f", m.ratio()))
+			cpus = append(cpus, fmt.Sprintf("%.0f (%.0f)", m.cpu, m.bareCPU))
 			groups = append(groups, "-")
 			if m.perCommit > 0 {
 				groups[len(groups)-1] = fmt.Sprintf("%.1f", m.perCommit)
@@ -193,8 +203,9 @@ func table(rows []*row, seconds int) string {
 				met = "yes"
 			}
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", r.name, strings.Join(rates, " / "),
-			strings.Join(bares, " / "), strings.Join(ratios, " / "), strings.Join(groups, " / "), r.goalText, met)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, strings.Join(rates, " / "),
+			strings.Join(bares, " / "), strings.Join(ratios, " / "), strings.Join(cpus, " / "),
+			strings.Join(groups, " / "), r.goalText, met)
 	}
 	return sb.String()
 }
@@ -242,6 +253,17 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// cpuTime is the CPU time (user and system) this process has used: server and load generator
+// together, which on a shared machine says what a request costs where req/s says what the
+// scheduler allowed.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
