@@ -51,3 +51,24 @@ func FuzzNormalize(f *testing.F) {
 		require.Equal(t, n, again)
 	})
 }
+
+// The fast path agrees with the full path (net/mail) on every address it accepts.
+func FuzzSimpleAgrees(f *testing.F) {
+	for _, s := range []string{"alice@example.com", "Alice.B+tag@Mail.Example.COM", "a@b", "a..b@x.io",
+		".a@x.io", "a.@x.io", "a@x..io", "a@-x.io", "a_b@x-y.io", "a@x.io.", "@x.io", "a@"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := simple(s)
+		if !ok {
+			return
+		}
+		full, err := normalizeFull(s)
+		if err != nil {
+			t.Fatalf("%q: fast path accepts what net/mail refuses: %v", s, err)
+		}
+		if full != fast {
+			t.Fatalf("%q: fast %q, full %q", s, fast, full)
+		}
+	})
+}
