@@ -8,7 +8,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 
-.PHONY: help build run test bench lint cover fuzz deps clean
+.PHONY: help build run test bench bench-http lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,8 +25,11 @@ deps: ## install what the tests need if missing (MailDev 2.2.1 from npm)
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...
 
-bench: ## run the benchmarks (speed and memory figures)
+bench: ## run the benchmarks (speed and memory figures), with the HTTP load table
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+bench-http: ## only the HTTP load table of the README (32 keep-alive clients over loopback)
+	$(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
 
 lint: ## gofmt, go vet, and the dependency direction check
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
