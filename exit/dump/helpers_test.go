@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/identity"
 	"idvault/exit/dump"
 )
 
@@ -113,3 +114,5 @@ func tableDigests(t *testing.T, conn *pgx.Conn) map[string]string {
 	}
 	return out
 }
+
+func hashUser(appID []byte, email string) []byte { return identity.HashUserID(appID, email) }

@@ -148,9 +148,8 @@ func loadFile(ctx context.Context, pc *pgconn.PgConn, path, name string, sum *Lo
 		if it.Copy != nil {
 			tag, cerr := pc.CopyFrom(ctx, it.Copy, it.SQL)
 			if cerr != nil {
-				var pe *ParseError
-				if errors.As(cerr, &pe) {
-					return &LoadError{File: name, Line: pe.Line, Err: errors.New(pe.Msg)}
+				if c, ok := it.Copy.(*copyReader); ok && c.err != nil {
+					return &LoadError{File: name, Line: c.err.Line, Err: errors.New(c.err.Msg)}
 				}
 				return pgLoadError(name, it, cerr)
 			}

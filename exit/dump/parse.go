@@ -244,7 +244,9 @@ func isIdent(c byte) bool {
 	return c == '_' || c == '$' || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') || c >= 0x80
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // dollarTag returns the length of a $tag$ opening at the start of b, or 0.
 func dollarTag(b []byte) int {
@@ -267,6 +269,7 @@ type copyReader struct {
 	atStart   bool
 	done      bool
 	startLine int
+	err       *ParseError // why the data ended early, kept for the loader
 }
 
 var errUnterminatedCopy = errors.New(`COPY data not ended by a line holding only \.`)
@@ -287,7 +290,8 @@ func (c *copyReader) Read(b []byte) (int, error) {
 		}
 		if err == io.EOF {
 			c.done = true
-			return 0, &ParseError{c.startLine, errUnterminatedCopy.Error()}
+			c.err = &ParseError{c.startLine, errUnterminatedCopy.Error()}
+			return 0, c.err
 		}
 		c.atStart = line[len(line)-1] == '\n'
 		if c.atStart {
