@@ -1,7 +1,8 @@
-package chain
+package chain_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -12,100 +13,126 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idvault/app/identity"
+	"idvault/exit/chain"
+	"idvault/exit/chain/chaintest"
 	"idvault/exit/encryption"
 	"idvault/exit/keys"
 )
 
-func decrypt(t *testing.T, c *Chain, enc []byte) ([]byte, error) {
-	t.Helper()
-	out, _, err := encryption.Decrypt(c.KeyFinder(t.Context()), enc)
+// env is a World served by a MemSource, with the chain over it.
+type env struct {
+	*chaintest.World
+	t     *testing.T
+	src   *chaintest.MemSource
+	chain *chain.Chain
+}
+
+func newEnv(t *testing.T) *env {
+	w := chaintest.NewWorld(t)
+	src := chaintest.NewMemSource(&w.Dump)
+	c, err := chain.New(w.AppID, w.AppSecret[32:], src)
+	require.NoError(t, err)
+	return &env{World: w, t: t, src: src, chain: c}
+}
+
+// importOK imports an identity and stores its material.
+func (e *env) importOK(s string) *chain.Material {
+	m, err := e.chain.Import(e.t.Context(), s)
+	require.NoError(e.t, err)
+	e.src.Store(m)
+	return m
+}
+
+func (e *env) decrypt(enc []byte) ([]byte, error) {
+	out, _, err := encryption.Decrypt(e.chain.KeyFinder(e.t.Context()), enc)
 	return out, err
 }
 
 func TestPermanentUserKey(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
-	bob := w.user("bob", true)
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	bob := e.User("bob", true)
 	for _, v := range []encryption.Version{encryption.V2, encryption.V5, encryption.V10, encryption.V11} {
-		enc := w.resource(v, []byte("alice's "+v.String()), alice, bob)
-		_, err := decrypt(t, w.chain, enc)
-		var nf *KeyNotFoundError
+		enc := e.Resource(v, []byte("alice's "+v.String()), alice, bob)
+		_, err := e.decrypt(enc)
+		var nf *chain.KeyNotFoundError
 		require.ErrorAs(t, err, &nf, "nothing imported yet")
-		require.Equal(t, alice.userID, nf.CreatorUserID, "the creator is named")
-		require.Contains(t, err.Error(), base64.StdEncoding.EncodeToString(alice.userID))
+		require.Equal(t, alice.UserID, nf.CreatorUserID, "the creator is named")
+		require.Contains(t, err.Error(), base64.StdEncoding.EncodeToString(alice.UserID))
 	}
 
-	m := w.importOK(bob.identity)
-	require.Equal(t, Permanent, m.Kind)
-	require.Equal(t, bob.userID, m.ID)
-	require.Len(t, m.UserKeys, 1)
-	require.Equal(t, bob.userKey, m.UserKeys[0])
-	enc := w.resource(encryption.V10, []byte("shared with bob"), alice, bob)
-	got, err := decrypt(t, w.chain, enc)
+	m := e.importOK(bob.Identity)
+	require.Equal(t, chain.Permanent, m.Kind)
+	require.Equal(t, bob.UserID, m.ID)
+	require.Equal(t, []keys.EncryptionKeyPair{bob.UserKey}, m.UserKeys)
+	enc := e.Resource(encryption.V10, []byte("shared with bob"), alice, bob)
+	got, err := e.decrypt(enc)
 	require.NoError(t, err)
 	require.Equal(t, "shared with bob", string(got))
 
 	// Not shared with bob: still not found, creator named.
-	enc = w.resource(encryption.V10, []byte("alice only"), alice)
-	_, err = decrypt(t, w.chain, enc)
-	var nf *KeyNotFoundError
+	enc = e.Resource(encryption.V10, []byte("alice only"), alice)
+	_, err = e.decrypt(enc)
+	var nf *chain.KeyNotFoundError
 	require.ErrorAs(t, err, &nf)
-	require.Equal(t, alice.userID, nf.CreatorUserID)
+	require.Equal(t, alice.UserID, nf.CreatorUserID)
 	require.Equal(t, 1, nf.Publishes)
 }
 
 func TestGroupsAndProvisional(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
-	bob := w.user("bob", true)
-	carol := w.user("carol", true)
-	claimed := w.provisional("claimed@example.com")
-	w.claim(carol, claimed)
-	unclaimed := w.provisional("unclaimed@example.com")
-	g := w.group([]*worldUser{bob}, []*worldProvisional{claimed, unclaimed})
-	g2 := w.group([]*worldUser{carol}, nil)
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	bob := e.User("bob", true)
+	carol := e.User("carol", true)
+	claimed := e.Provisional("claimed@example.com")
+	e.Claim(carol, claimed)
+	unclaimed := e.Provisional("unclaimed@example.com")
+	g := e.Group(alice, []*chaintest.User{bob}, []*chaintest.Provisional{claimed, unclaimed})
+	g2 := e.Group(alice, []*chaintest.User{carol}, nil)
 
-	toGroup := w.resource(encryption.V9, []byte("to the group"), alice, g)
-	toGroup2 := w.resource(encryption.V4, []byte("to the second group"), alice, g2)
-	toClaimed := w.resource(encryption.V7, []byte("to the claimed provisional"), alice, claimed)
-	toUnclaimed := w.resource(encryption.V3, []byte("to the unclaimed provisional"), alice, unclaimed)
+	toGroup := e.Resource(encryption.V9, []byte("to the group"), alice, g)
+	toGroup2 := e.Resource(encryption.V4, []byte("to the second group"), alice, g2)
+	toClaimed := e.Resource(encryption.V7, []byte("to the claimed provisional"), alice, claimed)
+	toUnclaimed := e.Resource(encryption.V3, []byte("to the unclaimed provisional"), alice, unclaimed)
 
 	// Bob reaches the group through its member row, checked against the
 	// group public key.
-	m := w.importOK(bob.identity)
-	require.Len(t, m.GroupKeys, 1)
-	require.Equal(t, g.key, m.GroupKeys[0])
-	got, err := decrypt(t, w.chain, toGroup)
+	m := e.importOK(bob.Identity)
+	require.Equal(t, []keys.EncryptionKeyPair{g.Key}, m.GroupKeys)
+	got, err := e.decrypt(toGroup)
 	require.NoError(t, err)
 	require.Equal(t, "to the group", string(got))
-	_, err = decrypt(t, w.chain, toClaimed)
+	_, err = e.decrypt(toClaimed)
 	require.ErrorIs(t, err, encryption.ErrKeyNotFound)
 
 	// Carol's claim gives the claimed pair, which opens nature 13 and the
 	// group's provisional member entry; her own membership gives g2.
-	m = w.importOK(carol.identity)
+	m = e.importOK(carol.Identity)
 	require.Len(t, m.ProvisionalKeys, 1)
-	require.Equal(t, claimed.app, m.ProvisionalKeys[0].App)
-	require.Equal(t, claimed.tanker, m.ProvisionalKeys[0].Tanker)
-	require.Len(t, m.GroupKeys, 2)
-	for enc, want := range map[string]string{string(toClaimed): "to the claimed provisional", string(toGroup2): "to the second group"} {
-		got, err := decrypt(t, w.chain, []byte(enc))
+	require.Equal(t, claimed.App, m.ProvisionalKeys[0].App)
+	require.Equal(t, claimed.Tanker, m.ProvisionalKeys[0].Tanker)
+	require.ElementsMatch(t, []keys.EncryptionKeyPair{g.Key, g2.Key}, m.GroupKeys)
+	for _, tc := range []struct {
+		enc  []byte
+		want string
+	}{{toClaimed, "to the claimed provisional"}, {toGroup2, "to the second group"}} {
+		got, err := e.decrypt(tc.enc)
 		require.NoError(t, err)
-		require.Equal(t, want, string(got))
+		require.Equal(t, tc.want, string(got))
 	}
-	_, err = decrypt(t, w.chain, toUnclaimed)
+	_, err = e.decrypt(toUnclaimed)
 	require.ErrorIs(t, err, encryption.ErrKeyNotFound)
 
 	// The never-claimed identity: app half from the identity, tanker half
 	// from tanker_provisional_keys.
-	m = w.importOK(unclaimed.identity)
-	require.Equal(t, Provisional, m.Kind)
-	require.Equal(t, []byte(unclaimed.parsed.PublicSignatureKey), m.ID)
+	m = e.importOK(unclaimed.Identity)
+	require.Equal(t, chain.Provisional, m.Kind)
+	require.Equal(t, []byte(unclaimed.Parsed.PublicSignatureKey), m.ID)
 	require.Len(t, m.ProvisionalKeys, 1)
-	require.Len(t, m.GroupKeys, 1, "member of g as a provisional identity")
-	got, err = decrypt(t, w.chain, toUnclaimed)
+	require.Equal(t, []keys.EncryptionKeyPair{g.Key}, m.GroupKeys, "member of g as a provisional identity")
+	got, err = e.decrypt(toUnclaimed)
 	require.NoError(t, err)
 	require.Equal(t, "to the unclaimed provisional", string(got))
 }
@@ -114,13 +141,13 @@ func TestGroupsAndProvisional(t *testing.T) {
 // unclaimed identity alone decrypts what was shared with the group.
 func TestGroupThroughProvisionalMemberOnly(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
-	p := w.provisional("member@example.com")
-	g := w.group(nil, []*worldProvisional{p})
-	enc := w.resource(encryption.V11, bytes.Repeat([]byte("g"), 3000), alice, g)
-	w.importOK(p.identity)
-	got, err := decrypt(t, w.chain, enc)
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	p := e.Provisional("member@example.com")
+	g := e.Group(alice, nil, []*chaintest.Provisional{p})
+	enc := e.Resource(encryption.V11, bytes.Repeat([]byte("g"), 3000), alice, g)
+	e.importOK(p.Identity)
+	got, err := e.decrypt(enc)
 	require.NoError(t, err)
 	require.Len(t, got, 3000)
 }
@@ -128,25 +155,25 @@ func TestGroupThroughProvisionalMemberOnly(t *testing.T) {
 // A resource shared alone is published under its seed with the data key.
 func TestKeyPublishedUnderSeed(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
-	bob := w.user("bob", true)
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	bob := e.User("bob", true)
 	session := make([]byte, 32)
 	enc, rid, err := encryption.Encrypt(encryption.V10, session, []byte("one of a session"), encryption.EncryptOptions{})
 	require.NoError(t, err)
-	w.publish(rid.ID, session, alice.deviceID, alice)
+	e.Publish(rid.ID, session, alice, alice)
 	sub, err := encryption.DeriveSubkey(session, rid.Seed)
 	require.NoError(t, err)
-	w.publish(rid.Seed, sub, alice.deviceID, bob)
-	w.importOK(bob.identity)
-	got, err := decrypt(t, w.chain, enc)
+	e.Publish(rid.Seed, sub, alice, bob)
+	e.importOK(bob.Identity)
+	got, err := e.decrypt(enc)
 	require.NoError(t, err)
 	require.Equal(t, "one of a session", string(got))
 }
 
 // reorder rewrites an identity's JSON with its keys in another order, as
 // other Tanker libraries (or old ones) write them.
-func reorder(t *testing.T, s string, less func(a, b string) int) string {
+func reorder(t *testing.T, s string, cmp func(a, b string) int) string {
 	t.Helper()
 	raw, err := base64.StdEncoding.DecodeString(s)
 	require.NoError(t, err)
@@ -156,7 +183,7 @@ func reorder(t *testing.T, s string, less func(a, b string) int) string {
 	for k := range m {
 		names = append(names, k)
 	}
-	slices.SortFunc(names, less)
+	slices.SortFunc(names, cmp)
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, k := range names {
@@ -175,18 +202,18 @@ func reorder(t *testing.T, s string, less func(a, b string) int) string {
 
 func TestAnyFieldOrder(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
-	p := w.provisional("order@example.com")
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	p := e.Provisional("order@example.com")
 	orders := map[string]func(a, b string) int{
 		"alphabetical": strings.Compare,
 		"reversed":     func(a, b string) int { return strings.Compare(b, a) },
 	}
-	for name, less := range orders {
-		for _, s := range []string{alice.identity, p.identity} {
-			re := reorder(t, s, less)
+	for name, cmp := range orders {
+		for _, s := range []string{alice.Identity, p.Identity} {
+			re := reorder(t, s, cmp)
 			require.NotEqual(t, s, re)
-			_, err := w.chain.Import(t.Context(), re)
+			_, err := e.chain.Import(t.Context(), re)
 			require.NoError(t, err, name)
 		}
 	}
@@ -194,33 +221,36 @@ func TestAnyFieldOrder(t *testing.T) {
 
 func TestImportFailures(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
-	noVK := w.user("no verification key", true)
-	w.src.users[string(noVK.userID)] = User{UserID: noVK.userID}
-	mismatch := w.user("mismatching verification key", true)
-	// The stored verification key is another ghost device's.
-	p, err := identity.ParsePermanent(mismatch.identity, w.appID, w.appSecret[32:])
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	noVK := e.User("no verification key", true)
+	e.SetVerificationKey(noVK, nil)
+	// The stored verification key is another user's ghost device's.
+	mismatch := e.User("mismatching verification key", true)
+	other := e.User("other", true)
+	enc, err := keys.EncryptVerificationKey(other.VK, mismatch.Secret, nil)
 	require.NoError(t, err)
-	other := w.user("other", true)
-	enc, err := keys.EncryptVerificationKey(other.vk, p.UserSecret, nil)
+	e.SetVerificationKey(mismatch, enc)
+	// Encrypted under another user secret.
+	wrongSecret := e.User("wrong secret", true)
+	enc, err = keys.EncryptVerificationKey(wrongSecret.VK, other.Secret, nil)
 	require.NoError(t, err)
-	w.src.users[string(mismatch.userID)] = User{UserID: mismatch.userID, EncryptedVerificationKey: enc}
+	e.SetVerificationKey(wrongSecret, enc)
 
-	stranger, err := identity.CreatePermanent(w.appID, w.appSecret, "never registered")
+	stranger, err := identity.CreatePermanent(e.AppID, e.AppSecret, "never registered")
 	require.NoError(t, err)
-	otherApp := newWorld(t).user("alice", true)
-	public, err := identity.PublicIdentity(alice.identity)
+	otherApp := chaintest.NewWorld(t).User("alice", true)
+	public, err := identity.PublicIdentity(alice.Identity)
 	require.NoError(t, err)
-	prov := w.provisional("p@example.com")
-	provPublic, err := identity.PublicIdentity(prov.identity)
+	prov := e.Provisional("p@example.com")
+	provPublic, err := identity.PublicIdentity(prov.Identity)
 	require.NoError(t, err)
 
-	// A group whose sealed key is not the group's private key.
-	bob := w.user("bob", true)
-	g := w.group([]*worldUser{bob}, nil)
-	wrong := w.encKey()
-	w.src.groups[string(g.id)] = wrong.Public[:]
+	// A group whose recorded public key is not the sealed key's.
+	bob := e.User("bob", true)
+	e.Group(alice, []*chaintest.User{bob}, nil)
+	wrong := e.EncKey()
+	e.Dump.Groups[len(e.Dump.Groups)-1].PublicEncryptionKey = wrong.Public[:]
 
 	tests := []struct {
 		name     string
@@ -231,18 +261,19 @@ func TestImportFailures(t *testing.T) {
 		{"not json", base64.StdEncoding.EncodeToString([]byte("[1,2]")), "not a Tanker identity"},
 		{"public permanent", public, "a public identity"},
 		{"public provisional", provPublic, "not a private identity"},
-		{"other app", otherApp.identity, "another app"},
+		{"other app", otherApp.Identity, "another app"},
 		{"user not in the dump", stranger, "not in the dump"},
-		{"no verification key", noVK.identity, "no verification key"},
-		{"mismatching verification key", mismatch.identity, "matches no ghost device"},
-		{"group key mismatch", bob.identity, "does not open or does not match the group's public key"},
+		{"no verification key", noVK.Identity, "no verification key"},
+		{"mismatching verification key", mismatch.Identity, "matches no ghost device"},
+		{"verification key of another secret", wrongSecret.Identity, "does not decrypt with the identity's user secret"},
+		{"group key mismatch", bob.Identity, "does not open or does not match the group's public key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := w.chain.Import(t.Context(), tc.identity)
+			m, err := e.chain.Import(t.Context(), tc.identity)
 			require.Nil(t, m)
-			var inv *InvalidIdentityError
+			var inv *chain.InvalidIdentityError
 			require.ErrorAs(t, err, &inv)
 			require.Contains(t, inv.Reason, tc.reason)
 			require.NotContains(t, inv.Reason, tc.identity)
@@ -250,19 +281,42 @@ func TestImportFailures(t *testing.T) {
 	}
 }
 
+// failing is a Source whose user and key publish reads fail.
+type failing struct {
+	*chaintest.MemSource
+	err error
+}
+
+func (f failing) User(context.Context, []byte) (chain.User, error) { return chain.User{}, f.err }
+func (f failing) KeyPublishes(context.Context, encryption.SimpleID) ([]chain.KeyPublish, error) {
+	return nil, f.err
+}
+
 // A Source failure is not an entry error, and is kept in the chain.
 func TestSourceErrors(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	alice := w.user("alice", true)
+	e := newEnv(t)
+	alice := e.User("alice", true)
 	boom := errors.New("database down")
-	c, err := New(w.appID, w.appSecret[32:], failing{w.src, boom})
+	c, err := chain.New(e.AppID, e.AppSecret[32:], failing{e.src, boom})
 	require.NoError(t, err)
-	_, err = c.Import(t.Context(), alice.identity)
+	_, err = c.Import(t.Context(), alice.Identity)
 	require.ErrorIs(t, err, boom)
-	var inv *InvalidIdentityError
+	var inv *chain.InvalidIdentityError
 	require.False(t, errors.As(err, &inv))
 	_, err = c.FindKey(t.Context(), encryption.SimpleID{1})
 	require.ErrorIs(t, err, boom)
 	require.NotErrorIs(t, err, encryption.ErrKeyNotFound)
+}
+
+// Material never prints its keys.
+func TestMaterialRedacted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	m := e.importOK(alice.Identity)
+	for _, s := range []string{m.String(), m.GoString()} {
+		require.NotContains(t, s, base64.StdEncoding.EncodeToString(alice.UserKey.Private[:]))
+		require.Contains(t, s, "redacted")
+	}
 }
