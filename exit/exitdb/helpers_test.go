@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,35 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idvault/exit/chain/chaintest"
+	"idvault/exit/pgtest"
 )
 
-var dbCounter atomic.Int64
-
-// newDSN returns the DSN of a fresh, empty database.
+// newDSN returns the DSN of a fresh, empty database on the test cluster.
 func newDSN(t testing.TB) string {
 	t.Helper()
-	admin := os.Getenv("EXITDB_TEST_ADMIN_DSN")
-	if admin == "" {
-		t.Skip("no PostgreSQL (EXITDB_TEST_ADMIN_DSN)")
-	}
-	name := fmt.Sprintf("exitdb_%d_%d", os.Getpid(), dbCounter.Add(1))
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	cfg, err := pgx.ParseConfig(admin)
-	require.NoError(t, err)
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	return pgtest.NewDB(t)
 }
 
 // execFile runs a SQL file of testdata.

@@ -39,6 +39,8 @@ type Provisional struct {
 	App       keys.EncryptionKeyPair
 	Tanker    keys.EncryptionKeyPair
 	TankerSig ed25519.PublicKey
+	// TankerSigPrivate is the service-held private signature key.
+	TankerSigPrivate ed25519.PrivateKey
 }
 
 // Group is a user group.
@@ -157,7 +159,7 @@ func (w *World) Provisional(email string) *Provisional {
 	app, err := keys.EncryptionKeyPairFromPrivate(p.PrivateEncryptionKey)
 	require.NoError(w.t, err)
 	tankerSig, tankerSigPriv := w.sigKey()
-	wp := &Provisional{Identity: s, Parsed: p, App: app, Tanker: w.EncKey(), TankerSig: tankerSig}
+	wp := &Provisional{Identity: s, Parsed: p, App: app, Tanker: w.EncKey(), TankerSig: tankerSig, TankerSigPrivate: tankerSigPriv}
 	w.Dump.TankerProvisionalKeys = append(w.Dump.TankerProvisionalKeys, TankerKeyRow{
 		Target:                     identity.TargetEmail,
 		HashedValue:                p.HashedValue(),
@@ -178,6 +180,7 @@ func (w *World) Claim(u *User, p *Provisional) {
 	copy(a.UserID[:], u.UserID)
 	copy(a.AppPublicSignatureKey[:], p.Parsed.PublicSignatureKey)
 	copy(a.TankerPublicSignatureKey[:], p.TankerSig)
+	a.SignAuthor(block.Hash(u.DeviceID), p.Parsed.PrivateSignatureKey, p.TankerSigPrivate)
 	raw, _, _ := w.serialize(a, block.Hash(u.DeviceID), ed25519.PrivateKey(u.VK.PrivateSignatureKey[:]))
 	w.Dump.Claims = append(w.Dump.Claims, ClaimRow{
 		UserID: u.UserID, AppPublicSignatureKey: a.AppPublicSignatureKey[:], TankerPublicSignatureKey: a.TankerPublicSignatureKey[:],
@@ -209,6 +212,7 @@ func (w *World) Group(creator *User, members []*User, provisional []*Provisional
 		copy(m.TwoTimesSealedPrivateEncryptionKey[:], sealed)
 		a.ProvisionalMembers = append(a.ProvisionalMembers, m)
 	}
+	a.SelfSign(sigPriv)
 	raw, _, action := w.serialize(a, block.Hash(creator.DeviceID), ed25519.PrivateKey(creator.VK.PrivateSignatureKey[:]))
 	parsed := action.(*block.UserGroupCreationAction)
 	w.Dump.Groups = append(w.Dump.Groups, GroupRow{GroupID: g.ID, PublicEncryptionKey: g.Key.Public[:], Nature: int16(parsed.Nature()), Block: raw})
