@@ -237,6 +237,14 @@ func TestImportFailures(t *testing.T) {
 	require.NoError(t, err)
 	e.SetVerificationKey(wrongSecret, enc)
 
+	// The ghost device's signature key but another encryption key.
+	half := e.User("half verification key", true)
+	halfVK := half.VK
+	halfVK.PrivateEncryptionKey = other.VK.PrivateEncryptionKey
+	enc, err = keys.EncryptVerificationKey(halfVK, half.Secret, nil)
+	require.NoError(t, err)
+	e.SetVerificationKey(half, enc)
+
 	stranger, err := identity.CreatePermanent(e.AppID, e.AppSecret, "never registered")
 	require.NoError(t, err)
 	otherApp := chaintest.NewWorld(t).User("alice", true)
@@ -265,6 +273,7 @@ func TestImportFailures(t *testing.T) {
 		{"user not in the dump", stranger, "not in the dump"},
 		{"no verification key", noVK.Identity, "no verification key"},
 		{"mismatching verification key", mismatch.Identity, "matches no ghost device"},
+		{"verification key with another encryption key", half.Identity, "does not open with the verification key"},
 		{"verification key of another secret", wrongSecret.Identity, "does not decrypt with the identity's user secret"},
 		{"group key mismatch", bob.Identity, "does not open or does not match the group's public key"},
 	}
@@ -287,7 +296,7 @@ type failing struct {
 	err error
 }
 
-func (f failing) User(context.Context, []byte) (chain.User, error) { return chain.User{}, f.err }
+func (f failing) Users(context.Context, [][]byte) ([]chain.User, error) { return nil, f.err }
 func (f failing) KeyPublishes(context.Context, encryption.SimpleID) ([]chain.KeyPublish, error) {
 	return nil, f.err
 }
@@ -319,4 +328,53 @@ func TestMaterialRedacted(t *testing.T) {
 		require.NotContains(t, s, base64.StdEncoding.EncodeToString(alice.UserKey.Private[:]))
 		require.Contains(t, s, "redacted")
 	}
+}
+
+// counting counts the Source's import lookups.
+type counting struct {
+	*chaintest.MemSource
+	users, devices int
+}
+
+func (c *counting) Users(ctx context.Context, ids [][]byte) ([]chain.User, error) {
+	c.users++
+	return c.MemSource.Users(ctx, ids)
+}
+
+func (c *counting) GhostDevices(ctx context.Context, ids, sigs [][]byte) ([]chain.Device, error) {
+	c.devices++
+	return c.MemSource.GhostDevices(ctx, ids, sigs)
+}
+
+// A batch is read with one lookup per step, and each entry gets its own
+// result, in order.
+func TestImportBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var batch []string
+	var users []*chaintest.User
+	for i := range 12 {
+		u := e.User(strings.Repeat("x", i+1), true)
+		users = append(users, u)
+		batch = append(batch, u.Identity)
+	}
+	p := e.Provisional("batch@example.com")
+	batch = append(batch, "garbage", p.Identity)
+	src := &counting{MemSource: e.src}
+	c, err := chain.New(e.AppID, e.AppSecret[32:], src)
+	require.NoError(t, err)
+	ms, errs, err := c.ImportBatch(t.Context(), batch)
+	require.NoError(t, err)
+	require.Equal(t, 1, src.users)
+	require.Equal(t, 1, src.devices)
+	for i, u := range users {
+		require.NoError(t, errs[i])
+		require.Equal(t, u.UserID, ms[i].ID)
+		require.Equal(t, u.UserKey, ms[i].UserKeys[0])
+	}
+	require.Nil(t, ms[12])
+	var inv *chain.InvalidIdentityError
+	require.ErrorAs(t, errs[12], &inv)
+	require.NoError(t, errs[13])
+	require.Equal(t, chain.Provisional, ms[13].Kind)
 }

@@ -20,26 +20,31 @@ type Source interface {
 	Keyring
 }
 
-// Dump reads the dump's tables (exit-dump.md) of one app.
+// Dump reads the dump's tables (exit-dump.md) of one app. The import
+// lookups take a whole batch at once (one query each for a database) and
+// return the rows found, in any order; rows carry the columns the chain
+// matches them by.
 type Dump interface {
-	// User returns the users row of userID, or ErrNotFound.
-	User(ctx context.Context, userID []byte) (User, error)
-	// GhostDevice returns the ghost device of userID whose public
-	// signature key is publicSignatureKey, or ErrNotFound.
-	GhostDevice(ctx context.Context, userID, publicSignatureKey []byte) (Device, error)
-	// Claims returns the provisional identity claims of userID.
-	Claims(ctx context.Context, userID []byte) ([]Claim, error)
+	// Users returns the users rows of userIDs.
+	Users(ctx context.Context, userIDs [][]byte) ([]User, error)
+	// GhostDevices returns, for each i, the ghost device of userIDs[i]
+	// whose public signature key is publicSignatureKeys[i], if any.
+	GhostDevices(ctx context.Context, userIDs, publicSignatureKeys [][]byte) ([]Device, error)
+	// Claims returns the provisional identity claims of userIDs.
+	Claims(ctx context.Context, userIDs [][]byte) ([]Claim, error)
 	// TankerProvisionalKeys returns the service-held halves whose app
-	// public signature key is appPublicSignatureKey.
-	TankerProvisionalKeys(ctx context.Context, appPublicSignatureKey []byte) ([]TankerProvisionalKey, error)
-	// GroupMembers returns the user_group_members rows sealed to
-	// userPublicKey, with their group's public encryption key.
-	GroupMembers(ctx context.Context, userPublicKey []byte) ([]GroupMember, error)
-	// GroupProvisionalMembers returns the user_group_provisional_members
-	// rows of the provisional identity (appPublicSignatureKey,
-	// tankerPublicSignatureKey), with their group's public encryption key.
-	GroupProvisionalMembers(ctx context.Context, appPublicSignatureKey, tankerPublicSignatureKey []byte) ([]GroupProvisionalMember, error)
-	// KeyPublishes returns the key_publishes rows of a 16-byte ID.
+	// public signature key is one of appPublicSignatureKeys.
+	TankerProvisionalKeys(ctx context.Context, appPublicSignatureKeys [][]byte) ([]TankerProvisionalKey, error)
+	// GroupMembers returns the user_group_members rows sealed to one of
+	// userPublicKeys, with their group's public encryption key.
+	GroupMembers(ctx context.Context, userPublicKeys [][]byte) ([]GroupMember, error)
+	// GroupProvisionalMembers returns, for each i, the
+	// user_group_provisional_members rows of the provisional identity
+	// (appPublicSignatureKeys[i], tankerPublicSignatureKeys[i]), with their
+	// group's public encryption key.
+	GroupProvisionalMembers(ctx context.Context, appPublicSignatureKeys, tankerPublicSignatureKeys [][]byte) ([]GroupProvisionalMember, error)
+	// KeyPublishes returns the key_publishes rows of a 16-byte ID, oldest
+	// first.
 	KeyPublishes(ctx context.Context, id encryption.SimpleID) ([]KeyPublish, error)
 	// DeviceUser returns the user ID of a device, or ErrNotFound.
 	DeviceUser(ctx context.Context, deviceID []byte) ([]byte, error)
@@ -67,6 +72,8 @@ type User struct {
 
 // Device is the part of a devices row the chain needs.
 type Device struct {
+	UserID                         []byte
+	PublicSignatureKey             []byte
 	DeviceID                       []byte
 	PublicEncryptionKey            []byte
 	UserPublicEncryptionKey        []byte // nil unless nature 7
@@ -75,6 +82,7 @@ type Device struct {
 
 // Claim is a provisional_identity_claims row.
 type Claim struct {
+	UserID                      []byte
 	AppPublicSignatureKey       []byte
 	TankerPublicSignatureKey    []byte
 	UserPublicEncryptionKey     []byte

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,56 +21,24 @@ type ImportResult struct {
 	AlreadyImported int `json:"already_imported"`
 }
 
-// importWorkers bounds the identities followed through the chain at once.
-func importWorkers(n int) int {
-	return max(1, min(n, 2*runtime.GOMAXPROCS(0), 8))
-}
-
 // Import imports private identities (permanent and provisional, any Tanker
 // library's field order). All or nothing: if any entry is bad, nothing is
 // stored and the error is an *ImportError listing every bad entry.
 // Re-importing is harmless (counted in AlreadyImported), and concurrent
 // imports of the same identity through several instances all succeed.
 func (db *DB) Import(ctx context.Context, identities []string) (ImportResult, error) {
-	materials := make([]*chain.Material, len(identities))
-	reasons := make([]string, len(identities))
-	errs := make([]error, len(identities))
-
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range importWorkers(len(identities)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				m, err := db.chain.Import(ctx, identities[i])
-				var inv *chain.InvalidIdentityError
-				switch {
-				case err == nil:
-					materials[i] = m
-				case errors.As(err, &inv):
-					reasons[i] = inv.Reason
-				default:
-					errs[i] = err
-				}
-			}
-		}()
+	if len(identities) == 0 {
+		return ImportResult{}, nil
 	}
-	for i := range identities {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-
-	for i, err := range errs {
-		if err != nil {
-			return ImportResult{}, fmt.Errorf("import entry %d: %w", i, err)
-		}
+	materials, errs, err := db.chain.ImportBatch(ctx, identities)
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
 	}
 	var bad ImportError
-	for i, r := range reasons {
-		if r != "" {
-			bad.Entries = append(bad.Entries, EntryError{Index: i, Reason: r})
+	for i, err := range errs {
+		var inv *chain.InvalidIdentityError
+		if errors.As(err, &inv) {
+			bad.Entries = append(bad.Entries, EntryError{Index: i, Reason: inv.Reason})
 		}
 	}
 	if len(bad.Entries) > 0 {

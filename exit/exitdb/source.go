@@ -42,41 +42,39 @@ func (s *source) one(ctx context.Context, op, sql string, args []any, dst ...any
 	return dbError(ctx, op, err)
 }
 
-func (s *source) User(ctx context.Context, userID []byte) (chain.User, error) {
-	u := chain.User{UserID: userID}
-	err := s.one(ctx, "read user", `
-		SELECT encrypted_verification_key_for_user_secret FROM users
-		WHERE trustchain_id = $1 AND user_id = $2`,
-		[]any{userID}, &u.EncryptedVerificationKey)
-	return u, err
+func (s *source) Users(ctx context.Context, userIDs [][]byte) ([]chain.User, error) {
+	return collect[chain.User](ctx, s, "read users", `
+		SELECT user_id, encrypted_verification_key_for_user_secret FROM users
+		WHERE trustchain_id = $1 AND user_id = ANY($2::bytea[])`, userIDs)
 }
 
-func (s *source) GhostDevice(ctx context.Context, userID, publicSignatureKey []byte) (chain.Device, error) {
-	var d chain.Device
-	err := s.one(ctx, "read ghost device", `
-		SELECT device_id, public_encryption_key, user_public_encryption_key, sealed_user_private_encryption_key
-		FROM devices
-		WHERE trustchain_id = $1 AND user_id = $2 AND is_ghost_device AND public_signature_key = $3
-		ORDER BY created_at LIMIT 1`,
-		[]any{userID, publicSignatureKey},
-		&d.DeviceID, &d.PublicEncryptionKey, &d.UserPublicEncryptionKey, &d.SealedUserPrivateEncryptionKey)
-	return d, err
+func (s *source) GhostDevices(ctx context.Context, userIDs, publicSignatureKeys [][]byte) ([]chain.Device, error) {
+	return collect[chain.Device](ctx, s, "read ghost devices", `
+		SELECT DISTINCT ON (d.user_id, d.public_signature_key)
+		       d.user_id, d.public_signature_key, d.device_id, d.public_encryption_key,
+		       d.user_public_encryption_key, d.sealed_user_private_encryption_key
+		FROM devices d
+		JOIN unnest($2::bytea[], $3::bytea[]) AS k(user_id, public_signature_key)
+		  ON d.user_id = k.user_id AND d.public_signature_key = k.public_signature_key
+		WHERE d.trustchain_id = $1 AND d.is_ghost_device
+		ORDER BY d.user_id, d.public_signature_key, d.created_at`, userIDs, publicSignatureKeys)
 }
 
-func (s *source) Claims(ctx context.Context, userID []byte) ([]chain.Claim, error) {
+func (s *source) Claims(ctx context.Context, userIDs [][]byte) ([]chain.Claim, error) {
 	return collect[chain.Claim](ctx, s, "read provisional identity claims", `
-		SELECT app_public_signature_key, tanker_public_signature_key, user_public_encryption_key, sealed_private_encryption_keys
+		SELECT user_id, app_public_signature_key, tanker_public_signature_key, user_public_encryption_key,
+		       sealed_private_encryption_keys
 		FROM provisional_identity_claims
-		WHERE trustchain_id = $1 AND user_id = $2
-		ORDER BY created_at`, userID)
+		WHERE trustchain_id = $1 AND user_id = ANY($2::bytea[])
+		ORDER BY created_at`, userIDs)
 }
 
-func (s *source) TankerProvisionalKeys(ctx context.Context, appPublicSignatureKey []byte) ([]chain.TankerProvisionalKey, error) {
+func (s *source) TankerProvisionalKeys(ctx context.Context, appPublicSignatureKeys [][]byte) ([]chain.TankerProvisionalKey, error) {
 	return collect[chain.TankerProvisionalKey](ctx, s, "read tanker provisional keys", `
 		SELECT target, hashed_value, app_public_signature_key, tanker_public_signature_key,
 		       tanker_public_encryption_key, tanker_private_encryption_key
 		FROM tanker_provisional_keys
-		WHERE trustchain_id = $1 AND app_public_signature_key = $2`, appPublicSignatureKey)
+		WHERE trustchain_id = $1 AND app_public_signature_key = ANY($2::bytea[])`, appPublicSignatureKeys)
 }
 
 // groupKeyOf is the public encryption key of a group member row's group,
@@ -85,20 +83,21 @@ const groupKeyOf = `(SELECT g.public_encryption_key FROM user_groups g
 		 WHERE g.trustchain_id = m.trustchain_id AND g.group_id = m.group_id
 		 ORDER BY g.nature IN (10, 15, 17) DESC, g.created_at LIMIT 1)`
 
-func (s *source) GroupMembers(ctx context.Context, userPublicKey []byte) ([]chain.GroupMember, error) {
+func (s *source) GroupMembers(ctx context.Context, userPublicKeys [][]byte) ([]chain.GroupMember, error) {
 	return collect[chain.GroupMember](ctx, s, "read group members", `
 		SELECT m.group_id, `+groupKeyOf+`, m.user_public_encryption_key, m.sealed_group_private_encryption_key
 		FROM user_group_members m
-		WHERE m.trustchain_id = $1 AND m.user_public_encryption_key = $2`, userPublicKey)
+		WHERE m.trustchain_id = $1 AND m.user_public_encryption_key = ANY($2::bytea[])`, userPublicKeys)
 }
 
-func (s *source) GroupProvisionalMembers(ctx context.Context, appPublicSignatureKey, tankerPublicSignatureKey []byte) ([]chain.GroupProvisionalMember, error) {
+func (s *source) GroupProvisionalMembers(ctx context.Context, appPublicSignatureKeys, tankerPublicSignatureKeys [][]byte) ([]chain.GroupProvisionalMember, error) {
 	return collect[chain.GroupProvisionalMember](ctx, s, "read group provisional members", `
 		SELECT m.group_id, `+groupKeyOf+`, m.app_public_signature_key, m.tanker_public_signature_key,
 		       m.two_times_sealed_group_private_encryption_key
 		FROM user_group_provisional_members m
-		WHERE m.trustchain_id = $1 AND m.app_public_signature_key = $2 AND m.tanker_public_signature_key = $3`,
-		appPublicSignatureKey, tankerPublicSignatureKey)
+		JOIN (SELECT DISTINCT * FROM unnest($2::bytea[], $3::bytea[])) AS k(app, tanker)
+		  ON m.app_public_signature_key = k.app AND m.tanker_public_signature_key = k.tanker
+		WHERE m.trustchain_id = $1`, appPublicSignatureKeys, tankerPublicSignatureKeys)
 }
 
 func (s *source) KeyPublishes(ctx context.Context, id encryption.SimpleID) ([]chain.KeyPublish, error) {

@@ -50,37 +50,55 @@ func (s *MemSource) Store(m *chain.Material) {
 	}
 }
 
-// User implements chain.Dump.
-func (s *MemSource) User(_ context.Context, userID []byte) (chain.User, error) {
-	for _, u := range s.d.Users {
-		if bytes.Equal(u.UserID, userID) {
-			return chain.User{UserID: u.UserID, EncryptedVerificationKey: u.EncryptedVerificationKey}, nil
+// has reports whether b is one of set.
+func has(set [][]byte, b []byte) bool {
+	for _, x := range set {
+		if bytes.Equal(x, b) {
+			return true
 		}
 	}
-	return chain.User{}, chain.ErrNotFound
+	return false
 }
 
-// GhostDevice implements chain.Dump.
-func (s *MemSource) GhostDevice(_ context.Context, userID, pub []byte) (chain.Device, error) {
-	for _, d := range s.d.Devices {
-		if d.IsGhostDevice && bytes.Equal(d.UserID, userID) && bytes.Equal(d.PublicSignatureKey, pub) {
-			return chain.Device{
-				DeviceID:                       d.DeviceID,
-				PublicEncryptionKey:            d.PublicEncryptionKey,
-				UserPublicEncryptionKey:        d.UserPublicEncryptionKey,
-				SealedUserPrivateEncryptionKey: d.SealedUserPrivateEncryptionKey,
-			}, nil
+// Users implements chain.Dump.
+func (s *MemSource) Users(_ context.Context, userIDs [][]byte) ([]chain.User, error) {
+	var out []chain.User
+	for _, u := range s.d.Users {
+		if has(userIDs, u.UserID) {
+			out = append(out, chain.User{UserID: u.UserID, EncryptedVerificationKey: u.EncryptedVerificationKey})
 		}
 	}
-	return chain.Device{}, chain.ErrNotFound
+	return out, nil
+}
+
+// GhostDevices implements chain.Dump.
+func (s *MemSource) GhostDevices(_ context.Context, userIDs, sigs [][]byte) ([]chain.Device, error) {
+	var out []chain.Device
+	for _, d := range s.d.Devices {
+		for i := range userIDs {
+			if d.IsGhostDevice && bytes.Equal(d.UserID, userIDs[i]) && bytes.Equal(d.PublicSignatureKey, sigs[i]) {
+				out = append(out, chain.Device{
+					UserID:                         d.UserID,
+					PublicSignatureKey:             d.PublicSignatureKey,
+					DeviceID:                       d.DeviceID,
+					PublicEncryptionKey:            d.PublicEncryptionKey,
+					UserPublicEncryptionKey:        d.UserPublicEncryptionKey,
+					SealedUserPrivateEncryptionKey: d.SealedUserPrivateEncryptionKey,
+				})
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // Claims implements chain.Dump.
-func (s *MemSource) Claims(_ context.Context, userID []byte) ([]chain.Claim, error) {
+func (s *MemSource) Claims(_ context.Context, userIDs [][]byte) ([]chain.Claim, error) {
 	var out []chain.Claim
 	for _, c := range s.d.Claims {
-		if bytes.Equal(c.UserID, userID) {
+		if has(userIDs, c.UserID) {
 			out = append(out, chain.Claim{
+				UserID:                c.UserID,
 				AppPublicSignatureKey: c.AppPublicSignatureKey, TankerPublicSignatureKey: c.TankerPublicSignatureKey,
 				UserPublicEncryptionKey: c.UserPublicEncryptionKey, SealedPrivateEncryptionKeys: c.SealedPrivateEncryptionKeys,
 			})
@@ -90,10 +108,10 @@ func (s *MemSource) Claims(_ context.Context, userID []byte) ([]chain.Claim, err
 }
 
 // TankerProvisionalKeys implements chain.Dump.
-func (s *MemSource) TankerProvisionalKeys(_ context.Context, app []byte) ([]chain.TankerProvisionalKey, error) {
+func (s *MemSource) TankerProvisionalKeys(_ context.Context, apps [][]byte) ([]chain.TankerProvisionalKey, error) {
 	var out []chain.TankerProvisionalKey
 	for _, k := range s.d.TankerProvisionalKeys {
-		if bytes.Equal(k.AppPublicSignatureKey, app) {
+		if has(apps, k.AppPublicSignatureKey) {
 			out = append(out, chain.TankerProvisionalKey{
 				Target: k.Target, HashedValue: k.HashedValue,
 				AppPublicSignatureKey: k.AppPublicSignatureKey, TankerPublicSignatureKey: k.TankerPublicSignatureKey,
@@ -115,10 +133,10 @@ func (s *MemSource) groupKey(groupID []byte) []byte {
 }
 
 // GroupMembers implements chain.Dump.
-func (s *MemSource) GroupMembers(_ context.Context, userPub []byte) ([]chain.GroupMember, error) {
+func (s *MemSource) GroupMembers(_ context.Context, userPubs [][]byte) ([]chain.GroupMember, error) {
 	var out []chain.GroupMember
 	for _, m := range s.d.Members {
-		if bytes.Equal(m.UserPublicEncryptionKey, userPub) {
+		if has(userPubs, m.UserPublicEncryptionKey) {
 			out = append(out, chain.GroupMember{
 				GroupID: m.GroupID, GroupPublicEncryptionKey: s.groupKey(m.GroupID),
 				UserPublicEncryptionKey: m.UserPublicEncryptionKey, SealedGroupPrivateEncryptionKey: m.SealedGroupPrivateEncryptionKey,
@@ -129,15 +147,18 @@ func (s *MemSource) GroupMembers(_ context.Context, userPub []byte) ([]chain.Gro
 }
 
 // GroupProvisionalMembers implements chain.Dump.
-func (s *MemSource) GroupProvisionalMembers(_ context.Context, app, tanker []byte) ([]chain.GroupProvisionalMember, error) {
+func (s *MemSource) GroupProvisionalMembers(_ context.Context, apps, tankers [][]byte) ([]chain.GroupProvisionalMember, error) {
 	var out []chain.GroupProvisionalMember
 	for _, m := range s.d.ProvisionalMembers {
-		if bytes.Equal(m.AppPublicSignatureKey, app) && bytes.Equal(m.TankerPublicSignatureKey, tanker) {
-			out = append(out, chain.GroupProvisionalMember{
-				GroupID: m.GroupID, GroupPublicEncryptionKey: s.groupKey(m.GroupID),
-				AppPublicSignatureKey: app, TankerPublicSignatureKey: tanker,
-				TwoTimesSealedGroupPrivateEncryptionKey: m.TwoTimesSealedGroupPrivateEncryptionKey,
-			})
+		for i := range apps {
+			if bytes.Equal(m.AppPublicSignatureKey, apps[i]) && bytes.Equal(m.TankerPublicSignatureKey, tankers[i]) {
+				out = append(out, chain.GroupProvisionalMember{
+					GroupID: m.GroupID, GroupPublicEncryptionKey: s.groupKey(m.GroupID),
+					AppPublicSignatureKey: m.AppPublicSignatureKey, TankerPublicSignatureKey: m.TankerPublicSignatureKey,
+					TwoTimesSealedGroupPrivateEncryptionKey: m.TwoTimesSealedGroupPrivateEncryptionKey,
+				})
+				break
+			}
 		}
 	}
 	return out, nil
