@@ -7,6 +7,9 @@
 // copied data file or backup alone reveals no secret. Each sealed value is bound to its bucket
 // and key as associated data, so a value cannot be moved to another record unnoticed.
 //
-// Every write is one bbolt Update transaction, and bbolt fsyncs on commit: when a method returns
-// nil, the change is on disk. Methods never perform network I/O inside a transaction.
+// Every write is committed by bbolt, which fsyncs on commit: when a method returns nil, the change
+// is on disk. Identity record writes that arrive together share one transaction (a leader/follower
+// group commit, see groupcommit.go), and verification code writes use bbolt's Batch; neither
+// answers before the commit that holds the write. Methods never perform network I/O inside a
+// transaction.
 package store
