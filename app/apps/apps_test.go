@@ -89,3 +89,24 @@ func TestDeclaredAppsAndTokens(t *testing.T) {
 	_, err = env.Apps.Create("", false, created.App.Options)
 	require.ErrorIs(t, err, apps.ErrName)
 }
+
+// Stored apps are cached after their first read; a token rotation or a deletion is seen at once.
+func TestCachedAppsFollowChanges(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	c := env.CreateApp(t, true)
+	got, err := env.Apps.Get(c.App.ID)
+	require.NoError(t, err)
+	require.True(t, apps.CheckToken(got, c.AuthToken))
+
+	token, err := env.Apps.RotateToken(c.App.ID)
+	require.NoError(t, err)
+	got, err = env.Apps.Get(c.App.ID)
+	require.NoError(t, err)
+	require.False(t, apps.CheckToken(got, c.AuthToken), "the old token is refused after a rotation")
+	require.True(t, apps.CheckToken(got, token))
+
+	require.NoError(t, env.Apps.Delete(c.App.ID))
+	_, err = env.Apps.Get(c.App.ID)
+	require.ErrorIs(t, err, apps.ErrNotFound, "a deleted app is gone")
+}

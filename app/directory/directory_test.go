@@ -11,6 +11,7 @@ import (
 	"idvault/app/apptest"
 	"idvault/app/directory"
 	"idvault/app/identity"
+	"idvault/store"
 )
 
 func pub(t *testing.T, private string) string {
@@ -136,5 +137,55 @@ func TestPublicIdentitiesConcurrent(t *testing.T) {
 	for g := range n {
 		require.Equal(t, results[0], results[g])
 		require.Equal(t, results[0][g], singles[g])
+	}
+}
+
+// New identities are stored with their public identities, so reads need not derive them.
+func TestPublicIdentitiesAreStoredAtCreation(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	a := env.CreateApp(t, true).App
+	r, err := env.Dir.Permanent(a, "perm@example.com")
+	require.NoError(t, err)
+	got, err := env.Dir.PublicIdentity(a, "prov@example.com", directory.IdentityServerPolicy)
+	require.NoError(t, err)
+
+	stored, err := env.Store.Record(a.ID, "perm@example.com")
+	require.NoError(t, err)
+	require.Equal(t, pub(t, r.PermanentIdentity), stored.PublicPermanent)
+	stored, err = env.Store.Record(a.ID, "prov@example.com")
+	require.NoError(t, err)
+	require.Equal(t, pub(t, stored.ProvisionalIdentity), stored.PublicProvisional)
+	require.Equal(t, got, stored.PublicProvisional)
+}
+
+// A record stored before public identities were kept (here: identities without them) is
+// answered with the derived public identity, which is then stored (derive and cache).
+func TestRecordsWithoutPublicIdentitiesAreDerivedAndCached(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	a := env.CreateApp(t, true).App
+	perm, err := identity.CreatePermanent(a.ID, a.Secret, "old-user")
+	require.NoError(t, err)
+	prov, err := identity.CreateProvisional(a.ID, identity.TargetEmail, "both@example.com")
+	require.NoError(t, err)
+	for email, ids := range map[string][2]string{"perm@example.com": {perm, ""}, "both@example.com": {perm, prov}} {
+		_, err := env.Store.UpdateRecord(a.ID, email, func(r *store.Record, _ bool) (bool, error) {
+			r.UserID, r.PermanentIdentity, r.ProvisionalIdentity = "old-user", ids[0], ids[1]
+			return true, nil
+		})
+		require.NoError(t, err)
+	}
+
+	got, err := env.Dir.PublicIdentities(a, []string{"perm@example.com", "both@example.com", "perm@example.com"}, directory.FakeAuthPolicy)
+	require.NoError(t, err)
+	require.Equal(t, []string{pub(t, perm), pub(t, prov), pub(t, perm)}, got)
+
+	for email, want := range map[string][2]string{"perm@example.com": {pub(t, perm), ""}, "both@example.com": {pub(t, perm), pub(t, prov)}} {
+		r, err := env.Store.Record(a.ID, email)
+		require.NoError(t, err)
+		require.Equal(t, want[0], r.PublicPermanent, "%s: public permanent identity stored", email)
+		require.Equal(t, want[1], r.PublicProvisional, "%s: public provisional identity stored", email)
+		require.Equal(t, "old-user", r.UserID, "%s: the rest of the record unchanged", email)
 	}
 }
