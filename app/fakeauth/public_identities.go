@@ -1,7 +1,6 @@
 package fakeauth
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -9,6 +8,7 @@ import (
 	"idvault/app/address"
 	"idvault/app/apierr"
 	"idvault/app/directory"
+	"idvault/app/jsonw"
 )
 
 // PublicIdentityEntry is one element of the public_identities answer.
@@ -74,24 +74,10 @@ func appendEntries(buf []byte, emails, pubs []string) []byte {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, `{"email":`...)
-		buf = appendJSONString(buf, emails[i])
+		buf = jsonw.AppendString(buf, emails[i])
 		buf = append(buf, `,"public_identity":`...)
-		buf = appendJSONString(buf, pubs[i])
+		buf = jsonw.AppendString(buf, pubs[i])
 		buf = append(buf, '}')
 	}
 	return append(buf, ']')
-}
-
-// appendJSONString appends s as a JSON string exactly as encoding/json writes it: plain
-// printable ASCII is copied, anything else goes through json.Marshal (escapes, <>&, UTF-8).
-func appendJSONString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
-			quoted, _ := json.Marshal(s) // a string always marshals
-			return append(buf, quoted...)
-		}
-	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"')
 }

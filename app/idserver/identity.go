@@ -1,7 +1,11 @@
 package idserver
 
 import (
+	"strconv"
+
 	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/jsonw"
 )
 
 // IdentityResponse is the user record POST /identity returns.
@@ -29,10 +33,25 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("identity", err)
 	}
-	return c.JSON(IdentityResponse{
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(IdentityResponse{
 		ID: r.UserID, ServiceIdentity: r.PermanentIdentity,
 		ProvisionalIdentity: r.ProvisionalIdentity, Registered: r.Registered,
-	})
+	}.appendJSON(make([]byte, 0, 128+len(r.PermanentIdentity)+len(r.ProvisionalIdentity))))
+}
+
+// appendJSON writes the response as encoding/json would (a test compares them), without
+// reflection.
+func (r IdentityResponse) appendJSON(buf []byte) []byte {
+	buf = append(buf, '{')
+	buf = jsonw.AppendField(buf, true, "id", r.ID)
+	buf = jsonw.AppendField(buf, false, "serviceIdentity", r.ServiceIdentity)
+	if r.ProvisionalIdentity != "" {
+		buf = jsonw.AppendField(buf, false, "provisionalIdentity", r.ProvisionalIdentity)
+	}
+	buf = append(buf, `,"registered":`...)
+	buf = strconv.AppendBool(buf, r.Registered)
+	return append(buf, '}')
 }
 
 // Register: PATCH /identity {"email": E}: sets registered=true and answers 200 text/plain "OK"

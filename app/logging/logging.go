@@ -48,18 +48,26 @@ func New(o Options, w io.Writer) (*slog.Logger, *Writer) {
 	} else {
 		h = slog.NewTextHandler(bw, opts)
 	}
-	return slog.New(flushing{h, bw}), bw
+	return slog.New(flushing{h, bw, &fastFormat{json: o.Format == "json"}}), bw
 }
 
-// flushing writes every record that is not bulk out at once.
+// flushing writes every record that is not bulk out at once. Bulk records below warning level
+// go through fast (nil once attributes or groups were added with With) when they can.
 type flushing struct {
 	slog.Handler
-	w *Writer
+	w    *Writer
+	fast *fastFormat
 }
 
 func (f flushing) Handle(ctx context.Context, r slog.Record) error {
+	bulk, _ := ctx.Value(bulkKey{}).(bool)
+	if bulk && f.fast != nil && r.Level < slog.LevelWarn {
+		if done, err := f.fast.write(r, func(b []byte) error { _, err := f.w.Write(b); return err }); done {
+			return err
+		}
+	}
 	err := f.Handler.Handle(ctx, r)
-	if bulk, _ := ctx.Value(bulkKey{}).(bool); !bulk || r.Level >= slog.LevelWarn {
+	if !bulk || r.Level >= slog.LevelWarn {
 		if ferr := f.w.Flush(); err == nil {
 			err = ferr
 		}
@@ -68,11 +76,11 @@ func (f flushing) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (f flushing) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return flushing{f.Handler.WithAttrs(attrs), f.w}
+	return flushing{f.Handler.WithAttrs(attrs), f.w, nil}
 }
 
 func (f flushing) WithGroup(name string) slog.Handler {
-	return flushing{f.Handler.WithGroup(name), f.w}
+	return flushing{f.Handler.WithGroup(name), f.w, nil}
 }
 
 // Writer buffers what is written to it until Flush, a timer (FlushDelay after the first

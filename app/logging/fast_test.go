@@ -1,0 +1,64 @@
+package logging
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Whatever the fast path writes is byte for byte what slog's own handler writes.
+func FuzzFastFormat(f *testing.F) {
+	f.Add("request", "route", "/apps/:app_id/public_identities", int64(200), 0.123, int64(1_700_000_000_123_456_789))
+	f.Add("request", "ip", "::1", int64(-1), 1e-7, int64(0))
+	f.Add("request", "request_id", "a b", int64(5), 12345678.9, int64(42))
+	f.Add("msg with space", "k=v", "\"q\"", int64(0), -0.0, int64(-5))
+	f.Fuzz(func(t *testing.T, msg, key, val string, n int64, fl float64, nanos int64) {
+		at := time.Unix(0, nanos).UTC()
+		for _, json := range []bool{false, true} {
+			r := slog.NewRecord(at, slog.LevelInfo, msg, 0)
+			r.AddAttrs(slog.String(key, val), slog.Int64("status", n), slog.Float64("duration_ms", fl), slog.String("method", "POST"))
+			var fast []byte
+			done, err := fastFormat{json: json}.write(r, func(b []byte) error { fast = append(fast, b...); return nil })
+			require.NoError(t, err)
+			if !done {
+				continue
+			}
+			var want bytes.Buffer
+			var h slog.Handler = slog.NewTextHandler(&want, nil)
+			if json {
+				h = slog.NewJSONHandler(&want, nil)
+			}
+			require.NoError(t, h.Handle(context.Background(), r))
+			require.Equal(t, want.String(), string(fast), "json=%v", json)
+		}
+	})
+}
+
+// The request log's own line takes the fast path, in both formats.
+func TestRequestLineTakesTheFastPath(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"text", "json"} {
+		var out bytes.Buffer
+		log, w := New(Options{Format: format}, &out)
+		LogBulk(log, slog.LevelInfo, "request", slog.String("method", "POST"), slog.String("route", "/identity"),
+			slog.Int("status", 200), slog.Float64("duration_ms", 0.25), slog.String("request_id", "0b6a1c52-3a5c-4d0e"), slog.String("ip", "127.0.0.1"))
+		require.NoError(t, w.Close())
+		line := out.String()
+		require.True(t, strings.HasSuffix(line, "\n"))
+		if format == "json" {
+			require.Contains(t, line, `"msg":"request","method":"POST","route":"/identity","status":200,"duration_ms":0.25`)
+		} else {
+			require.Contains(t, line, `msg=request method=POST route=/identity status=200 duration_ms=0.25 request_id=0b6a1c52-3a5c-4d0e ip=127.0.0.1`)
+		}
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		r.AddAttrs(slog.String("route", "/identity"))
+		done, err := fastFormat{json: format == "json"}.write(r, func([]byte) error { return nil })
+		require.NoError(t, err)
+		require.True(t, done, "a plain request line is written by the fast path")
+	}
+}
