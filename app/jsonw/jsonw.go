@@ -11,7 +11,7 @@ import (
 // without '"', '\\', '<', '>' and '&' is copied; anything else goes through json.Marshal.
 func AppendString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+		if !plain[s[i]] {
 			quoted, _ := json.Marshal(s) // a string always marshals
 			return append(buf, quoted...)
 		}
@@ -32,3 +32,11 @@ func AppendField(buf []byte, first bool, key, value string) []byte {
 	buf = append(buf, `":`...)
 	return AppendString(buf, value)
 }
+
+// plain marks the bytes encoding/json copies as they are.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
