@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -101,7 +102,7 @@ func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
 func (g *groupCommit) commit(group []*groupWrite) {
 	g.commits.Add(1)
 	g.writes.Add(int64(len(group)))
-	err := g.db.Update(func(tx *bolt.Tx) error {
+	err := g.safeUpdate(func(tx *bolt.Tx) error {
 		for _, w := range group {
 			w.err = w.fn(tx)
 			var ce cleanError
@@ -121,8 +122,19 @@ func (g *groupCommit) commit(group []*groupWrite) {
 		return
 	}
 	for _, w := range group {
-		w.err = unwrapClean(g.db.Update(w.fn))
+		w.err = unwrapClean(g.safeUpdate(w.fn))
 	}
+}
+
+// safeUpdate is db.Update turning a panic in fn into an error (the transaction is rolled back),
+// so that one faulty write cannot leave the writes queued behind it waiting forever.
+func (g *groupCommit) safeUpdate(fn func(*bolt.Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store: write failed: panic: %v", r)
+		}
+	}()
+	return g.db.Update(fn)
 }
 
 func unwrapClean(err error) error {

@@ -228,3 +228,33 @@ func TestGroupedWriteFailuresStayAlone(t *testing.T) {
 		}
 	}
 }
+
+// A write that panics fails with an error; the writes grouped with it and after it go on.
+func TestAPanickingWriteFailsAlone(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t, newKey(t))
+	app := testApp(5).ID
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = s.UpdateRecord(app, fmt.Sprintf("p%d@x.io", i), func(r *Record, _ bool) (bool, error) {
+				if i == 7 {
+					panic("boom")
+				}
+				r.PermanentIdentity = "perm"
+				return true, nil
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if i == 7 {
+			require.ErrorContains(t, err, "panic: boom")
+			continue
+		}
+		require.NoError(t, err, i)
+	}
+	_, err := s.UpdateRecord(app, "after@x.io", func(r *Record, _ bool) (bool, error) { r.UserID = "u"; return true, nil })
+	require.NoError(t, err, "writes go on after a panic")
+}
