@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -35,9 +36,9 @@ type groupCommit struct {
 	queue   []*groupWrite
 	running bool
 
-	// commits and writes count the transactions run and the writes they held (benchmarks and
-	// tests read them to see the grouping).
-	commits, writes atomic.Int64
+	// commits and writes count the transactions run and the writes they held, busy the time
+	// spent running them (benchmarks and tests read them to see the grouping).
+	commits, writes, busy atomic.Int64
 }
 
 type groupWrite struct {
@@ -102,6 +103,8 @@ func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
 func (g *groupCommit) commit(group []*groupWrite) {
 	g.commits.Add(1)
 	g.writes.Add(int64(len(group)))
+	start := time.Now()
+	defer func() { g.busy.Add(int64(time.Since(start))) }()
 	err := g.safeUpdate(func(tx *bolt.Tx) error {
 		for _, w := range group {
 			w.err = w.fn(tx)
@@ -145,8 +148,14 @@ func unwrapClean(err error) error {
 	return err
 }
 
-// RecordCommits returns how many transactions have committed identity record writes since
-// the store opened, and how many writes they held: writes/commits is the mean group size.
-func (s *Store) RecordCommits() (commits, writes int64) {
-	return s.group.commits.Load(), s.group.writes.Load()
+// CommitStats are counters of the identity record write path since the store opened.
+type CommitStats struct {
+	Commits int64         // transactions committed
+	Writes  int64         // writes they held: Writes/Commits is the mean group size
+	Busy    time.Duration // time spent in them (fsyncs included): Busy/Commits is a commit's time
+}
+
+// RecordCommits returns the counters of the identity record write path.
+func (s *Store) RecordCommits() CommitStats {
+	return CommitStats{Commits: s.group.commits.Load(), Writes: s.group.writes.Load(), Busy: time.Duration(s.group.busy.Load())}
 }

@@ -41,7 +41,7 @@ type row struct {
 
 // measure is one round of a row: its rate and the bare route's rate in the slices interleaved
 // with it.
-type measure struct{ rate, bare, perCommit, cpu, bareCPU float64 }
+type measure struct{ rate, bare, perCommit, commitMS, cpu, bareCPU float64 }
 
 func (m measure) ratio() float64 { return m.rate / m.bare }
 
@@ -126,7 +126,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	for round := range rounds {
 		for _, r := range rows {
 			var routeRes, bareRes loadgen.Result
-			c0, w0 := env.Store.RecordCommits()
+			before := env.Store.RecordCommits()
 			var cpu, bareCPU time.Duration
 			for range turns {
 				t0 := cpuTime()
@@ -140,14 +140,15 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				}
 				routeRes = add(routeRes, res)
 			}
-			c1, w1 := env.Store.RecordCommits()
+			after := env.Store.RecordCommits()
 			m := measure{
 				rate: routeRes.PerSecond(), bare: bareRes.PerSecond(),
 				cpu:     float64(cpu.Microseconds()) / float64(max(routeRes.Requests, 1)),
 				bareCPU: float64(bareCPU.Microseconds()) / float64(max(bareRes.Requests, 1)),
 			}
-			if c1 > c0 {
-				m.perCommit = float64(w1-w0) / float64(c1-c0)
+			if n := after.Commits - before.Commits; n > 0 {
+				m.perCommit = float64(after.Writes-before.Writes) / float64(n)
+				m.commitMS = float64((after.Busy - before.Busy).Microseconds()) / 1000 / float64(n)
 			}
 			r.rounds = append(r.rounds, m)
 		}
@@ -186,7 +187,7 @@ func table(rows []*row, seconds int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n%d keep-alive clients over loopback; each row takes turns of %v with the bare route, %d s each per round; rounds separated by \" / \"; GOMAXPROCS=%d\n\n",
 		clients, slice, seconds, runtimeProcs())
-	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | CPU µs/request (bare) | writes per commit | goal | met |\n|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | CPU µs/request (bare) | writes per commit (ms each) | goal | met |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		var rates, bares, ratios, cpus, groups []string
 		met := "no"
@@ -197,7 +198,7 @@ func table(rows []*row, seconds int) string {
 			cpus = append(cpus, fmt.Sprintf("%.0f (%.0f)", m.cpu, m.bareCPU))
 			groups = append(groups, "-")
 			if m.perCommit > 0 {
-				groups[len(groups)-1] = fmt.Sprintf("%.1f", m.perCommit)
+				groups[len(groups)-1] = fmt.Sprintf("%.1f (%.1f)", m.perCommit, m.commitMS)
 			}
 			if (r.goalRate > 0 && m.rate >= r.goalRate) || (r.goalRatio > 0 && m.ratio() >= r.goalRatio) {
 				met = "yes"
