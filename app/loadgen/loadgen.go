@@ -66,6 +66,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		Addr: c.Addr, MaxConns: c.Clients,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
 		MaxIdleConnDuration: time.Minute,
+		// Large buffers: a 35 KB answer is read in one or two system calls rather than nine,
+		// so the client's share of the shared CPU stays small.
+		ReadBufferSize: 64 << 10, WriteBufferSize: 16 << 10,
 	}
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, c.Duration)
