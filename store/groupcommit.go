@@ -14,6 +14,10 @@ import (
 // whatever the queue.
 const maxGroup = 512
 
+// maxLinger bounds how long a leader waits under load for the writers just answered to come
+// back (see linger).
+const maxLinger = 2 * time.Millisecond
+
 // groupCommit lets concurrent writes share one bbolt transaction, hence one commit and one
 // fsync, without making a lone write wait.
 //
@@ -21,8 +25,13 @@ const maxGroup = 512
 // window: a lone request pays one commit, as with db.Update); writes that arrive while a commit
 // is running queue up, and when it ends the first of them leads the next commit for the whole
 // queue. Under load the group grows to what arrived during one fsync; when idle it is one write.
-// Unlike bbolt's Batch, nothing waits for a timer (Batch holds every write up to
+// Unlike bbolt's Batch, a lone write never waits for a timer (Batch holds every write up to
 // MaxBatchDelay, 10 ms by default, when fewer than MaxBatchSize arrive).
+//
+// Under load the writers split into two cohorts that alternate: those in the commit running,
+// and those that queued meanwhile. So a leader under load lingers (see linger) for the writers
+// just answered to come back with their next write, at most half the last commit's time and
+// maxLinger: with 32 writers, groups of about 32 instead of 16, for the same commit time.
 //
 // Every write's function runs in the shared transaction. A function that fails without having
 // written anything returns its error wrapped by clean: it fails alone and the others commit.
@@ -35,6 +44,14 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*groupWrite
 	running bool
+	// lastGroup, lastTime and lastEnd describe the last commit (linger's budget); arrived wakes
+	// a lingering leader when a write queues.
+	lastGroup int
+	lastTime  time.Duration
+	lastEnd   time.Time
+	arrived   chan struct{}
+	// noLinger turns lingering off (benchmarks compare the two).
+	noLinger bool
 
 	// commits and writes count the transactions run and the writes they held, busy the time
 	// spent running them (benchmarks and tests read them to see the grouping).
@@ -71,10 +88,17 @@ func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
 	g.queue = append(g.queue, w)
 	lead := !g.running
 	g.running = true
+	if !lead {
+		select {
+		case g.arrived <- struct{}{}:
+		default:
+		}
+	}
 	g.mu.Unlock()
 	if !lead && !<-w.done {
 		return w.err
 	}
+	g.linger(!lead)
 
 	g.mu.Lock()
 	n := min(len(g.queue), maxGroup)
@@ -99,12 +123,64 @@ func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
 	return w.err
 }
 
+// linger is what a leader does before taking its group. Under load, the writers of the last
+// group are about to come back with their next write: a leader promoted from the queue, or one
+// that found no commit running although the last one, with several writes, ended less than its
+// own duration ago, waits until they could have queued (as many writes as the last group held,
+// beyond those already waiting when promoted), or until half the last commit's time, at most
+// maxLinger, has passed. A lone writer (last group of one, or a last commit long ago) never
+// waits; under load the wait is bounded by half a commit.
+func (g *groupCommit) linger(promoted bool) {
+	g.mu.Lock()
+	want, budget := g.lingerBudget(promoted, time.Now())
+	g.mu.Unlock()
+	if budget <= 0 {
+		return
+	}
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	for {
+		g.mu.Lock()
+		n := len(g.queue)
+		g.mu.Unlock()
+		if n >= want {
+			return
+		}
+		select {
+		case <-g.arrived:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// lingerBudget is how many queued writes a leader waits for, and for how long at most (0: it
+// does not wait). g.mu must be held.
+func (g *groupCommit) lingerBudget(promoted bool, now time.Time) (want int, budget time.Duration) {
+	if g.noLinger {
+		return 0, 0
+	}
+	want, budget = g.lastGroup, min(g.lastTime/2, maxLinger)
+	if promoted {
+		want += len(g.queue)
+	} else if g.lastGroup <= 1 || now.Sub(g.lastEnd) >= g.lastTime {
+		return 0, 0
+	}
+	return min(want, maxGroup), budget
+}
+
 // commit runs a group in one transaction, or each write alone when the group cannot commit.
 func (g *groupCommit) commit(group []*groupWrite) {
 	g.commits.Add(1)
 	g.writes.Add(int64(len(group)))
 	start := time.Now()
-	defer func() { g.busy.Add(int64(time.Since(start))) }()
+	defer func() {
+		took := time.Since(start)
+		g.busy.Add(int64(took))
+		g.mu.Lock()
+		g.lastGroup, g.lastTime, g.lastEnd = len(group), took, time.Now()
+		g.mu.Unlock()
+	}()
 	err := g.safeUpdate(func(tx *bolt.Tx) error {
 		for _, w := range group {
 			w.err = w.fn(tx)
@@ -158,4 +234,8 @@ type CommitStats struct {
 // RecordCommits returns the counters of the identity record write path.
 func (s *Store) RecordCommits() CommitStats {
 	return CommitStats{Commits: s.group.commits.Load(), Writes: s.group.writes.Load(), Busy: time.Duration(s.group.busy.Load())}
+}
+
+func newGroupCommit(db *bolt.DB) *groupCommit {
+	return &groupCommit{db: db, arrived: make(chan struct{}, 1)}
 }

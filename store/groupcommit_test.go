@@ -20,6 +20,7 @@ func BenchmarkRecordWrites(b *testing.B) {
 		write func(s *Store, fn func(*bolt.Tx) error) error
 	}{
 		{"group", func(s *Store, fn func(*bolt.Tx) error) error { return s.group.update(fn) }},
+		{"group-nolinger", func(s *Store, fn func(*bolt.Tx) error) error { s.group.noLinger = true; return s.group.update(fn) }},
 		{"update", func(s *Store, fn func(*bolt.Tx) error) error { return s.db.Update(fn) }},
 		{"batch", func(s *Store, fn func(*bolt.Tx) error) error { return s.db.Batch(fn) }},
 	}
@@ -52,6 +53,10 @@ func BenchmarkRecordWrites(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(writers*per)/time.Since(start).Seconds(), "writes/s")
+				if st := s.RecordCommits(); st.Commits > 0 {
+					b.ReportMetric(float64(st.Writes)/float64(st.Commits), "writes/commit")
+					b.ReportMetric(float64(st.Busy.Microseconds())/1000/float64(st.Commits), "ms/commit")
+				}
 			})
 		}
 	}

@@ -259,3 +259,36 @@ func TestAPanickingWriteFailsAlone(t *testing.T) {
 	_, err := s.UpdateRecord(app, "after@x.io", func(r *Record, _ bool) (bool, error) { r.UserID = "u"; return true, nil })
 	require.NoError(t, err, "writes go on after a panic")
 }
+
+// A leader waits for the writers of the last group only under load, and never more than half a
+// commit or maxLinger; a lone writer never waits.
+func TestLingerOnlyUnderLoad(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	g := newGroupCommit(nil)
+	g.lastGroup, g.lastTime, g.lastEnd = 1, time.Millisecond, now
+	_, budget := g.lingerBudget(false, now)
+	require.Zero(t, budget, "a lone writer after a lone write does not wait")
+
+	g.lastGroup, g.lastTime, g.lastEnd = 16, 3*time.Millisecond, now.Add(-10*time.Millisecond)
+	_, budget = g.lingerBudget(false, now)
+	require.Zero(t, budget, "a writer arriving long after the last commit does not wait")
+
+	g.lastEnd = now
+	want, budget := g.lingerBudget(false, now)
+	require.Equal(t, 16, want, "right after a group of 16, wait for them to come back")
+	require.Equal(t, 1500*time.Microsecond, budget, "at most half a commit")
+
+	g.queue = make([]*groupWrite, 10)
+	want, budget = g.lingerBudget(true, now)
+	require.Equal(t, 26, want, "promoted: the last group beyond those already queued")
+	require.Equal(t, 1500*time.Microsecond, budget)
+
+	g.lastTime = time.Second
+	_, budget = g.lingerBudget(true, now)
+	require.Equal(t, maxLinger, budget, "never more than maxLinger")
+
+	g.noLinger = true
+	_, budget = g.lingerBudget(true, now)
+	require.Zero(t, budget)
+}

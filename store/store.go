@@ -78,7 +78,7 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, seal: seal, group: &groupCommit{db: db}, now: time.Now}
+	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err
