@@ -31,6 +31,7 @@ func (s *Server) routes(metrics http.Handler) {
 	admin.Post("/apps", a.CreateApp)
 	admin.Get("/apps", a.ListApps)
 	admin.Get("/apps/:app_id", a.ShowApp)
+	admin.Patch("/apps/:app_id", a.UpdateApp)
 	admin.Post("/apps/:app_id/rotate-token", a.RotateToken)
 	admin.Delete("/apps/:app_id", a.DeleteApp)
 	admin.Get("/backup", a.Backup)
