@@ -78,7 +78,9 @@ func DataEnv(t testing.TB, dir string) []string {
 	}
 }
 
-// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. The
+// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. Every
+// answer the test process then gets from it is checked against the OpenAPI document
+// (openapi_transport.go). The
 // process is killed when the test ends if still running.
 func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	t.Helper()
@@ -89,6 +91,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 		}
 	}
 	require.NotEmpty(t, p.URL, "env must set IDVAULT_SERVER__LISTEN")
+	CheckHost(strings.TrimPrefix(p.URL, "http://"))
 	p.Cmd = exec.Command(Binary(t), append([]string{"serve"}, args...)...)
 	p.Cmd.Env = append(os.Environ(), env...)
 	p.Cmd.Dir = dir
@@ -103,6 +106,9 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(p.URL + "/healthz")
+		if err != nil && strings.Contains(err.Error(), "openapi.json:") {
+			t.Fatal(err)
+		}
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/apierr"
+	"idvault/app/openapi"
 )
 
 var errFeatureOff = apierr.FeatureNotEnabled.New()
@@ -24,6 +25,7 @@ func (s *Server) routes(metrics http.Handler) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", metricsHandler(metrics))
+	app.Get("/openapi.json", openapi.Serve)
 
 	// Admin API (app management, backup), behind the admin token.
 	a := s.deps.Admin
