@@ -66,7 +66,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) erro
 	if err != nil {
 		return err
 	}
-	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken)
+	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Version)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,11 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) erro
 	}
 	addr := ln.Addr().String()
 	log.Info("idvault listening", "addr", addr, "data", c.Store.Path,
-		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled, "verification", c.Verification.Enabled)
+		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled, "verification", c.Verification.Enabled,
+		"console", c.Console.On(c.Server.Listen))
+	if c.Console.On(c.Server.Listen) {
+		log.Info("web console: sign in with the admin token", "url", "http://"+addr+"/console/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.App.Listener(ln) }()
 	if p.env.Ready != nil {

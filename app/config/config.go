@@ -16,6 +16,7 @@ type Config struct {
 	Log            Log            `koanf:"log"`
 	Store          Store          `koanf:"store"`
 	Admin          Admin          `koanf:"admin"`
+	Console        Console        `koanf:"console"`
 	FakeAuth       FakeAuth       `koanf:"fakeauth"`
 	IdentityServer IdentityServer `koanf:"identity_server"`
 	Verification   Verification   `koanf:"verification"`
@@ -96,6 +97,7 @@ func Default() Config {
 		},
 		Log:            Log{Level: "info", Format: "text"},
 		Store:          Store{Path: "./data/idvault.db", KeyFile: "./data/master.key", LockTimeout: time.Second},
+		Console:        Console{Enabled: "auto"},
 		FakeAuth:       FakeAuth{MaxEmails: 100},
 		IdentityServer: IdentityServer{},
 		Verification:   DefaultVerification(),

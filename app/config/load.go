@@ -128,7 +128,7 @@ func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 		key string
 		out any
 	}{
-		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin},
+		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin}, {"console", &c.Console},
 		{"fakeauth", &c.FakeAuth}, {"identity_server", &c.IdentityServer},
 		{"verification", &c.Verification}, {"mail", &c.Mail}, {"apps", &c.Apps},
 	}

@@ -72,6 +72,7 @@ func (c Config) Validate() []error {
 	if c.IdentityServer.Token != "" && len(c.IdentityServer.Token) < 16 {
 		bad("identity_server.token", "must be at least 16 characters")
 	}
+	errs = append(errs, c.Console.validate()...)
 	errs = append(errs, c.Verification.validate()...)
 	if c.Verification.Enabled {
 		errs = append(errs, splitJoined(c.Mail.Validate())...)

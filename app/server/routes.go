@@ -52,6 +52,11 @@ func (s *Server) routes(metrics http.Handler) {
 	app.Patch("/identity", simple, on(is != nil, is.Authenticate), is.Register)
 	app.Post("/public_identity", simple, on(is != nil, is.Authenticate), is.PublicIdentity)
 
+	// Web console (server-rendered pages; not part of the OpenAPI document).
+	if s.console != nil {
+		s.console.Register(app.Group("/console"))
+	}
+
 	// Email verification API.
 	v := s.deps.Verification
 	app.Post("/verification/email", on(v != nil, v.Send))

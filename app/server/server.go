@@ -13,6 +13,7 @@ import (
 
 	"idvault/app/admin"
 	"idvault/app/config"
+	"idvault/app/console"
 	"idvault/app/fakeauth"
 	"idvault/app/idserver"
 	"idvault/app/verification"
@@ -33,13 +34,27 @@ type Deps struct {
 	FakeAuth       *fakeauth.Handler
 	IdentityServer *idserver.Handler
 	Verification   *verification.Handler
+
+	// Console switches the web console on at /console/ (it needs Admin).
+	Console ConsoleSettings
+}
+
+// ConsoleSettings are what the console shows beyond the apps.
+type ConsoleSettings struct {
+	Enabled bool
+	Version string
+	// DataFile is the data file's path (the server page shows its size).
+	DataFile string
+	// IdentityServerAppID is identity_server.app_id (for the snippets).
+	IdentityServerAppID string
 }
 
 // Server is the HTTP application with its dependencies.
 type Server struct {
-	deps  Deps
-	ready *readiness
-	App   *fiber.App
+	deps    Deps
+	ready   *readiness
+	console *console.Handler
+	App     *fiber.App
 }
 
 // New builds the fiber application.
@@ -65,8 +80,28 @@ func New(d Deps) *Server {
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))
 	s.App = app
+	if d.Console.Enabled && d.Admin != nil {
+		s.console = console.New(console.Deps{
+			Admin: d.Admin, Ready: s.ready.run, Warnings: d.Warnings, Interfaces: s.interfaces(),
+			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
+			DataFile: d.Console.DataFile, Logger: d.Logger,
+		})
+	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	return s
+}
+
+// interfaces lists the interfaces and whether each is on, for the console's server page.
+func (s *Server) interfaces() []console.Interface {
+	d := s.deps
+	return []console.Interface{
+		{Name: "Admin API", On: d.Admin != nil, Key: "admin.token", Routes: "/admin/apps, /admin/backup"},
+		{Name: "Fake authentication", On: d.FakeAuth != nil, Key: "fakeauth.enabled", Routes: "/apps/{app_id}/…", Comment: "test-mode apps; development only"},
+		{Name: "Reference identity server", On: d.IdentityServer != nil, Key: "identity_server.enabled", Routes: "/identity, /public_identity", Comment: d.Console.IdentityServerAppID},
+		{Name: "Email verification", On: d.Verification != nil, Key: "verification.enabled", Routes: "/verification/email…"},
+		{Name: "Operations", On: true, Key: "", Routes: "/healthz, /readyz, /metrics, /openapi.json"},
+		{Name: "Web console", On: true, Key: "console.enabled", Routes: "/console/"},
+	}
 }
 
 // featureOff answers every route of a switched-off feature.
