@@ -230,7 +230,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	png = run(t, ctx, chromedp.FullScreenshot(100))
 	narrow := filepath.Join(shots, "apps-narrow.png")
 	require.NoError(t, os.WriteFile(narrow, png, 0o644))
-	do(t, ctx, chromedp.EmulateReset())
+	do(t, ctx, chromedp.EmulateViewport(1100, 900))
 	t.Logf("screenshots of the app list: %s and %s", shot, narrow)
 
 	// The server page shows the readiness checks and offers a backup.

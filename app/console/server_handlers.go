@@ -72,8 +72,8 @@ type apiTag struct {
 
 func (h *Handler) apiPage(c *fiber.Ctx) error {
 	var doc struct {
-		Info struct{ Title, Version string } `json:"info"`
-		Tags []struct{ Name, Description string } `json:"tags"`
+		Info  struct{ Title, Version string }      `json:"info"`
+		Tags  []struct{ Name, Description string } `json:"tags"`
 		Paths map[string]map[string]struct {
 			Tags        []string                   `json:"tags"`
 			Summary     string                     `json:"summary"`
