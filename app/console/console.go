@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"idvault/app/admin"
@@ -54,6 +55,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	// SessionTTL is how long a sign-in lasts (default 12 hours).
 	SessionTTL time.Duration
+	// TrustedProxies are the peers whose X-Forwarded-Proto is believed (a TLS proxy in front
+	// of idvault makes the session cookie Secure).
+	TrustedProxies []netip.Prefix
 }
 
 // Handler serves /console/.

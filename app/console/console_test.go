@@ -24,8 +24,13 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, enabled bool, declared ...config.DeclaredApp) *fixture {
+	return newFixtureWith(t, enabled, nil, declared...)
+}
+
+func newFixtureWith(t *testing.T, enabled bool, proxies []string, declared ...config.DeclaredApp) *fixture {
 	env := apptest.New(t, declared...)
 	app := env.Server(func(d *server.Deps) {
+		d.Server.TrustedProxies = proxies
 		d.Admin = admin.New(env.Apps, env.Store, adminToken)
 		d.Console = server.ConsoleSettings{Enabled: enabled, Version: "test", DataFile: env.Store.Path()}
 	})
@@ -237,4 +242,19 @@ func TestServerAndAPIPages(t *testing.T) {
 		require.Contains(t, string(a.Body), route)
 	}
 	require.Contains(t, string(a.Body), `href="/openapi.json"`)
+}
+
+// Behind a trusted TLS proxy the session cookie is Secure; a forged X-Forwarded-Proto from any
+// other peer changes nothing.
+func TestCookieSecureBehindTrustedTLSProxy(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		proxies []string
+		secure  bool
+	}{"trusted proxy": {[]string{"0.0.0.0/8"}, true}, "untrusted peer": {[]string{"10.9.9.9"}, false}} {
+		f := newFixtureWith(t, true, c.proxies)
+		r := f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, "X-Forwarded-Proto", "https")
+		require.Equal(t, http.StatusSeeOther, r.Status, name)
+		require.Equal(t, c.secure, strings.Contains(strings.ToLower(r.Header.Get("Set-Cookie")), "; secure"), "%s: %s", name, r.Header.Get("Set-Cookie"))
+	}
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ func sessionOf(c *fiber.Ctx) *session {
 func (h *Handler) setCookie(c *fiber.Ctx, value string, maxAge time.Duration) {
 	ck := &fiber.Cookie{
 		Name: cookieName, Value: value, Path: "/console", HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode,
-		Secure: c.Protocol() == "https",
+		Secure: h.overTLS(c),
 	}
 	if maxAge > 0 {
 		ck.MaxAge = int(maxAge.Seconds())
@@ -123,6 +124,25 @@ func (h *Handler) setCookie(c *fiber.Ctx, value string, maxAge time.Duration) {
 		ck.Expires = time.Unix(1, 0)
 	}
 	c.Cookie(ck)
+}
+
+// overTLS reports whether the browser reached the console over TLS: directly, or through a
+// trusted proxy that says so in X-Forwarded-Proto.
+func (h *Handler) overTLS(c *fiber.Ctx) bool {
+	if c.Context().IsTLS() {
+		return true
+	}
+	peer, err := netip.ParseAddr(c.Context().RemoteIP().String())
+	if err != nil || !strings.EqualFold(c.Get(fiber.HeaderXForwardedProto), "https") {
+		return false
+	}
+	peer = peer.Unmap()
+	for _, p := range h.d.TrustedProxies {
+		if p.Contains(peer) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *Handler) home(c *fiber.Ctx) error {

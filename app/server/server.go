@@ -4,6 +4,7 @@ package server
 
 import (
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -84,11 +85,23 @@ func New(d Deps) *Server {
 		s.console = console.New(console.Deps{
 			Admin: d.Admin, Ready: s.ready.run, Warnings: d.Warnings, Interfaces: s.interfaces(),
 			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
-			DataFile: d.Console.DataFile, Logger: d.Logger,
+			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: trustedProxies(d.Server.TrustedProxies),
 		})
 	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	return s
+}
+
+// trustedProxies parses server.trusted_proxies (validated with the config; a bad entry is
+// skipped here).
+func trustedProxies(list []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := config.ParseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // interfaces lists the interfaces and whether each is on, for the console's server page.
