@@ -1,5 +1,5 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need (MailDev from npm, Chromium from Debian) when it is missing.
+# test, installing what the tests need (MailDev from npm, PostgreSQL and Chromium from apt) when missing.
 
 GO        ?= go
 BIN       ?= ./idvault
@@ -19,8 +19,9 @@ build: ## build the idvault binary
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, Debian's chromium)
+deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, PostgreSQL and chromium from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
+	@.ci/install-postgres
 	@.ci/install-chromium
 
 test: deps ## run every test (race detector on), with the external test servers
