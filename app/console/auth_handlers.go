@@ -17,6 +17,7 @@ func (h *Handler) loginPage(c *fiber.Ctx) error {
 // token is used once, here; the browser keeps only the session cookie.
 func (h *Handler) login(c *fiber.Ctx) error {
 	if err := h.d.Admin.CheckToken(c.FormValue("token")); err != nil {
+		h.d.Logger.Warn("console: sign-in refused", "ip", c.IP())
 		msg := "Wrong admin token."
 		if e := apierr.As(err); e != nil && e.Code == apierr.AdminDisabled {
 			msg = "The admin API has no token configured, so nobody can sign in."

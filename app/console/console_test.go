@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -154,26 +155,28 @@ func TestCreateShowsTheSecretOnceAndNeverLogsIt(t *testing.T) {
 
 	page := f.get(t, loc, cookie)
 	require.Equal(t, http.StatusOK, page.Status)
-	secret := regexp.MustCompile(`id="app-secret" class="secret" readonly value="([^"]+)"`).FindSubmatch(page.Body)
-	token := regexp.MustCompile(`id="auth-token" class="secret" readonly value="([^"]+)"`).FindSubmatch(page.Body)
-	require.NotNil(t, secret)
-	require.NotNil(t, token)
+	secretM := regexp.MustCompile(`id="app-secret" class="secret" readonly value="([^"]+)"`).FindSubmatch(page.Body)
+	tokenM := regexp.MustCompile(`id="auth-token" class="secret" readonly value="([^"]+)"`).FindSubmatch(page.Body)
+	require.NotNil(t, secretM)
+	require.NotNil(t, tokenM)
+	secret, token := html.UnescapeString(string(secretM[1])), html.UnescapeString(string(tokenM[1]))
+	require.Len(t, secret, 88, "the 64-byte secret in base64")
 	require.Contains(t, string(page.Body), "Shown once")
 	require.Equal(t, "no-store", page.Header.Get("Cache-Control"), "the page with the secret is not cached")
 	require.Contains(t, page.Header.Get("Content-Security-Policy"), "script-src 'self'")
 
 	again := f.get(t, loc, cookie)
 	require.Equal(t, http.StatusGone, again.Status)
-	require.NotContains(t, string(again.Body), string(secret[1]))
+	require.NotContains(t, html.UnescapeString(string(again.Body)), secret)
 
-	apps := f.get(t, "/console/apps", cookie)
-	require.Contains(t, string(apps.Body), v.ID)
-	require.Contains(t, string(apps.Body), v.URLID)
-	require.NotContains(t, string(apps.Body), string(token[1]))
+	apps := html.UnescapeString(string(f.get(t, "/console/apps", cookie).Body))
+	require.Contains(t, apps, v.ID)
+	require.Contains(t, apps, v.URLID)
+	require.NotContains(t, apps, token)
 
 	logs := f.env.LogBuf.String()
-	require.NotContains(t, logs, string(secret[1]))
-	require.NotContains(t, logs, string(token[1]))
+	require.NotContains(t, logs, secret)
+	require.NotContains(t, logs, token)
 	require.NotContains(t, logs, adminToken)
 }
 
