@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -232,6 +233,20 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(narrow, png, 0o644))
 	do(t, ctx, chromedp.EmulateViewport(1100, 900))
 	t.Logf("screenshots of the app list: %s and %s", shot, narrow)
+
+	// Without JavaScript the list still reads; only the copy buttons (which need it) stay hidden.
+	_, err = chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+	require.NoError(t, err)
+	do(t, ctx, chromedp.Navigate(p.URL+"/console/apps"))
+	require.Contains(t, text(t, ctx, "main"), stdID)
+	require.Contains(t, text(t, ctx, "main"), urlID)
+	buttons := run(t, ctx, chromedp.AttributesAll(chromedp.CSS("button.copy")))
+	require.NotEmpty(t, buttons)
+	for _, b := range buttons {
+		require.Contains(t, b, "hidden", "a copy button is hidden without JavaScript")
+	}
+	_, err = chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
+	require.NoError(t, err)
 
 	// The server page shows the readiness checks and offers a backup.
 	do(t, ctx, chromedp.Navigate(p.URL+"/console/server"))
