@@ -231,6 +231,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	png = run(t, ctx, chromedp.FullScreenshot(100))
 	narrow := filepath.Join(shots, "apps-narrow.png")
 	require.NoError(t, os.WriteFile(narrow, png, 0o644))
+	for _, path := range []string{"/console/server", "/console/apps/" + urlID, "/console/api"} {
+		do(t, ctx, chromedp.Navigate(p.URL+path))
+		overflow := run(t, ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`))
+		require.False(t, overflow, "%s fits a phone screen", path)
+	}
 	do(t, ctx, chromedp.EmulateViewport(1100, 900))
 	t.Logf("screenshots of the app list: %s and %s", shot, narrow)
 
