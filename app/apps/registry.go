@@ -178,7 +178,8 @@ func (r *Registry) RotateToken(id []byte) (string, error) {
 	return token, nil
 }
 
-// SetOptions replaces an app's options and returns the changed app.
+// SetOptions replaces an app's options and returns the changed app. Like RotateToken and
+// Delete it changes a stored app, so any cache of apps must forget id here too.
 func (r *Registry) SetOptions(id []byte, opts store.AppOptions) (App, error) {
 	if _, ok := r.declared[string(id)]; ok {
 		return App{}, ErrDeclared
