@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"idvault/app/apptest"
@@ -131,8 +132,11 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Sign in: the session cookie is HttpOnly and SameSite=Strict, and the token is nowhere in
 	// the page, the URL or the storage.
-	do(t, ctx, chromedp.SendKeys(chromedp.ID("token"), token))
-	resp = submit(t, ctx, "form button[type=submit]")
+	// (By keyboard: the token field has the focus, Enter submits.)
+	focused := run(t, ctx, chromedp.Evaluate[string](`document.activeElement.id`))
+	require.Equal(t, "token", focused, "the sign-in page puts the focus on the token field")
+	resp, err = chromedp.RunResponse(ctx, chromedp.KeyEvent(token+kb.Enter))
+	require.NoError(t, err)
 	require.Equal(t, int64(200), resp.Status)
 	require.Equal(t, p.URL+"/console/apps", run(t, ctx, chromedp.Location()))
 	cookies, err = chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{p.URL + "/console/"}})
