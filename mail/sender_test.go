@@ -341,3 +341,31 @@ func TestStageOfForeignError(t *testing.T) {
 	wrapped := errors.Join(errors.New("x"), &mail.SendError{Stage: mail.StageData})
 	require.Equal(t, mail.StageData, mail.Stage(wrapped))
 }
+
+// Credentials never go out over an unencrypted connection to a non-loopback host: with
+// opportunistic TLS and a server that does not offer STARTTLS, AUTH is refused; only an
+// explicit tls: none (allowed by allow_plaintext_auth) sends them.
+func TestAuthRefusedInClearToRemoteHost(t *testing.T) {
+	srv := mailtest.Start(t, mailtest.Options{Username: "idv", Password: "hunter2"})
+	cfg := testConfig(srv)
+	cfg.Host = "smtp.example.org"
+	cfg.Username, cfg.Password = "idv", "hunter2"
+
+	cfg.TLS = mail.TLSOpportunistic
+	s, _ := newSender(t, cfg)
+	mail.RouteTo(s, srv.Addr())
+	err := s.Check(context.Background())
+	var se *mail.SendError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, mail.StageAuth, se.Stage)
+	require.NotContains(t, err.Error(), "hunter2")
+
+	cfg.TLS = mail.TLSNone
+	_, err = mail.New(cfg, nil)
+	require.ErrorContains(t, err, "mail.tls", "tls none with a password to a remote host needs allow_plaintext_auth")
+
+	cfg.AllowPlaintextAuth = true
+	s, _ = newSender(t, cfg)
+	mail.RouteTo(s, srv.Addr())
+	require.NoError(t, s.Check(context.Background()), "explicit tls none, explicitly allowed")
+}

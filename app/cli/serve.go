@@ -36,6 +36,7 @@ func runServe(ctx context.Context, p *prog, args []string) int {
 		return code
 	}
 	log := newLogger(l.Config.Log, p.stderr)
+	log.Info("configuration loaded", "profile", l.Profile)
 	if err := serve(ctx, p, l.Config, log); err != nil {
 		log.Error("idvault stopped", "err", err)
 		return exitFail

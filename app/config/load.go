@@ -21,9 +21,12 @@ const EnvPrefix = "IDVAULT_"
 
 // Sources are the layers above the built-in defaults.
 type Sources struct {
-	// Embedded is the config.yaml compiled into the binary.
+	// Embedded is the config.yaml compiled into the binary: the local-dev profile, used only
+	// when File is empty.
 	Embedded []byte
-	// File is the --config path ("" for none).
+	// File is the --config path ("" for none). When set it replaces the embedded profile: a
+	// production file starts from the built-in (production-safe) defaults, never from the
+	// local-dev values.
 	File string
 	// Environ is the process environment (os.Environ()), as KEY=VALUE strings.
 	Environ []string
@@ -37,6 +40,9 @@ type Loaded struct {
 	Config   Config
 	K        *koanf.Koanf
 	Problems []error
+	// Profile says which base layer is in force over the built-in defaults: the local-dev
+	// profile (no --config), the given file, or the built-in defaults alone.
+	Profile string
 }
 
 // Load merges every layer. It fails only when a layer cannot be read at all (a missing file,
@@ -58,12 +64,15 @@ func Load(src Sources) (*Loaded, error) {
 			}
 		}
 	}
-	if len(src.Embedded) > 0 {
+	profile := "built-in defaults only (no --config, no embedded profile)"
+	if src.File == "" && len(src.Embedded) > 0 {
+		profile = "local-dev (the embedded config.yaml; no --config given)"
 		if err := loadLayer(k, "embedded config.yaml", rawbytes.Provider(src.Embedded), check); err != nil {
 			return nil, err
 		}
 	}
 	if src.File != "" {
+		profile = "file " + src.File + " over the built-in defaults (the embedded dev profile is not used)"
 		raw, err := os.ReadFile(src.File)
 		if err != nil {
 			return nil, fmt.Errorf("config: read %s: %w", src.File, err)
@@ -85,7 +94,7 @@ func Load(src Sources) (*Loaded, error) {
 			return nil, fmt.Errorf("config: flags: %w", err)
 		}
 	}
-	l := &Loaded{K: k, Problems: problems}
+	l := &Loaded{K: k, Problems: problems, Profile: profile}
 	l.Config, l.Problems = decode(k, problems)
 	return l, nil
 }
