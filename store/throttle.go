@@ -261,8 +261,7 @@ func admitSend(tx *bolt.Tx, appID, addr []byte, lim SendLimits, att AttemptLimit
 		puts = append(puts, put{key, w.encode(lim.App)})
 	}
 	if lim.IP.PerSecond > 0 && lim.IP.Burst > 0 && lim.ClientIP.IsValid() {
-		ip := lim.ClientIP.Unmap().As16()
-		key := throttleKey(appID, kindIPBucket, ip[:])
+		key := ipBucketKey(appID, lim)
 		b, wait, ok := getBucket(tx, key, lim.IP).admit(lim.IP, now)
 		if !ok {
 			refuse(ReasonIP, wait)

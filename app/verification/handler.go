@@ -31,7 +31,7 @@ type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
 	IssueCode(in store.Issue) (store.Code, error)
 	TestCode(in store.Issue) (store.Code, bool, error)
-	WithdrawCode(appID []byte, email string, id uint64) error
+	WithdrawSend(appID []byte, email string, id uint64, lim store.SendLimits) error
 	UseCode(appID []byte, email string, mac []byte, att store.AttemptLimits) error
 	SweepCodes(limit int) (int, error)
 	SweepThrottle(limit int) (int, error)
