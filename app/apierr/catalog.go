@@ -9,6 +9,7 @@ var (
 	NotFound          = Code{http.StatusNotFound, "not_found", "no such route"}
 	MethodNotAllowed  = Code{http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route"}
 	BodyTooLarge      = Code{http.StatusRequestEntityTooLarge, "body_too_large", "the request body is too large"}
+	HeaderTooLarge    = Code{http.StatusRequestHeaderFieldsTooLarge, "request_header_too_large", "the request line and headers are too large"}
 	InternalError     = Code{http.StatusInternalServerError, "internal_error", "internal error; a retry may help"}
 	FeatureNotEnabled = Code{http.StatusNotFound, "feature_not_enabled", "this feature is not enabled on this server"}
 
@@ -51,7 +52,7 @@ var (
 
 // Catalog lists every code, for the README's reference and for tests.
 var Catalog = []Code{
-	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, InternalError, FeatureNotEnabled,
+	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, HeaderTooLarge, InternalError, FeatureNotEnabled,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
 	NoEmailProvided, InvalidEmailIS, UnknownUser, Unauthorized, ISAppUnavailable,

@@ -24,6 +24,18 @@ func requestIDMiddleware() fiber.Handler {
 	})
 }
 
+// ensureRequestID gives a request that never reached the middleware (a request fasthttp refused
+// while reading it: headers or body too large, an unknown method) a request ID of its own, so
+// that its error carries a trace_id and an X-Request-ID like every other.
+func ensureRequestID(c *fiber.Ctx) {
+	if requestID(c) != "" {
+		return
+	}
+	id := uuid.NewString()
+	c.Locals(requestIDKey, id)
+	c.Set(fiber.HeaderXRequestID, id)
+}
+
 func requestID(c *fiber.Ctx) string {
 	id, _ := c.Locals(requestIDKey).(string)
 	return id

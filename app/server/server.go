@@ -35,6 +35,15 @@ type Deps struct {
 	Verification   *verification.Handler
 }
 
+// ReadBufferSize is the request-header buffer (request line and headers) for a server whose
+// public_identities requests may list maxEmails emails: 8 KiB for the rest of the request and
+// 128 bytes per email (a 44-character address takes about 50 in the query). A longer request
+// line or header block is answered 431 request_header_too_large.
+func ReadBufferSize(maxEmails int) int {
+	const base, perEmail = 8 << 10, 128
+	return base + perEmail*max(maxEmails, 0)
+}
+
 // Server is the HTTP application with its dependencies.
 type Server struct {
 	deps  Deps
@@ -46,7 +55,12 @@ type Server struct {
 func New(d Deps) *Server {
 	s := &Server{deps: d, ready: &readiness{checks: d.Checks, warnings: d.Warnings, ttl: 2 * time.Second}}
 	handleErr := errorHandler(d.Logger)
+	readBuffer := ReadBufferSize(0)
+	if d.FakeAuth != nil {
+		readBuffer = ReadBufferSize(d.FakeAuth.MaxEmails())
+	}
 	app := fiber.New(fiber.Config{
+		ReadBufferSize:        readBuffer,
 		AppName:               "idvault",
 		DisableStartupMessage: true,
 		// Immutable: values from the request (params, query, body) are copied, so handlers may

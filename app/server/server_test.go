@@ -143,4 +143,32 @@ func TestBodyLimitOnARealListener(t *testing.T) {
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
 	require.Contains(t, string(raw), `"code":"body_too_large"`)
+	requireTraced(t, resp, string(raw))
+}
+
+// requireTraced checks that an error answer carries a request ID, and the same one as trace_id.
+func requireTraced(t *testing.T, resp *http.Response, body string) {
+	t.Helper()
+	id := resp.Header.Get("X-Request-ID")
+	require.NotEmpty(t, id, "X-Request-ID on %d", resp.StatusCode)
+	require.Contains(t, body, `"trace_id":"`+id+`"`)
+}
+
+// Request lines and headers over the read buffer get a catalogue 431 with a request ID and
+// trace_id, like every other error.
+func TestHeaderTooLargeIsACatalogueError(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = s.App.Listener(ln) }()
+	t.Cleanup(func() { _ = s.App.Shutdown() })
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz?pad=" + strings.Repeat("x", ReadBufferSize(0)))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.Contains(t, string(raw), `"code":"request_header_too_large"`)
+	requireTraced(t, resp, string(raw))
 }
