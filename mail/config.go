@@ -127,6 +127,8 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout <= 0 {
 		bad("timeout", "must be greater than 0, got %s", c.Timeout)
+	} else if c.Timeout > time.Hour {
+		bad("timeout", "must be at most 1h, got %s", c.Timeout)
 	}
 	if (c.Username == "") != (c.Password == "") {
 		bad("username", "and mail.password must be set together (both or neither)")
@@ -137,8 +139,8 @@ func (c Config) Validate() error {
 	if c.PoolSize < 0 {
 		bad("pool_size", "must not be negative, got %d", c.PoolSize)
 	}
-	if c.IdleTimeout < 0 {
-		bad("idle_timeout", "must not be negative, got %s", c.IdleTimeout)
+	if c.IdleTimeout < 0 || c.IdleTimeout > 24*time.Hour {
+		bad("idle_timeout", "must be between 0 and 24h, got %s", c.IdleTimeout)
 	}
 	return errors.Join(errs...)
 }

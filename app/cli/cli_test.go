@@ -166,3 +166,17 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, list, "a")
 }
+
+// `config check` never echoes a mistyped secret (an unknown key's value is never printed).
+func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), []string{"config", "check"}, &out, &errb, cli.Env{
+		Embedded: embedded(t), Version: "v-test",
+		Environ:  []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
+	})
+	require.Equal(t, 3, code)
+	require.NotContains(t, out.String()+errb.String(), "supersecret")
+	require.Contains(t, out.String(), "problem: mail.passwd: unknown key")
+	require.Contains(t, out.String(), "problem: fakeauth.enabled: environment variable IDVAULT_FAKEAUTH_ENABLED is not read")
+}
