@@ -173,7 +173,7 @@ func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := cli.Run(context.Background(), []string{"config", "check"}, &out, &errb, cli.Env{
 		Embedded: embedded(t), Version: "v-test",
-		Environ:  []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
+		Environ: []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
 	})
 	require.Equal(t, 3, code)
 	require.NotContains(t, out.String()+errb.String(), "supersecret")
