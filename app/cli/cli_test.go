@@ -180,3 +180,17 @@ func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
 	require.Contains(t, out.String(), "problem: mail.passwd: unknown key")
 	require.Contains(t, out.String(), "problem: fakeauth.enabled: environment variable IDVAULT_FAKEAUTH_ENABLED is not read")
 }
+
+// admin.token follows the master key's rule: readable by group or others, it is refused.
+func TestAdminTokenFileReadableByOthersIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "admin.token")
+	require.NoError(t, os.WriteFile(path, []byte("0123456789abcdef0123456789abcdef\n"), 0o644))
+	require.NoError(t, os.Chmod(path, 0o644))
+	_, errOut, code := run(t, dir, "serve")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "readable by group or others")
+	require.Contains(t, errOut, "chmod 600")
+	require.NotContains(t, errOut, "0123456789abcdef0123456789abcdef")
+}
