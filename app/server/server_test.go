@@ -172,3 +172,36 @@ func TestHeaderTooLargeIsACatalogueError(t *testing.T) {
 	require.Contains(t, string(raw), `"code":"request_header_too_large"`)
 	requireTraced(t, resp, string(raw))
 }
+
+// A client's X-Request-ID is kept only when short and made of safe characters.
+func TestClientRequestIDKeptOnlyWhenSafe(t *testing.T) {
+	t.Parallel()
+	s, logs := newTestServer(t, nil)
+	for id, kept := range map[string]bool{
+		"abc-123_x.y:z":                        true,
+		"0b5e3c1e-8a4e-4a57-9d7c-2d0f1f3f0a11": true,
+		`evil"quote`:                           false,
+		`back\slash`:                           false,
+		"tab\there":                            false,
+		"\x1b[31mred":                          false,
+		"<script>":                             false,
+		strings.Repeat("a", 3000):              false,
+		strings.Repeat("b", 65):                false,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/nope", nil)
+		req.Header.Set("X-Request-ID", id)
+		resp, err := s.App.Test(req, -1)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get("X-Request-ID")
+		require.Contains(t, string(raw), `"trace_id":"`+got+`"`)
+		if kept {
+			require.Equal(t, id, got)
+			continue
+		}
+		require.NotEqual(t, id, got, "%q replaced", id)
+		require.Len(t, got, 36, "a fresh UUID")
+		require.NotContains(t, logs.String(), id)
+	}
+}
