@@ -4,11 +4,14 @@ package server
 
 import (
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"idvault/app/admin"
@@ -80,7 +83,26 @@ func New(d Deps) *Server {
 	app.Use(recoverMiddleware(d.Logger))
 	s.App = app
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	s.refuseUnknownMethods(handleErr)
 	return s
+}
+
+// refuseUnknownMethods answers a request whose method is not a standard HTTP method with the
+// catalogue's JSON method_not_allowed, instead of fiber's plain-text 400 "Invalid http method"
+// (fiber answers those before any middleware or error handler runs).
+func (s *Server) refuseUnknownMethods(handleErr fiber.ErrorHandler) {
+	srv := s.App.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
+			next(fctx)
+			return
+		}
+		c := s.App.AcquireCtx(fctx)
+		defer s.App.ReleaseCtx(c)
+		c.Set(fiber.HeaderAllow, strings.Join(fiber.DefaultMethods, ", "))
+		_ = handleErr(c, fiber.ErrMethodNotAllowed)
+	}
 }
 
 // featureOff answers every route of a switched-off feature.

@@ -205,3 +205,18 @@ func TestClientRequestIDKeptOnlyWhenSafe(t *testing.T) {
 		require.NotContains(t, logs.String(), id)
 	}
 }
+
+// An unknown HTTP method gets the catalogue's JSON 405, not fiber's plain-text 400.
+func TestUnknownMethodIsACatalogueError(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	for _, method := range []string{"FOO", "PROPFIND", "get"} {
+		resp, body := do(t, s.App, method, "/healthz", nil)
+		require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, method)
+		require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+		require.Contains(t, body, `"code":"method_not_allowed"`)
+		requireTraced(t, resp, body)
+	}
+	resp, _ := do(t, s.App, http.MethodGet, "/healthz", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "standard methods are untouched")
+}
