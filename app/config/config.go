@@ -34,6 +34,10 @@ type Server struct {
 	BodyLimit       int           `koanf:"body_limit"`
 	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For is believed.
 	TrustedProxies []string `koanf:"trusted_proxies"`
+	// AllowedHosts are the Host header names the server answers (port ignored; "*.example.com"
+	// matches subdomains). Empty: on a loopback listen address only loopback names and the
+	// listen host; on any other address, any host. Other hosts get a JSON 421.
+	AllowedHosts []string `koanf:"allowed_hosts"`
 }
 
 // Log is the structured logger.
@@ -94,7 +98,7 @@ func Default() Config {
 		Server: Server{
 			Listen: "127.0.0.1:8080", ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
 			IdleTimeout: 60 * time.Second, ShutdownTimeout: 15 * time.Second, BodyLimit: 1 << 20,
-			TrustedProxies: []string{},
+			TrustedProxies: []string{}, AllowedHosts: []string{},
 		},
 		Log:            Log{Level: "info", Format: "text"},
 		Store:          Store{Path: "./data/idvault.db", KeyFile: "./data/master.key", LockTimeout: time.Second},

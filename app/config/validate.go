@@ -32,6 +32,12 @@ func (c Config) Validate() []error {
 			bad(fmt.Sprintf("server.trusted_proxies[%d]", i), "%q is not an IP address or CIDR", p)
 		}
 	}
+	for i, h := range c.Server.AllowedHosts {
+		name := strings.TrimPrefix(strings.Trim(h, "[]"), "*.")
+		if net.ParseIP(name) == nil && !isHostName(name) {
+			bad(fmt.Sprintf("server.allowed_hosts[%d]", i), "%q is not a host name, IP address or *.domain", h)
+		}
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
 	}

@@ -81,6 +81,7 @@ func New(d Deps) *Server {
 	app.Use(requestIDMiddleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))
+	app.Use(hostGuard(d.Server))
 	s.App = app
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	s.refuseUnknownMethods(handleErr)

@@ -24,6 +24,7 @@ func newTestServer(t *testing.T, checks map[string]Checker, warnings ...string) 
 	logs := &bytes.Buffer{}
 	cfg := config.Default().Server
 	cfg.BodyLimit = 2048
+	cfg.AllowedHosts = []string{"example.com", "127.0.0.1"} // httptest.NewRequest sends Host: example.com
 	s := New(Deps{Server: cfg, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: NewRegistry(), Checks: checks, Warnings: warnings})
 	return s, logs
 }
@@ -219,4 +220,55 @@ func TestUnknownMethodIsACatalogueError(t *testing.T) {
 	}
 	resp, _ := do(t, s.App, http.MethodGet, "/healthz", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "standard methods are untouched")
+}
+
+// DNS rebinding: on a loopback listen address only loopback names and the listen host are
+// answered; other Host headers get a JSON 421 with a trace_id.
+func TestHostGuard(t *testing.T) {
+	t.Parallel()
+	build := func(listen string, allowed ...string) *fiber.App {
+		cfg := config.Default().Server
+		cfg.Listen, cfg.AllowedHosts = listen, allowed
+		return New(Deps{Server: cfg, Logger: slog.New(slog.DiscardHandler), Registry: NewRegistry()}).App
+	}
+	get := func(app *fiber.App, host string) (*http.Response, string) {
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		req.Host = host
+		resp, err := app.Test(req, -1)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp, string(raw)
+	}
+	cases := []struct {
+		app   *fiber.App
+		host  string
+		allow bool
+	}{
+		{build("127.0.0.1:8080"), "rebind.attacker.example", false},
+		{build("127.0.0.1:8080"), "rebind.attacker.example:8080", false},
+		{build("127.0.0.1:8080"), "127.0.0.1:8080", true},
+		{build("127.0.0.1:8080"), "localhost:8080", true},
+		{build("127.0.0.1:8080"), "LOCALHOST", true},
+		{build("127.0.0.1:8080"), "[::1]:8080", true},
+		{build("127.0.0.1:8080"), "app.localhost:8080", true},
+		{build("127.0.0.1:8080"), "", false},
+		{build("[::1]:9000"), "[::1]:9000", true},
+		{build("[::1]:9000"), "evil.example", false},
+		{build("0.0.0.0:8080"), "anything.example", true},
+		{build("0.0.0.0:8080", "idvault.example.com", "*.internal.example"), "idvault.example.com:443", true},
+		{build("0.0.0.0:8080", "idvault.example.com", "*.internal.example"), "a.internal.example", true},
+		{build("0.0.0.0:8080", "idvault.example.com", "*.internal.example"), "internal.example.evil.com", false},
+		{build("0.0.0.0:8080", "idvault.example.com"), "10.0.0.5:8080", false},
+	}
+	for _, c := range cases {
+		resp, body := get(c.app, c.host)
+		if c.allow {
+			require.Equal(t, http.StatusOK, resp.StatusCode, "host %q: %s", c.host, body)
+			continue
+		}
+		require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, "host %q", c.host)
+		require.Contains(t, body, `"code":"host_not_allowed"`)
+		requireTraced(t, resp, body)
+	}
 }
