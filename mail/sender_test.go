@@ -369,3 +369,29 @@ func TestAuthRefusedInClearToRemoteHost(t *testing.T) {
 	mail.RouteTo(s, srv.Addr())
 	require.NoError(t, s.Check(context.Background()), "explicit tls none, explicitly allowed")
 }
+
+// Cause is a short description safe for unauthenticated readiness probes.
+func TestCheckCauseIsShort(t *testing.T) {
+	srv := mailtest.Start(t, mailtest.Options{})
+	cfg := testConfig(srv)
+	srv.Close()
+	s, _ := newSender(t, cfg)
+	var se *mail.SendError
+	require.ErrorAs(t, s.Check(context.Background()), &se)
+	require.Equal(t, "connect refused", se.Cause())
+
+	srv = mailtest.Start(t, mailtest.Options{Username: "idv", Password: "right"})
+	cfg = testConfig(srv)
+	cfg.Username, cfg.Password = "idv", "wrong"
+	s, _ = newSender(t, cfg)
+	require.ErrorAs(t, s.Check(context.Background()), &se)
+	require.Equal(t, "auth failed", se.Cause())
+
+	srv = mailtest.Start(t, mailtest.Options{})
+	srv.SetFault(mailtest.Fault{At: mailtest.AtConnect, Code: 554})
+	cfg = testConfig(srv)
+	s, _ = newSender(t, cfg)
+	require.ErrorAs(t, s.Check(context.Background()), &se)
+	require.Equal(t, "connect failed", se.Cause())
+	require.NotContains(t, se.Cause(), "554")
+}

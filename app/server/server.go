@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -56,7 +55,7 @@ type Server struct {
 
 // New builds the fiber application.
 func New(d Deps) *Server {
-	s := &Server{deps: d, ready: &readiness{checks: d.Checks, warnings: d.Warnings, ttl: 2 * time.Second}}
+	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	handleErr := errorHandler(d.Logger)
 	readBuffer := ReadBufferSize(0)
 	if d.FakeAuth != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
@@ -49,12 +50,49 @@ func TestHealthAndReadiness(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	require.JSONEq(t, `{"status":"ready","checks":{"store":"ok"},"warnings":["fake authentication is on"]}`, body)
 
-	failing := CheckFunc(func(context.Context) error { return errors.New("smtp: connect: connection refused") })
-	s, _ = newTestServer(t, map[string]Checker{"store": ok, "smtp": failing})
+	failing := CheckFunc(func(context.Context) error {
+		return causeError{cause: "connect refused", detail: "554 mx.internal.example says go away"}
+	})
+	plain := CheckFunc(func(context.Context) error { return errors.New("store: disk on fire") })
+	s, logs := newTestServer(t, map[string]Checker{"store": plain, "smtp": failing})
 	resp, body = do(t, s.App, http.MethodGet, "/readyz", nil)
 	require.Equal(t, 503, resp.StatusCode)
-	require.Contains(t, body, `"smtp":"failed: smtp: connect: connection refused"`)
+	require.Contains(t, body, `"smtp":"failed: connect refused"`)
+	require.Contains(t, body, `"store":"failed"`)
 	require.Contains(t, body, `"status":"not_ready"`)
+	require.NotContains(t, body, "mx.internal.example", "/readyz needs no auth: only a short cause")
+	require.NotContains(t, body, "disk on fire")
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "mx.internal.example") }, 2*time.Second, 10*time.Millisecond,
+		"the detail goes to the log")
+}
+
+type causeError struct{ cause, detail string }
+
+func (e causeError) Error() string { return e.detail }
+func (e causeError) Cause() string { return e.cause }
+
+// A hanging check delays neither the server's construction nor /readyz: it shows "checking",
+// then "failed: timeout" once its own bound expires; meanwhile the other checks report.
+func TestHangingCheckDoesNotSlowReadiness(t *testing.T) {
+	t.Parallel()
+	ok := CheckFunc(func(context.Context) error { return nil })
+	hang := CheckFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	start := time.Now()
+	s, _ := newTestServer(t, map[string]Checker{"store": ok, "smtp": hang})
+	require.Less(t, time.Since(start), 500*time.Millisecond, "construction does not wait for checks")
+
+	for i := 0; i < 3; i++ {
+		start = time.Now()
+		resp, body := do(t, s.App, http.MethodGet, "/readyz", nil)
+		require.Less(t, time.Since(start), firstWait+500*time.Millisecond, "/readyz answers at once")
+		require.Equal(t, 503, resp.StatusCode)
+		require.Contains(t, body, `"smtp":"checking"`)
+		require.Contains(t, body, `"store":"ok"`)
+	}
+	require.Eventually(t, func() bool {
+		_, body := do(t, s.App, http.MethodGet, "/readyz", nil)
+		return strings.Contains(body, `"smtp":"failed: timeout"`)
+	}, checkTimeout+3*time.Second, 100*time.Millisecond)
 }
 
 func TestEveryResponseHasARequestID(t *testing.T) {
