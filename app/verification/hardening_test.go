@@ -53,3 +53,30 @@ func TestVerificationAcceptsJSONSentAsTextPlain(t *testing.T) {
 	r = apptest.Do(t, e.App, http.MethodPost, "/verification/email/code", with(creds(test), "email", "js2@example.com"))
 	require.Equal(t, http.StatusOK, r.Status, "and application/json of course")
 }
+
+// Addresses that reach one mailbox share one code list, one lock and one send limit, whatever
+// the case of the local part or the form (Unicode or punycode) of the domain.
+func TestLimitsAndCodesUseTheCanonicalAddress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(s *setup) { s.cfg.AddressSendLimit, s.cfg.MaxWrongAttempts = 3, 2 })
+	prod := e.createApp(t, false, store.AppOptions{})
+	e.sendOK(t, prod, "Victim@x.io")
+	e.sendOK(t, prod, "victim@X.IO")
+	c := e.sendOK(t, prod, "VICTIM@x.io")
+	r := e.send(t, prod, emailData("vIcTiM@x.io"))
+	require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "one mailbox, one limit")
+	require.Equal(t, "Victim@x.io", e.SMTP.Messages()[0].To[0], "the mail goes to the address as written")
+	require.Equal(t, http.StatusOK, e.verify(t, prod, "victim@x.io", c).Status, "a code verifies under any case")
+
+	e.sendOK(t, prod, "a@bücher.example")
+	e.sendOK(t, prod, "A@xn--bcher-kva.example")
+	e.sendOK(t, prod, "a@BÜCHER.example")
+	require.Equal(t, "max_attempts_reached", e.send(t, prod, emailData("a@xn--bcher-kva.example")).ErrorCode(t))
+
+	test := e.createApp(t, true, store.AppOptions{})
+	code := e.testCode(t, test, "Mixed@Case.io")
+	require.Equal(t, code, e.testCode(t, test, "mixed@case.io"), "/code finds the same code")
+	require.Equal(t, "invalid_verification_code", e.verify(t, test, "MIXED@case.io", "00000000").ErrorCode(t))
+	require.Equal(t, "invalid_verification_code", e.verify(t, test, "mixed@case.io", "00000001").ErrorCode(t))
+	require.Equal(t, "too_many_attempts", e.verify(t, test, "Mixed@Case.io", code).ErrorCode(t), "wrong codes count across cases")
+}

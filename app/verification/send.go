@@ -153,7 +153,10 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	in := h.issue(app, d.to, code)
+	// Codes and send limits are kept under the canonical address (case-folded, punycoded
+	// domain); the mail goes to the address as written.
+	key := address.Canonical(d.to)
+	in := h.issue(app, key, code)
 	lim := h.sendLimits(h.proxies.clientIP(c))
 	in.Limits = &lim
 	issued, err := h.store.IssueCode(in)
@@ -170,7 +173,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	msg.HTML = h.tmpl.fill(msg.HTML, code)
 	msg.Text = h.tmpl.fill(msg.Text, code)
 	if err := h.mailer.Send(c.UserContext(), msg); err != nil {
-		return h.sendFailed(app, d.to, issued.ID, lim, err)
+		return h.sendFailed(app, key, issued.ID, lim, err)
 	}
 	h.metrics.sends.Inc()
 	return c.JSON(fiber.Map{})
