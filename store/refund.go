@@ -59,8 +59,15 @@ func (s *Store) WithdrawSend(appID []byte, email string, id uint64, lim SendLimi
 	return nil
 }
 
-// ipBucketKey is the throttle key of the client IP's token bucket.
+// ipBucketKey is the throttle key of the client IP's token bucket: the address, or for IPv6 its
+// network of lim.IPv6Prefix bits.
 func ipBucketKey(appID []byte, lim SendLimits) []byte {
-	ip := lim.ClientIP.Unmap().As16()
+	addr := lim.ClientIP.Unmap()
+	if addr.Is6() && lim.IPv6Prefix > 0 && lim.IPv6Prefix < 128 {
+		if p, err := addr.Prefix(lim.IPv6Prefix); err == nil {
+			addr = p.Addr()
+		}
+	}
+	ip := addr.As16()
 	return throttleKey(appID, kindIPBucket, ip[:])
 }

@@ -74,6 +74,9 @@ type SendLimits struct {
 	IP      Rate
 	// ClientIP is the client the IP bucket applies to; the zero Addr skips the IP bucket.
 	ClientIP netip.Addr
+	// IPv6Prefix, when between 1 and 127, makes IPv6 clients share one bucket per network of
+	// that prefix length (IPv4 clients, and IPv4-mapped ones, always count one address each).
+	IPv6Prefix int
 }
 
 // AttemptLimits lock an address for Lock after MaxWrong wrong codes. The wrong-code count

@@ -202,6 +202,9 @@ func (v Verification) validate() []error {
 	if v.IPRate <= 0 || v.IPBurst < 1 {
 		bad("ip_rate", "ip_rate must be positive and ip_burst at least 1")
 	}
+	if v.IPv6Prefix < 32 || v.IPv6Prefix > 128 {
+		bad("ipv6_prefix", "must be between 32 and 128 (bits of an IPv6 address that name one client)")
+	}
 	for i, p := range v.Placeholders {
 		if len(p) < 8 || strings.ContainsAny(p, " \t\r\n<>&") {
 			bad(fmt.Sprintf("placeholders[%d]", i), "must be at least 8 characters with no spaces or <>&")

@@ -126,3 +126,31 @@ func TestFailedSendsGiveTheirQuotaBack(t *testing.T) {
 	r := e.send(t, a, emailData("other@x.io"))
 	require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "body: %s", r.Body)
 }
+
+// IPv6 clients are counted per /64 (verification.ipv6_prefix): a host that owns a whole /64
+// cannot dodge the IP limit by changing address.
+func TestIPv6ClientsCountedPerNetwork(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		prefix  int
+		refused bool
+	}{{64, true}, {128, false}} {
+		e := newEnv(t, func(s *setup) {
+			s.cfg.IPRate, s.cfg.IPBurst, s.cfg.IPv6Prefix = 0.001, 2, tc.prefix
+			s.proxies = []string{"0.0.0.0/32"}
+		})
+		a := e.createApp(t, false, store.AppOptions{})
+		send := func(to, ip string) apptest.Response { return e.send(t, a, emailData(to), "X-Forwarded-For", ip) }
+		require.Equal(t, http.StatusOK, send("a@x.io", "2001:db8:1:2::1").Status)
+		require.Equal(t, http.StatusOK, send("b@x.io", "2001:db8:1:2::2").Status)
+		r := send("c@x.io", "2001:db8:1:2:ffff:ffff:ffff:ffff")
+		if tc.refused {
+			require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "same /64")
+		} else {
+			require.Equal(t, http.StatusOK, r.Status, "/128: each address apart")
+		}
+		require.Equal(t, http.StatusOK, send("d@x.io", "2001:db8:1:3::1").Status, "another /64")
+		require.Equal(t, http.StatusOK, send("e@x.io", "192.0.2.1").Status)
+		require.Equal(t, http.StatusOK, send("f@x.io", "192.0.2.2").Status, "IPv4 addresses count apart")
+	}
+}
