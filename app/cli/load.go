@@ -86,16 +86,6 @@ func readAdminToken(c config.Config) (string, error) {
 	return strings.TrimSpace(string(raw)), nil
 }
 
-// isTerminal reports whether w is a character device (a terminal), not a file or a pipe.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.Level))
