@@ -1,6 +1,7 @@
 package address
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,4 +21,25 @@ func TestCanonical(t *testing.T) {
 	} {
 		require.Equal(t, want, Canonical(in), in)
 	}
+}
+
+// Canonical is idempotent, yields an ASCII domain, and never panics on any normalised address.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := Normalize(s)
+		if err != nil {
+			return
+		}
+		c := Canonical(n)
+		if Canonical(c) != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q", n, c, Canonical(c))
+		}
+		domain := c[strings.LastIndexByte(c, '@')+1:]
+		if !isASCII(domain) {
+			t.Fatalf("domain not ASCII: %q", c)
+		}
+	})
 }
