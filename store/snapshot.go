@@ -24,12 +24,24 @@ func (s *Snapshot) Close() error {
 	return err
 }
 
+// snapshotPattern names snapshot files (os.CreateTemp pattern) in the data file's directory.
+const snapshotPattern = ".idvault-snapshot-*"
+
+// removeStaleSnapshots deletes snapshots left by a process that died while streaming one. It runs
+// once the data file's lock is held, so no live process is using them.
+func removeStaleSnapshots(dir string) {
+	stale, _ := filepath.Glob(filepath.Join(dir, snapshotPattern))
+	for _, f := range stale {
+		_ = os.Remove(f)
+	}
+}
+
 // Snapshot copies the data file to a temporary file in its directory (a local file copy is all
 // the read transaction lasts, so writers wait for nothing slower), fsyncs it, checks it with
 // VerifyFile, and returns it open at offset 0. Streaming the snapshot to a slow client then
 // holds no transaction at all. The caller must Close it.
 func (s *Store) Snapshot() (*Snapshot, error) {
-	f, err := os.CreateTemp(filepath.Dir(s.Path()), ".idvault-snapshot-*")
+	f, err := os.CreateTemp(filepath.Dir(s.Path()), snapshotPattern)
 	if err != nil {
 		return nil, fmt.Errorf("store: snapshot: %w", err)
 	}
