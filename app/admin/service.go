@@ -2,7 +2,6 @@ package admin
 
 import (
 	"errors"
-	"io"
 	"time"
 
 	"idvault/app/apierr"
@@ -151,16 +150,6 @@ func (h *Handler) Delete(rawID string) (string, error) {
 		return "", mapAppErr(err)
 	}
 	return apps.FormatID(a.ID), nil
-}
-
-// WriteBackup writes a consistent copy of the data file to w.
-func (h *Handler) WriteBackup(w io.Writer) (int64, error) {
-	return h.backup.Backup(w)
-}
-
-// BackupName is the file name a backup is offered under.
-func BackupName(now time.Time) string {
-	return "idvault-" + now.UTC().Format("20060102T150405Z") + ".db"
 }
 
 func (h *Handler) find(rawID string) (apps.App, error) {

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/admin"
 	"idvault/app/openapi"
 )
 
@@ -47,16 +45,10 @@ func (h *Handler) serverPage(c *fiber.Ctx) error {
 	return h.render(c, fiber.StatusOK, "server", page{Title: "Server", Data: d})
 }
 
-// backup streams a hot backup of the data file, as GET /admin/backup does.
+// backup streams a hot backup of the data file: the admin API's own GET /admin/backup handler
+// (a verified snapshot, streamed with its length), behind the console's session.
 func (h *Handler) backup(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderContentType, "application/octet-stream")
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+admin.BackupName(time.Now())+`"`)
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		if _, err := h.d.Admin.WriteBackup(w); err == nil {
-			_ = w.Flush()
-		}
-	})
-	return nil
+	return h.d.Admin.Backup(c)
 }
 
 // apiOperation is one operation of the OpenAPI document, for the readable API page.

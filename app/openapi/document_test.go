@@ -111,10 +111,11 @@ func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle)
 	return r
 }
 
-// errors are the error answers of an operation: its codes, plus internal_error, plus
-// body_too_large when it takes a body.
+// errors are the error answers of an operation: its codes, plus those of any route
+// (internal_error, host_not_allowed, request_header_too_large), plus body_too_large when it
+// takes a body.
 func (b *builder) errors(style errStyle, withBody bool, codes ...apierr.Code) m {
-	codes = append(slices.Clone(codes), apierr.InternalError)
+	codes = append(slices.Clone(codes), apierr.InternalError, apierr.HostNotAllowed, apierr.HeaderTooLarge)
 	if withBody {
 		codes = append(codes, apierr.BodyTooLarge)
 	}
@@ -203,7 +204,7 @@ func build() []byte {
 	adminSec := list{m{"adminToken": list{}}}
 	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.FeatureNotEnabled}
 	faErr := []apierr.Code{apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsNotTest, apierr.AppNoSecret, apierr.FeatureNotEnabled}
-	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS}
+	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS, apierr.UnsupportedMediaType}
 	vErr := []apierr.Code{apierr.InvalidBody, apierr.InvalidEmail, apierr.InvalidAuthToken, apierr.AppNotFound, apierr.FeatureNotEnabled}
 	with := func(base []apierr.Code, more ...apierr.Code) []apierr.Code {
 		return append(slices.Clone(base), more...)
@@ -360,8 +361,8 @@ func description() string {
 		rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", n, seen[n][0].Status, seen[n][0].Message))
 	}
 	return "Every HTTP interface of one `idvault serve`: operations, the admin API, the fake authentication server, the reference identity server and the email verification API. Interfaces switched off in the configuration answer `feature_not_enabled` (404).\n\n" +
-		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405, `body_too_large` 413 and `internal_error` 500.\n\n" +
-		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type. The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
+		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 (also for a method that is not HTTP's), `body_too_large` 413, `host_not_allowed` 421 (a Host header outside `server.allowed_hosts`), `request_header_too_large` 431 and `internal_error` 500.\n\n" +
+		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type, except that an identity server without a token takes only `application/json` (`unsupported_media_type` 415, so that a cross-site form cannot drive it). The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
 		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
 }
 

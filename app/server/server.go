@@ -3,14 +3,17 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
-	"time"
+	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 
 	"idvault/app/admin"
 	"idvault/app/config"
@@ -50,6 +53,15 @@ type ConsoleSettings struct {
 	IdentityServerAppID string
 }
 
+// ReadBufferSize is the request-header buffer (request line and headers) for a server whose
+// public_identities requests may list maxEmails emails: 8 KiB for the rest of the request and
+// 128 bytes per email (a 44-character address takes about 50 in the query). A longer request
+// line or header block is answered 431 request_header_too_large.
+func ReadBufferSize(maxEmails int) int {
+	const base, perEmail = 8 << 10, 128
+	return base + perEmail*max(maxEmails, 0)
+}
+
 // Server is the HTTP application with its dependencies.
 type Server struct {
 	deps    Deps
@@ -60,9 +72,14 @@ type Server struct {
 
 // New builds the fiber application.
 func New(d Deps) *Server {
-	s := &Server{deps: d, ready: &readiness{checks: d.Checks, warnings: d.Warnings, ttl: 2 * time.Second}}
+	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	handleErr := errorHandler(d.Logger)
+	readBuffer := ReadBufferSize(0)
+	if d.FakeAuth != nil {
+		readBuffer = ReadBufferSize(d.FakeAuth.MaxEmails())
+	}
 	app := fiber.New(fiber.Config{
+		ReadBufferSize:        readBuffer,
 		AppName:               "idvault",
 		DisableStartupMessage: true,
 		// Immutable: values from the request (params, query, body) are copied, so handlers may
@@ -80,15 +97,17 @@ func New(d Deps) *Server {
 	app.Use(requestIDMiddleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))
+	app.Use(hostGuard(d.Server))
 	s.App = app
 	if d.Console.Enabled && d.Admin != nil {
 		s.console = console.New(console.Deps{
-			Admin: d.Admin, Ready: s.ready.run, Warnings: d.Warnings, Interfaces: s.interfaces(),
+			Admin: d.Admin, Ready: func(context.Context) (map[string]string, bool) { return s.ready.snapshot() }, Warnings: d.Warnings, Interfaces: s.interfaces(),
 			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
 			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: trustedProxies(d.Server.TrustedProxies),
 		})
 	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	s.refuseUnknownMethods(handleErr)
 	return s
 }
 
@@ -114,6 +133,24 @@ func (s *Server) interfaces() []console.Interface {
 		{Name: "Email verification", On: d.Verification != nil, Key: "verification.enabled", Routes: "/verification/email…"},
 		{Name: "Operations", On: true, Key: "", Routes: "/healthz, /readyz, /metrics, /openapi.json"},
 		{Name: "Web console", On: true, Key: "console.enabled", Routes: "/console/"},
+	}
+}
+
+// refuseUnknownMethods answers a request whose method is not a standard HTTP method with the
+// catalogue's JSON method_not_allowed, instead of fiber's plain-text 400 "Invalid http method"
+// (fiber answers those before any middleware or error handler runs).
+func (s *Server) refuseUnknownMethods(handleErr fiber.ErrorHandler) {
+	srv := s.App.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
+			next(fctx)
+			return
+		}
+		c := s.App.AcquireCtx(fctx)
+		defer s.App.ReleaseCtx(c)
+		c.Set(fiber.HeaderAllow, strings.Join(fiber.DefaultMethods, ", "))
+		_ = handleErr(c, fiber.ErrMethodNotAllowed)
 	}
 }
 
