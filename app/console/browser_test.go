@@ -193,6 +193,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, page, `curl -s "`+p.URL+`/apps/`+urlID+`/private_identity?email=alice%40example.com"`)
 	require.Contains(t, page, `new FakeAuthentication({ appId, url: '`+p.URL+`' })`)
 	require.Contains(t, page, `const appId = '`+stdID+`';`)
+	png := run(t, ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, os.WriteFile(filepath.Join(shots, "app.png"), png, 0o644))
 
 	// Rotate the token: a new one, shown once; the old one no longer works.
 	resp = submit(t, ctx, "#rotate")
@@ -225,7 +227,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, text(t, ctx, "main"), "browser shop")
 	unlabelled := run(t, ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("input:not([type=hidden])")].filter(i => i.labels.length === 0).length`))
 	require.Zero(t, unlabelled, "every input has a label")
-	png := run(t, ctx, chromedp.FullScreenshot(100))
+	png = run(t, ctx, chromedp.FullScreenshot(100))
 	shot := filepath.Join(shots, "apps.png")
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	do(t, ctx, chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))

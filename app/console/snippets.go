@@ -46,7 +46,7 @@ const { identity, provisionalIdentity } = await fakeAuth.getIdentity('alice@exam
 const [bobPublicIdentity] = await fakeAuth.getPublicIdentities(['bob@example.com']);
 await fakeAuth.setIdentityRegistered('alice@example.com');`, v.ID, base)}
 	if !h.on("fakeauth.enabled") {
-		fa.Off, js.Off = "fakeauth.enabled", "fakeauth.enabled"
+		fa.Off, js.Off, js.Note = "fakeauth.enabled", "fakeauth.enabled", ""
 	}
 	out = append(out, fa, js)
 
@@ -63,7 +63,7 @@ curl -s %[1]s/verification/email/code -H 'Content-Type: application/json' \
 curl -s %[1]s/verification/email/verify -H 'Content-Type: application/json' \
   -d '{"app_id": "%[2]s", "auth_token": "'"$AUTH_TOKEN"'", "email": "alice@example.com", "verification_code": "<the code>"}'`, base, v.ID)}
 	if !h.on("verification.enabled") {
-		ver.Off = "verification.enabled"
+		ver.Off, ver.Note = "verification.enabled", ""
 	}
 	out = append(out, ver)
 
