@@ -380,7 +380,7 @@ func (g *gen) groupItem(a *app, i int, s *sink) error {
 func (g *gen) groupRows(s *sink, a *app, groupID, encPub [32]byte, b *block.Block, members []block.GroupMember,
 	provs []block.GroupProvisionalMember, version int, when time.Time) {
 	s.add(tUserGroups, s.rowFor(tUserGroups).bytea(a.id[:]).bytea(groupID[:]).bytea(encPub[:]).
-		int(int64(b.Nature)).bytea(b.Serialize()).timestamp(when).end())
+		integer(int64(b.Nature)).bytea(b.Serialize()).timestamp(when).end())
 	for _, m := range members {
 		var uid []byte
 		if version >= 2 {
