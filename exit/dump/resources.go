@@ -514,10 +514,23 @@ func tamper(ct, key []byte) ([]byte, error) {
 		if err != nil || rid2 != rid {
 			continue
 		}
-		_, err = encryption.DecryptWithKey(key, out)
+		_, err = DecryptWithDataKey(key, out)
 		if errors.Is(err, encryption.ErrDecryptionFailed) && !errors.Is(err, encryption.ErrTruncated) {
 			return out, nil
 		}
 	}
 	return nil, fmt.Errorf("no byte to tamper with in a %d-byte ciphertext", len(ct))
+}
+
+// DecryptWithDataKey decrypts ct with the AEAD key a KeyEntry holds. For
+// formats 9 to 11 that is the data key H_32(sessionKey || seed), which the
+// exit library takes the way a key published under the seed is found
+// (encryption.DecryptWithKey takes the session key, like Encrypt).
+func DecryptWithDataKey(key, ct []byte) ([]byte, error) {
+	v, rid, err := encryption.ExtractResourceID(ct)
+	if err != nil || !v.IsTransparentSession() {
+		return encryption.DecryptWithKey(key, ct)
+	}
+	out, _, err := encryption.Decrypt(encryption.KeyMap{rid.Seed: key}, ct)
+	return out, err
 }
