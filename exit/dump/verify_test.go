@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -384,9 +383,11 @@ func TestManifestMatchesTheCiphertexts(t *testing.T) {
 			if e.Case == "tampered" {
 				require.ErrorIs(t, derr, encryption.ErrDecryptionFailed, e.File)
 			} else {
-				// A stream cut before its final chunk; the exit library maps it to
-				// decryption_failed (ErrIncompleteStream); older versions said ErrTruncated.
-				require.True(t, errors.Is(derr, encryption.ErrDecryptionFailed) || errors.Is(derr, encryption.ErrTruncated), "%s: %v", e.File, derr)
+				// A stream cut before its final chunk: the exit server answers
+				// decryption_failed, not truncated_data.
+				require.ErrorIs(t, derr, encryption.ErrIncompleteStream, e.File)
+				require.ErrorIs(t, derr, encryption.ErrDecryptionFailed, e.File)
+				require.NotErrorIs(t, derr, encryption.ErrTruncated, e.File)
 			}
 		case dump.ExpectTruncatedData:
 			_, _, err := encryption.ExtractResourceID(ct)
