@@ -23,7 +23,8 @@ var (
 	buildErr  error
 )
 
-// Binary builds the real idvault binary once per test process and returns its path.
+// Binary builds the real idvault binary once per test process, with `make build` (so it is
+// stamped with the version, commit and build date like a user's), and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -39,10 +40,10 @@ func Binary(t testing.TB) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "idvault")
-		cmd := exec.Command("go", "build", "-o", buildPath, ".")
+		cmd := exec.Command("make", "-s", "build", "BIN="+buildPath)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+			buildErr = fmt.Errorf("make build: %v: %s", err, out)
 		}
 	})
 	require.NoError(t, buildErr)

@@ -87,6 +87,7 @@ func Load(src Sources) (*Loaded, error) {
 	}
 	l := &Loaded{K: k, Problems: problems}
 	l.Config, l.Problems = decode(k, problems)
+	derivePaths(k, &l.Config)
 	return l, nil
 }
 
