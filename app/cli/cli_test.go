@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,3 +175,13 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, list, "a")
 }
+
+// runEnv runs the program in-process with only the given environment.
+func runEnv(t *testing.T, environ []string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{Embedded: embedded(t), Environ: environ})
+	return out.String(), errb.String(), code
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -113,7 +113,6 @@ func completions(p *prog, words []string) []string {
 	return match
 }
 
-
 const bashCompletion = `# bash completion for idvault.
 # Use: source <(idvault completion bash), or save as ~/.local/share/bash-completion/completions/idvault
 _idvault() {
