@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,6 +206,8 @@ func TestGracefulShutdownClosesTheStore(t *testing.T) {
 	p := apptest.Start(t, dir, env)
 	p.Stop(t)
 	require.Contains(t, p.Stderr.String(), "shutting down")
+	lines := strings.Split(strings.TrimSpace(p.Stderr.String()), "\n")
+	require.Contains(t, lines[len(lines)-1], "idvault stopped cleanly", "a clean shutdown ends with a final line")
 	// The store was closed: the CLI can open the file at once.
 	_, errOut, code := apptest.RunCLI(t, dir, env, "app", "list")
 	require.Equal(t, 0, code, errOut)
