@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,4 +103,22 @@ func TestHelpCommand(t *testing.T) {
 	require.True(t, strings.HasPrefix(out, "Usage: idvault app delete"), out)
 	own, _, _ := runHere(t, "app", "delete", "--help")
 	require.Equal(t, own, out)
+}
+
+// The README's Commands section names every command, and every flag of each appears in the
+// README: a command or flag added without documentation fails here.
+func TestReadmeDocumentsEveryCommandAndFlag(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	readme := string(raw)
+	everyCommand(root(), "", func(cmd *command, path string) {
+		if cmd.setup == nil {
+			return
+		}
+		require.Contains(t, readme, "idvault "+path, "the README does not name `idvault %s`", path)
+		for _, f := range flagsOf(&prog{}, cmd, path) {
+			require.Regexp(t, `--`+regexp.QuoteMeta(f.name)+`\b`, readme, "the README does not document --%s of idvault %s", f.name, path)
+		}
+	})
 }
