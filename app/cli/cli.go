@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"io"
 )
 
@@ -37,6 +38,8 @@ type prog struct {
 	env    Env
 	stdout io.Writer
 	stderr io.Writer
+	// legacyUsage holds the usage lines given to newFlags (see legacy.go).
+	legacyUsage map[*flag.FlagSet]string
 }
 
 // commands is the command table: one line per top-level command.
@@ -46,6 +49,7 @@ func commands() []*command {
 		appCommand(),
 		configCommand(),
 		backupCommand(),
+		exitCommand(),
 		versionCommand(),
 		completionCommand(),
 		completeCommand(),

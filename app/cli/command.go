@@ -33,6 +33,11 @@ type command struct {
 	// raw commands get their arguments unparsed (the completion helper: they are words typed
 	// for another command).
 	raw bool
+	// run is the other way to write a command: a function that parses its own arguments with
+	// p.newFlags and p.parse (see legacy.go), whose help is generated from the flag set it
+	// declares. Prefer setup: only setup commands show their flags in their group's help and
+	// in shell completion.
+	run func(ctx context.Context, p *prog, args []string) int
 }
 
 // runFunc runs a command with its positional arguments; it returns the exit code.
@@ -82,6 +87,13 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			return p.helpFor(cmd, path, args[1:])
 		}
 	}
+	if cmd.run != nil {
+		if len(cmd.subs) > 0 && len(args) > 0 && isHelp(args[0]) {
+			p.printHelp(p.stdout, cmd, path)
+			return exitOK
+		}
+		return cmd.run(ctx, p, args)
+	}
 	if cmd.setup == nil {
 		if len(args) > 0 && isHelp(args[0]) {
 			p.printHelp(p.stdout, cmd, path)
@@ -98,7 +110,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 	if cmd.raw {
 		return run(ctx, args)
 	}
-	pos, code, ok := p.parse(c, cmd, args)
+	pos, code, ok := p.parseArgs(c, cmd, args)
 	if !ok {
 		return code
 	}
@@ -131,7 +143,7 @@ func (p *prog) cmdlineFor(cmd *command, path string) *cmdline {
 // parse parses flags that may come before or after positional arguments ("app show ID
 // --json"), and returns the positional ones. ok=false means the caller returns code: 0 after
 // --help (printed once, on stdout), 2 after a usage error (printed on stderr).
-func (p *prog) parse(c *cmdline, cmd *command, args []string) (pos []string, code int, ok bool) {
+func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string, code int, ok bool) {
 	fs := c.FlagSet
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -247,6 +259,9 @@ func usageLines(p *prog, cmd *command, path string) []string {
 		}
 		lines = append(lines, strings.Join(parts, " "))
 	}
+	if cmd.run != nil && cmd.setup == nil {
+		lines = append(lines, strings.TrimSpace(progPath(path)+" [flags] "+cmd.args))
+	}
 	if len(cmd.subs) > 0 && cmd.setup == nil {
 		lines = append(lines, progPath(path)+" <command> [flags]")
 	}
@@ -309,6 +324,7 @@ func (p *prog) printHelp(w io.Writer, cmd *command, path string) {
 		}
 		fmt.Fprintf(w, "      %s\n", s.summary)
 	}
+	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's help.\n", progPath(path))
 }
 
 // wrap breaks s into lines of at most width characters at spaces, indenting continuations.

@@ -56,10 +56,15 @@ func TestHelpRulesForEveryCommand(t *testing.T) {
 			require.False(t, singleDash.MatchString(out), "%v: single-dash flag in help:\n%s", args, out)
 			first := strings.SplitN(out, "\n\n", 2)[0]
 			require.Equal(t, 1, strings.Count(out, first), "%v: usage printed more than once", args)
+			usage := strings.Join(strings.Fields(first), " ")
+			// Whatever way the command is written, its usage line lists the flags its help lists.
+			_, flagList, _ := strings.Cut(out, "\nFlags:\n")
+			for _, m := range regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`).FindAllStringSubmatch(flagList, -1) {
+				require.Regexp(t, `\[?--`+regexp.QuoteMeta(m[1])+`[ \]]`, usage+" ", "%v: usage line lacks --%s", args, m[1])
+			}
 			if cmd.setup == nil {
 				continue
 			}
-			usage := strings.Join(strings.Fields(first), " ")
 			c := (&prog{}).cmdlineFor(cmd, path)
 			cmd.setup(c)
 			c.VisitAll(func(f *flag.Flag) {
@@ -121,4 +126,45 @@ func TestReadmeDocumentsEveryCommandAndFlag(t *testing.T) {
 			require.Regexp(t, `--`+regexp.QuoteMeta(f.name)+`\b`, readme, "the README does not document --%s of idvault %s", f.name, path)
 		}
 	})
+}
+
+// A command written as a run function with newFlags and parse gets the same help: generated
+// from its flag set, once, on stdout; usage errors on stderr with exit 2.
+func TestRunFunctionCommandsGetGeneratedHelp(t *testing.T) {
+	t.Parallel()
+	var got []string
+	cmd := &command{name: "load", summary: "load things", run: func(_ context.Context, p *prog, args []string) int {
+		fs := p.newFlags("demo load", "demo load --db DSN [--jobs N] [--dry-run] DIR")
+		fs.String("db", "", "PostgreSQL `DSN`")
+		fs.Int("jobs", 4, "parallel jobs")
+		fs.Bool("dry-run", false, "change nothing")
+		pos, code, ok := p.parse(fs, args)
+		if !ok {
+			return code
+		}
+		got = pos
+		return exitOK
+	}}
+	group := &command{subs: []*command{{name: "demo", summary: "demo group", subs: []*command{cmd}}}}
+	var out, errb bytes.Buffer
+	p := &prog{stdout: &out, stderr: &errb}
+	code := p.dispatch(context.Background(), group, "", []string{"demo", "load", "--help"})
+	require.Equal(t, exitOK, code)
+	require.Empty(t, errb.String())
+	require.True(t, strings.HasPrefix(out.String(), "Usage: idvault demo load [--db DSN] [--dry-run] [--jobs N] DIR\n"), out.String())
+	require.Equal(t, 1, strings.Count(out.String(), "Usage:"))
+	require.Contains(t, out.String(), "--jobs N")
+	require.Contains(t, out.String(), "(default 4)")
+
+	out.Reset()
+	errb.Reset()
+	code = p.dispatch(context.Background(), group, "", []string{"demo", "load", "--nope"})
+	require.Equal(t, exitUsage, code)
+	require.Empty(t, out.String())
+	require.Contains(t, errb.String(), "flag provided but not defined: --nope")
+	require.Contains(t, errb.String(), "Usage: idvault demo load")
+
+	code = p.dispatch(context.Background(), group, "", []string{"demo", "load", "d1", "--db", "x", "--dry-run"})
+	require.Equal(t, exitOK, code)
+	require.Equal(t, []string{"d1"}, got)
 }
