@@ -116,6 +116,13 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	return nil
 }
 
+// InitData runs `idvault serve` once with env and stops it: only serve creates a data file
+// (with its master key and admin token), and the other commands refuse to run without one.
+func InitData(t testing.TB, dir string, env []string) {
+	t.Helper()
+	Start(t, dir, env).Stop(t)
+}
+
 // Kill9 kills the server with SIGKILL (a crash) and waits for it.
 func (p *Proc) Kill9(t testing.TB) {
 	t.Helper()

@@ -65,7 +65,7 @@ func TestAppCreateWhileServerRunsAndStopped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
-	apptest.Start(t, dir, env).Stop(t) // only serve creates a data file
+	apptest.InitData(t, dir, env)
 
 	// Stopped: the CLI opens the data file itself.
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "offline", "--test", "--json")

@@ -68,7 +68,7 @@ func TestAppDeleteConfirmsOnATerminal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
-	apptest.Start(t, dir, env).Stop(t)
+	apptest.InitData(t, dir, env)
 	create := func(name string) string {
 		out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", name, "--env")
 		require.Equal(t, 0, code, errOut)
