@@ -38,8 +38,10 @@ type prog struct {
 	env    Env
 	stdout io.Writer
 	stderr io.Writer
-	// legacyUsage holds the usage lines given to newFlags (see legacy.go).
+	// legacyUsage holds the usage lines given to newFlags, and running the run-function
+	// command being run, for its summary (see legacy.go).
 	legacyUsage map[*flag.FlagSet]string
+	running     *command
 }
 
 // commands is the command table: one line per top-level command.

@@ -62,13 +62,8 @@ func (c *cmdline) usageError(format string, a ...any) int {
 	return c.p.usageError(c.cmd, c.path, fmt.Sprintf(format, a...))
 }
 
-// subcommand returns the subcommand of c named name, or nil.
+// subcommand returns the subcommand of c named name (hidden ones too), or nil.
 func (c *command) subcommand(name string) *command {
-	for _, s := range c.subs {
-		if s.name == name && !s.hidden {
-			return s
-		}
-	}
 	for _, s := range c.subs {
 		if s.name == name {
 			return s
@@ -84,7 +79,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			return p.dispatch(ctx, sub, joinPath(path, sub.name), args[1:])
 		}
 		if args[0] == "help" {
-			return p.helpFor(cmd, path, args[1:])
+			return p.helpFor(ctx, cmd, path, args[1:])
 		}
 	}
 	if cmd.run != nil {
@@ -92,6 +87,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			p.printHelp(p.stdout, cmd, path)
 			return exitOK
 		}
+		p.running = cmd
 		return cmd.run(ctx, p, args)
 	}
 	if cmd.setup == nil {
@@ -117,8 +113,8 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 	return run(ctx, pos)
 }
 
-// helpFor answers "idvault [group] help [command...]": the help of the named command.
-func (p *prog) helpFor(cmd *command, path string, names []string) int {
+// helpFor answers "idvault [group] help [command...]": what the named command's --help prints.
+func (p *prog) helpFor(ctx context.Context, cmd *command, path string, names []string) int {
 	for _, n := range names {
 		sub := cmd.subcommand(n)
 		if sub == nil {
@@ -127,8 +123,7 @@ func (p *prog) helpFor(cmd *command, path string, names []string) int {
 		}
 		cmd, path = sub, joinPath(path, n)
 	}
-	p.printHelp(p.stdout, cmd, path)
-	return exitOK
+	return p.dispatch(ctx, cmd, path, []string{"--help"})
 }
 
 func (p *prog) cmdlineFor(cmd *command, path string) *cmdline {
@@ -140,7 +135,7 @@ func (p *prog) cmdlineFor(cmd *command, path string) *cmdline {
 	return &cmdline{FlagSet: fs, p: p, cmd: cmd, path: path}
 }
 
-// parse parses flags that may come before or after positional arguments ("app show ID
+// parseArgs parses flags that may come before or after positional arguments ("app show ID
 // --json"), and returns the positional ones. ok=false means the caller returns code: 0 after
 // --help (printed once, on stdout), 2 after a usage error (printed on stderr).
 func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string, code int, ok bool) {

@@ -32,6 +32,9 @@ func (p *prog) parse(fs *flag.FlagSet, args []string) (pos []string, code int, o
 			return nil
 		},
 	}
+	if p.running != nil && p.running.name == cmd.name {
+		cmd.summary, cmd.help = p.running.summary, p.running.help
+	}
 	c := p.cmdlineFor(cmd, path)
 	cmd.setup(c)
 	return p.parseArgs(c, cmd, args)
