@@ -24,7 +24,7 @@ only once the new copy passed bbolt's consistency check.`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
 			cf.register(c.FlagSet)
-			out := c.String("out", "", "where to write the copy: a `FILE`, or a directory to write a dated file in")
+			out := c.String("out", "", "`FILE|DIR` to write the copy to (in a directory, a dated file)")
 			c.require("out")
 			force := c.Bool("force", false, "replace an existing file")
 			return func(_ context.Context, args []string) int {
