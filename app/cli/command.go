@@ -52,6 +52,9 @@ type cmdline struct {
 	cmd      *command
 	path     string // "app create"
 	required []string
+	// values names flag values where the usage string has no backquoted name (run-function
+	// commands: see legacy.go).
+	values map[string]string
 }
 
 // require marks flags that must be given; parse refuses a command line without them.
@@ -204,6 +207,9 @@ func flagsOf(p *prog, cmd *command, path string) []flagInfo {
 	var out []flagInfo
 	c.VisitAll(func(f *flag.Flag) {
 		value, usage := flag.UnquoteUsage(f)
+		if v, ok := c.values[f.Name]; ok && !isBoolFlag(f) && !strings.Contains(f.Usage, "`") {
+			value = v
+		}
 		if isBoolFlag(f) {
 			value = ""
 		} else if value == "" || value == "value" || value == "string" {
@@ -287,7 +293,7 @@ func (p *prog) printHelp(w io.Writer, cmd *command, path string) {
 				head += " " + f.value
 			}
 			text := f.usage
-			if f.required {
+			if f.required && !strings.Contains(text, "required") {
 				text += " (required)"
 			}
 			if f.def != "" {

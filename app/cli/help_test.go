@@ -53,7 +53,9 @@ func TestHelpRulesForEveryCommand(t *testing.T) {
 			if !strings.Contains(out, "Flags:") {
 				require.Empty(t, flagsOf(&prog{}, cmd, path), "%v declares flags but shows none", args)
 			}
-			require.False(t, singleDash.MatchString(out), "%v: single-dash flag in help:\n%s", args, out)
+			for _, name := range regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`).FindAllStringSubmatch(out, -1) {
+				require.NotRegexp(t, `(^|[\s\[(,'])-`+regexp.QuoteMeta(name[1])+`\b`, out, "%v: --%s spelled with one dash", args, name[1])
+			}
 			first := strings.SplitN(out, "\n\n", 2)[0]
 			require.Equal(t, 1, strings.Count(out, first), "%v: usage printed more than once", args)
 			usage := strings.Join(strings.Fields(first), " ")
@@ -118,12 +120,13 @@ func TestReadmeDocumentsEveryCommandAndFlag(t *testing.T) {
 	require.NoError(t, err)
 	readme := string(raw)
 	everyCommand(root(), "", func(cmd *command, path string) {
-		if cmd.setup == nil {
-			return
+		if cmd.setup == nil && len(cmd.subs) > 0 {
+			return // a group: its commands are checked
 		}
 		require.Contains(t, readme, "idvault "+path, "the README does not name `idvault %s`", path)
-		for _, f := range flagsOf(&prog{}, cmd, path) {
-			require.Regexp(t, `--`+regexp.QuoteMeta(f.name)+`\b`, readme, "the README does not document --%s of idvault %s", f.name, path)
+		help, _, _ := runHere(t, append(strings.Fields(path), "--help")...)
+		for _, m := range regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`).FindAllStringSubmatch(help, -1) {
+			require.Regexp(t, `--`+regexp.QuoteMeta(m[1])+`\b`, readme, "the README does not document --%s of idvault %s", m[1], path)
 		}
 	})
 }
@@ -151,7 +154,7 @@ func TestRunFunctionCommandsGetGeneratedHelp(t *testing.T) {
 	code := p.dispatch(context.Background(), group, "", []string{"demo", "load", "--help"})
 	require.Equal(t, exitOK, code)
 	require.Empty(t, errb.String())
-	require.True(t, strings.HasPrefix(out.String(), "Usage: idvault demo load [--db DSN] [--dry-run] [--jobs N] DIR\n"), out.String())
+	require.True(t, strings.HasPrefix(out.String(), "Usage: idvault demo load --db DSN [--dry-run] [--jobs N] DIR\n"), out.String())
 	require.Equal(t, 1, strings.Count(out.String(), "Usage:"))
 	require.Contains(t, out.String(), "--jobs N")
 	require.Contains(t, out.String(), "(default 4)")
@@ -163,6 +166,12 @@ func TestRunFunctionCommandsGetGeneratedHelp(t *testing.T) {
 	require.Empty(t, out.String())
 	require.Contains(t, errb.String(), "flag provided but not defined: --nope")
 	require.Contains(t, errb.String(), "Usage: idvault demo load")
+
+	out.Reset()
+	errb.Reset()
+	code = p.dispatch(context.Background(), group, "", []string{"demo", "load", "d1"})
+	require.Equal(t, exitUsage, code, "--db is outside brackets in the usage line: required")
+	require.Contains(t, errb.String(), "--db is required")
 
 	code = p.dispatch(context.Background(), group, "", []string{"demo", "load", "d1", "--db", "x", "--dry-run"})
 	require.Equal(t, exitOK, code)
