@@ -35,8 +35,7 @@ type command struct {
 	raw bool
 	// run is the other way to write a command: a function that parses its own arguments with
 	// p.newFlags and p.parse (see legacy.go), whose help is generated from the flag set it
-	// declares. Prefer setup: only setup commands show their flags in their group's help and
-	// in shell completion.
+	// declares. Prefer setup: only setup commands show their flags in their group's help.
 	run func(ctx context.Context, p *prog, args []string) int
 }
 

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"regexp"
 	"strings"
 )
 
@@ -82,7 +85,7 @@ func completions(p *prog, words []string) []string {
 		}
 		if sub := cmd.subcommand(w); sub != nil && !sub.hidden {
 			cmd, path = sub, joinPath(path, w)
-			flags = flagsOf(p, cmd, path)
+			flags = completionFlags(p, cmd, path)
 		}
 	}
 	if needsValue {
@@ -112,6 +115,29 @@ func completions(p *prog, words []string) []string {
 	}
 	return match
 }
+
+// completionFlags are the flags of cmd: from its declaration (setup), or, for a run-function
+// command, from the help it prints for --help (generated from the flags it declares, before
+// it does anything else).
+func completionFlags(p *prog, cmd *command, path string) []flagInfo {
+	if cmd.setup != nil {
+		return flagsOf(p, cmd, path)
+	}
+	if cmd.run == nil || len(cmd.subs) > 0 {
+		return nil
+	}
+	var out bytes.Buffer
+	q := &prog{env: p.env, stdout: &out, stderr: io.Discard, running: cmd}
+	cmd.run(context.Background(), q, []string{"--help"})
+	var flags []flagInfo
+	for _, m := range helpFlagLine.FindAllStringSubmatch(out.String(), -1) {
+		flags = append(flags, flagInfo{name: m[1], value: m[2]})
+	}
+	return flags
+}
+
+// helpFlagLine is a line of a help's flag list: "  --out DIR   where to ...".
+var helpFlagLine = regexp.MustCompile(`(?m)^  --([a-z0-9-]+)(?: ([A-Z][A-Z0-9_|]*))?(?:\s|$)`)
 
 const bashCompletion = `# bash completion for idvault.
 # Use: source <(idvault completion bash), or save as ~/.local/share/bash-completion/completions/idvault
