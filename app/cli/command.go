@@ -51,9 +51,11 @@ type cmdline struct {
 	cmd      *command
 	path     string // "app create"
 	required []string
-	// values names flag values where the usage string has no backquoted name (run-function
-	// commands: see legacy.go).
-	values map[string]string
+	// values names flag values where the usage string has no backquoted name, and
+	// requiredShownOnly leaves checking required flags to the command (run-function commands:
+	// see legacy.go).
+	values            map[string]string
+	requiredShownOnly bool
 }
 
 // require marks flags that must be given; parse refuses a command line without them.
@@ -89,6 +91,12 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			p.printHelp(p.stdout, cmd, path)
 			return exitOK
 		}
+		// A group's own run takes flags: a first word that is not one must be a subcommand.
+		if len(cmd.subs) > 0 && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(p.stderr, "%s: unknown %s %q\n\n", progPath(path), unknownWhat(path), args[0])
+			p.printHelp(p.stderr, cmd, path)
+			return exitUsage
+		}
 		p.running = cmd
 		return cmd.run(ctx, p, args)
 	}
@@ -98,7 +106,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			return exitOK
 		}
 		if len(args) > 0 {
-			fmt.Fprintf(p.stderr, "%s: unknown command %q\n\n", progPath(path), args[0])
+			fmt.Fprintf(p.stderr, "%s: unknown %s %q\n\n", progPath(path), unknownWhat(path), args[0])
 		}
 		p.printHelp(p.stderr, cmd, path)
 		return exitUsage
@@ -164,7 +172,7 @@ func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string,
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range c.required {
-		if !set[name] {
+		if !set[name] && !c.requiredShownOnly {
 			return nil, p.usageError(cmd, c.path, "--"+name+" is required"), false
 		}
 	}
@@ -348,6 +356,14 @@ func wrap(s string, width int, indent string) string {
 		col += len(word)
 	}
 	return b.String()
+}
+
+// unknownWhat names what an unknown first word was taken for.
+func unknownWhat(path string) string {
+	if path == "" {
+		return "command"
+	}
+	return "subcommand"
 }
 
 func joinPath(path, name string) string {

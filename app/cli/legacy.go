@@ -13,8 +13,8 @@ import (
 // name is the command's path ("exit load-dump"). usage is its usage line, optionally followed
 // by a blank line and a paragraph of help: "exit load-dump --db DSN DIR\n\nRuns DIR's ...".
 // From the line, parse keeps the positional arguments (DIR), the value names (--db DSN) and
-// which flags are required (those outside brackets); the flags themselves, and so the usage
-// line printed, come from the set.
+// which flags are required (those outside brackets; shown as such, checked by the command);
+// the flags themselves, and so the usage line printed, come from the set.
 func (p *prog) newFlags(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	if p.legacyUsage == nil {
@@ -39,6 +39,7 @@ func (p *prog) parse(fs *flag.FlagSet, args []string) (pos []string, code int, o
 			fs.VisitAll(func(f *flag.Flag) { c.Var(f.Value, f.Name, f.Usage) })
 			c.values = u.values
 			c.require(u.required...)
+			c.requiredShownOnly = true // the command checks them, with its own message
 			return nil
 		},
 	}
