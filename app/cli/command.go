@@ -18,6 +18,13 @@ import (
 //
 // A group (app, config) has subs; it may also have its own setup, which runs when the first
 // argument is not one of its subcommands.
+//
+// To add a command: a function returning its *command, in a file named for it, listed in
+// commands() (cli.go) or in its group's subs. In setup, declare the flags on c (c.String,
+// c.Bool, ...; name a flag's value in backquotes: "data `FILE`"), mark required ones with
+// c.require, and return the function that runs with the positional arguments; report a bad
+// command line with c.usageError. help_test.go then checks the help rules on it, and
+// TestReadmeDocumentsEveryCommandAndFlag that the README documents it.
 type command struct {
 	name string
 	// args is the positional part of the usage line ("ID", "DIR"); empty for none.
