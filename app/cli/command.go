@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -41,8 +42,9 @@ type command struct {
 	// for another command).
 	raw bool
 	// run is the other way to write a command: a function that parses its own arguments with
-	// p.newFlags and p.parse (see legacy.go), whose help is generated from the flag set it
-	// declares. Prefer setup: only setup commands show their flags in their group's help.
+	// p.newFlags and p.parse (see legacy.go) before doing anything else; its help, its line in
+	// its group's help and its completion come from what it prints for --help, generated from
+	// the flag set it declares. Prefer setup: value names and required flags are then exact.
 	run func(ctx context.Context, p *prog, args []string) int
 }
 
@@ -275,12 +277,32 @@ func usageLines(p *prog, cmd *command, path string) []string {
 		lines = append(lines, strings.Join(parts, " "))
 	}
 	if cmd.run != nil && cmd.setup == nil {
-		lines = append(lines, strings.TrimSpace(progPath(path)+" [flags] "+cmd.args))
+		if line := runUsageLine(p, cmd); line != "" && len(cmd.subs) == 0 {
+			lines = append(lines, line)
+		} else {
+			lines = append(lines, strings.TrimSpace(progPath(path)+" [flags] "+cmd.args))
+		}
 	}
 	if len(cmd.subs) > 0 && cmd.setup == nil {
 		lines = append(lines, progPath(path)+" <command> [flags]")
 	}
 	return lines
+}
+
+// runUsageLine is the usage line a run-function command prints for --help (generated from
+// the flags it declares: a run function parses its arguments before doing anything else).
+func runUsageLine(p *prog, cmd *command) string {
+	var out bytes.Buffer
+	q := &prog{env: p.env, stdout: &out, stderr: io.Discard, running: cmd}
+	if cmd.run(context.Background(), q, []string{"--help"}) != exitOK {
+		return ""
+	}
+	first, _, _ := strings.Cut(out.String(), "\n\n")
+	line, ok := strings.CutPrefix(first, "Usage: ")
+	if !ok || strings.Contains(line, "\nUsage: ") {
+		return ""
+	}
+	return strings.Join(strings.Fields(line), " ")
 }
 
 // printHelp writes the help of cmd: usage, summary, flags, and subcommands with their own
@@ -335,7 +357,7 @@ func (p *prog) printHelp(w io.Writer, cmd *command, path string) {
 	}
 	for _, s := range subs {
 		for _, line := range usageLines(p, s, joinPath(path, s.name)) {
-			fmt.Fprintf(w, "  %s\n", wrap(line, 98, "      "))
+			fmt.Fprintf(w, "  %s\n", wrap(line, 98, "          "))
 		}
 		fmt.Fprintf(w, "      %s\n", s.summary)
 	}

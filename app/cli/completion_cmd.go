@@ -128,7 +128,9 @@ func completionFlags(p *prog, cmd *command, path string) []flagInfo {
 	}
 	var out bytes.Buffer
 	q := &prog{env: p.env, stdout: &out, stderr: io.Discard, running: cmd}
-	cmd.run(context.Background(), q, []string{"--help"})
+	if cmd.run(context.Background(), q, []string{"--help"}) != exitOK {
+		return nil
+	}
 	var flags []flagInfo
 	for _, m := range helpFlagLine.FindAllStringSubmatch(out.String(), -1) {
 		flags = append(flags, flagInfo{name: m[1], value: m[2]})
