@@ -44,6 +44,7 @@ shutdown (SIGINT or SIGTERM).`,
 					return code
 				}
 				log := newLogger(l.Config.Log, c.p.stderr)
+				log.Info("configuration loaded", "profile", l.Profile)
 				if err := serve(ctx, c.p, l.Config, log); err != nil {
 					log.Error("idvault stopped", "err", err)
 					return exitFail
@@ -82,7 +83,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 			log.Info("idvault stopped cleanly", "data", c.Store.Path)
 		}
 	}()
-	adminToken, err := ensureAdminToken(p, c)
+	adminToken, err := ensureAdminToken(p, c, log)
 	if err != nil {
 		return err
 	}
@@ -120,8 +121,10 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 }
 
 // ensureAdminToken returns the admin token: admin.token when set, else the one in the token
-// file, generated (0600) and printed once on first start.
-func ensureAdminToken(p *prog, c config.Config) (string, error) {
+// file, generated (0600) on first start. A generated token is printed once when stdout is a
+// terminal; otherwise (systemd, docker, a pipe) it is only in the file and the log says where,
+// so it never lands in a log collector.
+func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error) {
 	if c.Admin.Token != "" {
 		return c.Admin.Token, nil
 	}
@@ -153,6 +156,10 @@ func ensureAdminToken(p *prog, c config.Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write admin token file: %w", err)
 	}
-	fmt.Fprintf(p.stdout, "Generated the admin token (shown once; kept in %s, mode 0600):\n  %s\n", path, tok)
+	if isTerminal(p.stdout) {
+		fmt.Fprintf(p.stdout, "Generated the admin token (shown once; kept in %s, mode 0600):\n  %s\n", path, tok)
+	} else {
+		log.Warn("generated the admin token; it is not printed (stdout is not a terminal): read it from the token file", "token_file", path)
+	}
 	return tok, nil
 }
