@@ -92,6 +92,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 		return err
 	}
 	defer cleanup()
+	defer srv.Close() // first: the readiness checks use the store and the mailer
 
 	ln, err := net.Listen("tcp", c.Server.Listen)
 	if err != nil {
