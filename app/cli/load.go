@@ -23,7 +23,7 @@ type configFlags struct {
 }
 
 func (f *configFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "config", "", "configuration `FILE` (YAML), layered over the embedded defaults")
+	fs.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
 	fs.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
 }
 
