@@ -3,8 +3,13 @@
 
 GO        ?= go
 BIN       ?= ./idvault
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+# `idvault version` prints these: a semantic version (the latest vX.Y.Z tag as git describe
+# gives it, 0.1.0-dev before the first one), the commit (-dirty with uncommitted changes) and
+# the build date in UTC.
+VERSION   ?= $(or $(shell git describe --tags --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null | sed 's/^v//'),0.1.0-dev)
+COMMIT    ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
+DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 

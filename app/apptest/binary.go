@@ -23,7 +23,8 @@ var (
 	buildErr  error
 )
 
-// Binary builds the real idvault binary once per test process and returns its path.
+// Binary builds the real idvault binary once per test process, with `make build` (so it is
+// stamped with the version, commit and build date like a user's), and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -39,10 +40,10 @@ func Binary(t testing.TB) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "idvault")
-		cmd := exec.Command("go", "build", "-o", buildPath, ".")
+		cmd := exec.Command("make", "-s", "build", "BIN="+buildPath)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+			buildErr = fmt.Errorf("make build: %v: %s", err, out)
 		}
 	})
 	require.NoError(t, buildErr)
@@ -119,6 +120,13 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	}
 	t.Fatalf("idvault did not answer /healthz; stderr:\n%s", p.Stderr.String())
 	return nil
+}
+
+// InitData runs `idvault serve` once with env and stops it: only serve creates a data file
+// (with its master key and admin token), and the other commands refuse to run without one.
+func InitData(t testing.TB, dir string, env []string) {
+	t.Helper()
+	Start(t, dir, env).Stop(t)
 }
 
 // Kill9 kills the server with SIGKILL (a crash) and waits for it.

@@ -49,7 +49,8 @@ type Log struct {
 
 // Store is the bbolt data file and the master key that seals secrets in it.
 type Store struct {
-	Path        string        `koanf:"path"`
+	Path string `koanf:"path"`
+	// KeyFile is the master key (default, when empty: master.key beside the data file).
 	KeyFile     string        `koanf:"key_file"`
 	LockTimeout time.Duration `koanf:"lock_timeout"`
 }
@@ -102,7 +103,7 @@ func Default() Config {
 			TrustedProxies: []string{}, AllowedHosts: []string{},
 		},
 		Log:            Log{Level: "info", Format: "text"},
-		Store:          Store{Path: "./data/idvault.db", KeyFile: "./data/master.key", LockTimeout: time.Second},
+		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second},
 		Console:        Console{Enabled: "auto"},
 		FakeAuth:       FakeAuth{MaxEmails: 100},
 		IdentityServer: IdentityServer{},

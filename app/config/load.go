@@ -99,6 +99,7 @@ func Load(src Sources) (*Loaded, error) {
 	problems = append(problems, singleUnderscoreEnv(src.Environ, known)...)
 	l := &Loaded{K: k, Problems: problems, Profile: profile, known: known}
 	l.Config, l.Problems = decode(k, problems)
+	derivePaths(k, &l.Config)
 	return l, nil
 }
 

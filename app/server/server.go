@@ -70,6 +70,10 @@ type Server struct {
 	App     *fiber.App
 }
 
+// Close stops the background readiness checks and waits for any in flight; call it after the
+// application has shut down, before closing what the checks use (the store, the mailer).
+func (s *Server) Close() { s.ready.close() }
+
 // New builds the fiber application.
 func New(d Deps) *Server {
 	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
