@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,13 @@ func TestBinaryRunsWithNoConfigFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	p.Stop(t)
-	require.Contains(t, p.Stdout.String(), "Generated the admin token")
+	raw, err := os.ReadFile(filepath.Join(dir, "data", "admin.token"))
+	require.NoError(t, err)
+	token := strings.TrimSpace(string(raw))
+	require.Len(t, token, 43)
+	require.NotContains(t, p.Stdout.String()+p.Stderr.String(), token, "stdout is a pipe: the token is only in its file")
+	require.Contains(t, p.Stderr.String(), "generated the admin token")
+	require.Contains(t, p.Stderr.String(), filepath.Join("data", "admin.token"))
 	require.Contains(t, p.Stderr.String(), "fake authentication is on")
 }
 
@@ -64,6 +71,7 @@ func TestAppCreateWhileServerRunsAndStopped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
+	apptest.InitData(t, dir, env)
 
 	// Stopped: the CLI opens the data file itself.
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "offline", "--test", "--json")
@@ -204,6 +212,8 @@ func TestGracefulShutdownClosesTheStore(t *testing.T) {
 	p := apptest.Start(t, dir, env)
 	p.Stop(t)
 	require.Contains(t, p.Stderr.String(), "shutting down")
+	lines := strings.Split(strings.TrimSpace(p.Stderr.String()), "\n")
+	require.Contains(t, lines[len(lines)-1], "idvault stopped cleanly", "a clean shutdown ends with a final line")
 	// The store was closed: the CLI can open the file at once.
 	_, errOut, code := apptest.RunCLI(t, dir, env, "app", "list")
 	require.Equal(t, 0, code, errOut)

@@ -20,7 +20,7 @@ import (
 
 // build wires the HTTP application from the configuration: one place where every component is
 // constructed and handed its dependencies. cleanup releases what build opened.
-func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Store, mk *store.MasterKey, adminToken string) (*server.Server, func(), error) {
+func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Store, mk *store.MasterKey, adminToken, version string) (*server.Server, func(), error) {
 	registry, err := apps.NewRegistry(st, c.Apps)
 	if err != nil {
 		return nil, nil, err
@@ -32,6 +32,10 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 			"store": server.CheckFunc(func(context.Context) error { return st.Ping() }),
 		},
 		Admin: admin.New(registry, st, adminToken),
+		Console: server.ConsoleSettings{
+			Enabled: c.Console.On(c.Server.Listen), Version: version, DataFile: st.Path(),
+			IdentityServerAppID: c.IdentityServer.AppID,
+		},
 	}
 	cleanup := func() {}
 	dir := directory.New(st)
@@ -63,12 +67,8 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return nil, nil, err
 		}
-		// A developer without a mail catcher must still be able to start: warn, and let
-		// /readyz report the SMTP server until it answers.
-		if err := sender.Check(ctx); err != nil {
-			log.Warn("verification: the SMTP server does not answer; sends fail until it does",
-				"host", c.Mail.Host, "port", c.Mail.Port, "err", err)
-		}
+		// The SMTP server is checked in the background by the readiness checks (a hanging
+		// server must not delay start-up): a failure is logged there and shown by /readyz.
 		v, err := verification.New(verification.Deps{
 			Apps: registry, Store: st, Mailer: sender, Config: c.Verification,
 			TrustedProxies: c.Server.TrustedProxies, CodeKey: mk.Derive("verification code hmac"),

@@ -3,63 +3,33 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 )
 
-// exitSubcommand is one `idvault exit <name>` command.
-type exitSubcommand struct {
-	name    string
-	usage   string // flags, shown in `idvault exit --help`
-	summary string
-	run     func(ctx context.Context, p *prog, args []string) int
-}
-
-// exitSubcommands lists the exit tooling commands. The exit server itself runs when
-// `idvault exit` is given flags and no subcommand.
-func exitSubcommands() []exitSubcommand {
-	return []exitSubcommand{
-		{"gen-dump", "--out DIR [--users N --groups N --resources N --formats LIST --big N --seed N --app-secret B64 --decoy-apps N]",
-			"write a synthetic dump (SQL files, identities, ciphertexts, manifest)", runGenDump},
-		{"load-dump", "--db DSN DIR", "load a dump's numbered SQL files into PostgreSQL", runLoadDump},
+// exitCommand is `idvault exit`: the exit tooling. The exit server itself runs when `idvault
+// exit` is given flags and no subcommand.
+func exitCommand() *command {
+	return &command{
+		name:    "exit",
+		summary: "exit tooling: gen-dump, load-dump",
+		subs:    exitSubcommands(),
+		run:     runExitServer,
 	}
 }
 
-func runExit(ctx context.Context, p *prog, args []string) int {
-	if len(args) == 0 || isHelp(args[0]) {
-		w := p.stdout
-		if len(args) == 0 {
-			w = p.stderr
-		}
-		printExitUsage(w)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+// exitSubcommands lists the exit tooling commands.
+func exitSubcommands() []*command {
+	return []*command{
+		{name: "gen-dump", summary: "write a synthetic dump (SQL files, identities, ciphertexts, manifest)", run: runGenDump},
+		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
 	}
-	if strings.HasPrefix(args[0], "-") {
-		return runExitServer(ctx, p, args)
-	}
-	for _, s := range exitSubcommands() {
-		if s.name == args[0] {
-			return s.run(ctx, p, args[1:])
-		}
-	}
-	fmt.Fprintf(p.stderr, "idvault exit: unknown subcommand %q\n\n", args[0])
-	printExitUsage(p.stderr)
-	return exitUsage
-}
-
-func printExitUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: idvault exit <subcommand> [flags]\n\nSubcommands:")
-	for _, s := range exitSubcommands() {
-		fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", s.name, s.summary, "", s.usage)
-	}
-	fmt.Fprintln(w, "\nRun 'idvault exit <subcommand> --help' for its flags.")
 }
 
 // runExitServer runs the exit HTTP server (`idvault exit --listen ... --db ... --app-id ...`).
-func runExitServer(_ context.Context, p *prog, _ []string) int {
+func runExitServer(_ context.Context, p *prog, args []string) int {
+	if len(args) == 0 {
+		p.printHelp(p.stderr, exitCommand(), "exit")
+		return exitUsage
+	}
 	fmt.Fprintln(p.stderr, "idvault exit: the exit server is not part of this build yet; see `idvault exit --help`")
 	return exitUsage
 }

@@ -3,16 +3,21 @@
 package server
 
 import (
+	"context"
 	"log/slog"
-	"time"
+	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 
 	"idvault/app/admin"
 	"idvault/app/config"
+	"idvault/app/console"
 	"idvault/app/fakeauth"
 	"idvault/app/idserver"
 	"idvault/app/verification"
@@ -33,20 +38,52 @@ type Deps struct {
 	FakeAuth       *fakeauth.Handler
 	IdentityServer *idserver.Handler
 	Verification   *verification.Handler
+
+	// Console switches the web console on at /console/ (it needs Admin).
+	Console ConsoleSettings
+}
+
+// ConsoleSettings are what the console shows beyond the apps.
+type ConsoleSettings struct {
+	Enabled bool
+	Version string
+	// DataFile is the data file's path (the server page shows its size).
+	DataFile string
+	// IdentityServerAppID is identity_server.app_id (for the snippets).
+	IdentityServerAppID string
+}
+
+// ReadBufferSize is the request-header buffer (request line and headers) for a server whose
+// public_identities requests may list maxEmails emails: 8 KiB for the rest of the request and
+// 128 bytes per email (a 44-character address takes about 50 in the query). A longer request
+// line or header block is answered 431 request_header_too_large.
+func ReadBufferSize(maxEmails int) int {
+	const base, perEmail = 8 << 10, 128
+	return base + perEmail*max(maxEmails, 0)
 }
 
 // Server is the HTTP application with its dependencies.
 type Server struct {
-	deps  Deps
-	ready *readiness
-	App   *fiber.App
+	deps    Deps
+	ready   *readiness
+	console *console.Handler
+	App     *fiber.App
 }
+
+// Close stops the background readiness checks and waits for any in flight; call it after the
+// application has shut down, before closing what the checks use (the store, the mailer).
+func (s *Server) Close() { s.ready.close() }
 
 // New builds the fiber application.
 func New(d Deps) *Server {
-	s := &Server{deps: d, ready: &readiness{checks: d.Checks, warnings: d.Warnings, ttl: 2 * time.Second}}
+	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	handleErr := errorHandler(d.Logger)
+	readBuffer := ReadBufferSize(0)
+	if d.FakeAuth != nil {
+		readBuffer = ReadBufferSize(d.FakeAuth.MaxEmails())
+	}
 	app := fiber.New(fiber.Config{
+		ReadBufferSize:        readBuffer,
 		AppName:               "idvault",
 		DisableStartupMessage: true,
 		// Immutable: values from the request (params, query, body) are copied, so handlers may
@@ -64,9 +101,61 @@ func New(d Deps) *Server {
 	app.Use(requestIDMiddleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))
+	app.Use(hostGuard(d.Server))
 	s.App = app
+	if d.Console.Enabled && d.Admin != nil {
+		s.console = console.New(console.Deps{
+			Admin: d.Admin, Ready: func(context.Context) (map[string]string, bool) { return s.ready.snapshot() }, Warnings: d.Warnings, Interfaces: s.interfaces(),
+			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
+			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: trustedProxies(d.Server.TrustedProxies),
+		})
+	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	s.refuseUnknownMethods(handleErr)
 	return s
+}
+
+// trustedProxies parses server.trusted_proxies (validated with the config; a bad entry is
+// skipped here).
+func trustedProxies(list []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := config.ParseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// interfaces lists the interfaces and whether each is on, for the console's server page.
+func (s *Server) interfaces() []console.Interface {
+	d := s.deps
+	return []console.Interface{
+		{Name: "Admin API", On: d.Admin != nil, Key: "admin.token", Routes: "/admin/apps, /admin/backup"},
+		{Name: "Fake authentication", On: d.FakeAuth != nil, Key: "fakeauth.enabled", Routes: "/apps/{app_id}/…", Comment: "test-mode apps; development only"},
+		{Name: "Reference identity server", On: d.IdentityServer != nil, Key: "identity_server.enabled", Routes: "/identity, /public_identity", Comment: d.Console.IdentityServerAppID},
+		{Name: "Email verification", On: d.Verification != nil, Key: "verification.enabled", Routes: "/verification/email…"},
+		{Name: "Operations", On: true, Key: "", Routes: "/healthz, /readyz, /metrics, /openapi.json"},
+		{Name: "Web console", On: true, Key: "console.enabled", Routes: "/console/"},
+	}
+}
+
+// refuseUnknownMethods answers a request whose method is not a standard HTTP method with the
+// catalogue's JSON method_not_allowed, instead of fiber's plain-text 400 "Invalid http method"
+// (fiber answers those before any middleware or error handler runs).
+func (s *Server) refuseUnknownMethods(handleErr fiber.ErrorHandler) {
+	srv := s.App.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
+			next(fctx)
+			return
+		}
+		c := s.App.AcquireCtx(fctx)
+		defer s.App.ReleaseCtx(c)
+		c.Set(fiber.HeaderAllow, strings.Join(fiber.DefaultMethods, ", "))
+		_ = handleErr(c, fiber.ErrMethodNotAllowed)
+	}
 }
 
 // featureOff answers every route of a switched-off feature.
