@@ -12,6 +12,7 @@ import (
 	"idvault/app/apps"
 	"idvault/app/apptest"
 	"idvault/app/config"
+	"idvault/store"
 )
 
 // The reference app (tanker.md 1.6).
@@ -90,7 +91,8 @@ func TestDeclaredAppsAndTokens(t *testing.T) {
 	require.ErrorIs(t, err, apps.ErrName)
 }
 
-// Stored apps are cached after their first read; a token rotation or a deletion is seen at once.
+// Stored apps are cached after their first read; a token rotation, an options change or a
+// deletion is seen at once.
 func TestCachedAppsFollowChanges(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -105,6 +107,12 @@ func TestCachedAppsFollowChanges(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, apps.CheckToken(got, c.AuthToken), "the old token is refused after a rotation")
 	require.True(t, apps.CheckToken(got, token))
+
+	_, err = env.Apps.SetOptions(c.App.ID, store.AppOptions{RegisteredUsersOnly: true})
+	require.NoError(t, err)
+	got, err = env.Apps.Get(c.App.ID)
+	require.NoError(t, err)
+	require.True(t, got.Options.RegisteredUsersOnly, "changed options are seen at once")
 
 	require.NoError(t, env.Apps.Delete(c.App.ID))
 	_, err = env.Apps.Get(c.App.ID)

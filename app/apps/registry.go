@@ -192,12 +192,13 @@ func (r *Registry) RotateToken(id []byte) (string, error) {
 }
 
 // SetOptions replaces an app's options and returns the changed app. Like RotateToken and
-// Delete it changes a stored app, so any cache of apps must forget id here too.
+// Delete it changes a stored app, so the cache of apps forgets id here too.
 func (r *Registry) SetOptions(id []byte, opts store.AppOptions) (App, error) {
 	if _, ok := r.declared[string(id)]; ok {
 		return App{}, ErrDeclared
 	}
 	a, err := r.store.SetAppOptions(id, opts)
+	r.cache.drop(id)
 	if errors.Is(err, store.ErrNotFound) {
 		return App{}, ErrNotFound
 	}
