@@ -19,8 +19,9 @@ build: ## build the idvault binary
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 from npm)
+deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, PostgreSQL from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
+	@.ci/install-postgres
 
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...
