@@ -31,7 +31,7 @@ func runExit(ctx context.Context, p *prog, args []string) int {
 		if len(args) == 0 {
 			w = p.stderr
 		}
-		printExitUsage(w)
+		printExitUsage(p, w)
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -46,20 +46,18 @@ func runExit(ctx context.Context, p *prog, args []string) int {
 		}
 	}
 	fmt.Fprintf(p.stderr, "idvault exit: unknown subcommand %q\n\n", args[0])
-	printExitUsage(p.stderr)
+	printExitUsage(p, p.stderr)
 	return exitUsage
 }
 
-func printExitUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: idvault exit <subcommand> [flags]\n\nSubcommands:")
+func printExitUsage(p *prog, w io.Writer) {
+	fmt.Fprintf(w, "Usage: idvault %s\n  runs the exit server over a restored dump. Flags:\n", exitServeUsage)
+	fs, _ := exitServerFlags(p)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintln(w, "\nOr: idvault exit <subcommand> [flags]\n\nSubcommands:")
 	for _, s := range exitSubcommands() {
 		fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", s.name, s.summary, "", s.usage)
 	}
 	fmt.Fprintln(w, "\nRun 'idvault exit <subcommand> --help' for its flags.")
-}
-
-// runExitServer runs the exit HTTP server (`idvault exit --listen ... --db ... --app-id ...`).
-func runExitServer(_ context.Context, p *prog, _ []string) int {
-	fmt.Fprintln(p.stderr, "idvault exit: the exit server is not part of this build yet; see `idvault exit --help`")
-	return exitUsage
 }

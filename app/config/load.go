@@ -131,6 +131,7 @@ func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin},
 		{"fakeauth", &c.FakeAuth}, {"identity_server", &c.IdentityServer},
 		{"verification", &c.Verification}, {"mail", &c.Mail}, {"apps", &c.Apps},
+		{"exit", &c.Exit},
 	}
 	for _, t := range targets {
 		dc := *conf.DecoderConfig
@@ -231,6 +232,9 @@ func (l *Loaded) Redacted() []string {
 }
 
 func isSecretKey(key string) bool {
+	if key == "exit.db" { // a connection string may hold a password
+		return true
+	}
 	last := key[strings.LastIndex(key, ".")+1:]
 	for _, s := range []string{"token", "password", "secret"} {
 		if strings.Contains(last, s) && !strings.HasSuffix(last, "_file") {

@@ -73,6 +73,7 @@ func (c Config) Validate() []error {
 		bad("identity_server.token", "must be at least 16 characters")
 	}
 	errs = append(errs, c.Verification.validate()...)
+	errs = append(errs, c.Exit.validate()...)
 	if c.Verification.Enabled {
 		errs = append(errs, splitJoined(c.Mail.Validate())...)
 	}
