@@ -55,7 +55,7 @@ func commands() []command {
 		{"app", "manage apps: create, list, show, rotate-token, delete", runApp},
 		{"config", "config check: print the effective configuration and every problem in it", runConfig},
 		{"backup", "write a consistent hot copy of the data file", runBackup},
-		{"exit", "exit tooling: gen-dump, load-dump (see 'idvault exit --help')", runExit},
+		{"exit", "exit tooling: the exit server, gen-dump, load-dump, import, decrypt (see 'idvault exit --help')", runExit},
 		{"version", "print the version", runVersion},
 	}
 }

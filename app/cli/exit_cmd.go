@@ -22,6 +22,8 @@ func exitSubcommands() []exitSubcommand {
 		{"gen-dump", "--out DIR [--users N --groups N --resources N --formats LIST --big N --seed N --app-secret B64 --decoy-apps N]",
 			"write a synthetic dump (SQL files, identities, ciphertexts, manifest)", runGenDump},
 		{"load-dump", "--db DSN DIR", "load a dump's numbered SQL files into PostgreSQL", runLoadDump},
+		{"import", "--url URL [--token T] [--batch N] FILE", "import private identities into an exit server, in batches", runExitImport},
+		{"decrypt", "--url URL [--token T] --in DIR --out DIR [--jobs N]", "decrypt a tree of files through an exit server (resumable)", runExitDecrypt},
 	}
 }
 
