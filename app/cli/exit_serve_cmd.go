@@ -136,7 +136,7 @@ func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) er
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests", "timeout", c.ShutdownTimeout.String())
-	if err := srv.App.ShutdownWithTimeout(c.ShutdownTimeout); err != nil {
+	if err := srv.Shutdown(c.ShutdownTimeout); err != nil {
 		log.Error("shutdown", "err", err)
 	}
 	return nil

@@ -176,7 +176,7 @@ func (c *Client) decryptFile(ctx context.Context, src, dst string) (int64, error
 	if err != nil {
 		return 0, err
 	}
-	_, err = io.Copy(f, resp.Body)
+	_, err = io.CopyBuffer(struct{ io.Writer }{f}, resp.Body, make([]byte, 256<<10))
 	if err != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 	}

@@ -1,7 +1,9 @@
 package exitserver
 
 import (
+	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,9 +53,30 @@ func (c Config) withDefaults() Config {
 
 // Server is the exit tool's HTTP application.
 type Server struct {
-	cfg Config
-	db  DB
-	App *fiber.App
+	cfg     Config
+	db      DB
+	streams sync.WaitGroup // decrypt answers being written on hijacked connections
+	App     *fiber.App
+}
+
+// Shutdown stops accepting connections and waits, up to timeout in all, for requests in
+// flight and for decrypt streams being written to finish.
+func (s *Server) Shutdown(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	err := s.App.ShutdownWithTimeout(timeout)
+	done := make(chan struct{})
+	go func() {
+		s.streams.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Until(deadline)):
+		if err == nil {
+			err = errors.New("shutdown: decrypt streams still running at the timeout")
+		}
+	}
+	return err
 }
 
 // New builds the fiber application over db.
