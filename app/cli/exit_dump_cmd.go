@@ -2,15 +2,113 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"idvault/exit/dump"
+	"idvault/exit/encryption"
 )
 
-func runGenDump(_ context.Context, p *prog, _ []string) int {
-	fmt.Fprintln(p.stderr, "idvault exit gen-dump: not implemented yet")
-	return exitFail
+func runGenDump(ctx context.Context, p *prog, args []string) int {
+	fs := p.newFlags("exit gen-dump", "exit gen-dump --out DIR [flags]\n\n"+
+		"Writes a synthetic exit dump: 1_schema.sql, 2_data.sql, 3_indexes.sql (exit-dump.md), app.json,\n"+
+		"identities.jsonl, manifest.jsonl and data/. The same --seed and flags give byte-identical files.")
+	out := fs.String("out", "", "directory to write the dump into (required; must not hold a dump already)")
+	users := fs.Int("users", dump.DefaultOptions.Users, "users of the main app")
+	groups := fs.Int("groups", dump.DefaultOptions.Groups, "groups of the main app")
+	resources := fs.Int("resources", dump.DefaultOptions.Resources, "ordinary ciphertexts (negative cases come on top)")
+	provisional := fs.Int("provisional", 0, "provisional identities (0: users/4, at least 4)")
+	formats := fs.String("formats", "2-11", "formats to cycle through: a list and/or ranges, e.g. 2,9-11")
+	big := fs.Int("big", 0, "extra multi-MiB ciphertexts (2 to 5 MiB, stream formats)")
+	seed := fs.Uint64("seed", 1, "seed: the same seed gives the same dump")
+	appSecret := fs.String("app-secret", "", "main app secret (base64, 64 bytes); default derived from --seed")
+	decoys := fs.Int("decoy-apps", 0, "other apps in the dump whose rows must never serve the main app")
+	if _, code, ok := p.parse(fs, args); !ok {
+		return code
+	}
+	if *out == "" {
+		fmt.Fprintln(p.stderr, "idvault exit gen-dump: --out is required")
+		return exitUsage
+	}
+	fv, err := parseFormats(*formats)
+	if err != nil {
+		fmt.Fprintf(p.stderr, "idvault exit gen-dump: --formats: %v\n", err)
+		return exitUsage
+	}
+	opts := dump.Options{Users: *users, Groups: *groups, Resources: *resources, Provisional: *provisional,
+		Formats: fv, Big: *big, Seed: *seed, DecoyApps: *decoys}
+	if *appSecret != "" {
+		if opts.AppSecret, err = base64.StdEncoding.DecodeString(*appSecret); err != nil || len(opts.AppSecret) != 64 {
+			fmt.Fprintln(p.stderr, "idvault exit gen-dump: --app-secret must be the base64 of a 64-byte app secret")
+			return exitUsage
+		}
+	}
+	pr := newProgress(p.stderr, "generating", 0)
+	opts.Progress = pr.Update
+	sum, err := dump.Generate(ctx, *out, opts)
+	if err != nil {
+		pr.Fail()
+		fmt.Fprintf(p.stderr, "idvault exit gen-dump: %v\n", err)
+		return exitFail
+	}
+	pr.Done(fmt.Sprintf("dump written to %s: %d users, %d devices, %d group blocks, %d key publishes, %d ciphertexts + %d negative cases, %d decoy apps; app ID %s",
+		*out, sum.Rows["users"], sum.Rows["devices"], sum.Rows["user_groups"], sum.Rows["key_publishes"],
+		sum.Resources, sum.Negatives, len(sum.DecoyIDs), base64.StdEncoding.EncodeToString(sum.AppID)))
+	return exitOK
 }
 
-func runLoadDump(_ context.Context, p *prog, _ []string) int {
-	fmt.Fprintln(p.stderr, "idvault exit load-dump: not implemented yet")
-	return exitFail
+// parseFormats reads "2,5,9-11".
+func parseFormats(s string) ([]encryption.Version, error) {
+	var out []encryption.Version
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a format number", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a range of formats", part)
+			}
+		}
+		for v := a; v <= b; v++ {
+			if v < 2 || v > 11 {
+				return nil, fmt.Errorf("format %d cannot be generated (2 to 11)", v)
+			}
+			out = append(out, encryption.Version(v))
+		}
+	}
+	return out, nil
+}
+
+func runLoadDump(ctx context.Context, p *prog, args []string) int {
+	fs := p.newFlags("exit load-dump", "exit load-dump --db DSN DIR\n\n"+
+		"Runs DIR's numbered SQL files in order (COPY blocks through the COPY protocol), one transaction\n"+
+		"per file; the same result as `psql -v ON_ERROR_STOP=1 -f FILE` for each file. Load into an empty\n"+
+		"database: a database that already holds the dump's tables is refused, unchanged.")
+	dsn := fs.String("db", "", "PostgreSQL connection string (postgres://... or key=value; required)")
+	pos, code, ok := p.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if *dsn == "" || len(pos) != 1 {
+		fmt.Fprintln(p.stderr, "idvault exit load-dump: --db DSN and one dump directory are required")
+		return exitUsage
+	}
+	pr := newProgress(p.stderr, "loading", 0)
+	sum, err := dump.Load(ctx, *dsn, pos[0], func(file string, done, total int64) { pr.Update(file, done, total) })
+	if err != nil {
+		pr.Fail()
+		fmt.Fprintf(p.stderr, "idvault exit load-dump: %v\n", err)
+		if len(sum.Files) > 0 {
+			fmt.Fprintf(p.stderr, "idvault exit load-dump: already committed: %s\n", strings.Join(sum.Files, ", "))
+		}
+		return exitFail
+	}
+	pr.Done(fmt.Sprintf("dump %s loaded: %d files, %d statements, %d rows copied", pos[0], len(sum.Files), sum.Statements, sum.CopyRows))
+	return exitOK
 }
