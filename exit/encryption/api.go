@@ -104,14 +104,35 @@ func Decrypt(keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, e
 	if err != nil {
 		return nil, rid, fmt.Errorf("decrypt %s: %w", v, err)
 	}
-	out, err := DecryptWithKey(key, data, opts...)
+	out, err := decryptWithDataKey(key, data, opts)
 	return out, rid, err
 }
 
-// DecryptWithKey decrypts data with the AEAD key: the resource key for
-// formats 1 to 8, the derived subkey (see ResolveKey, DeriveSubkey) for
-// formats 9 to 11.
+// DecryptWithKey decrypts data with the same key Encrypt takes: the
+// resource key for formats 1 to 8, the session key for formats 9 to 11
+// (the data key H_32(sessionKey || seed) is derived from the seed in
+// data). A key published under the seed of a transparent-session resource
+// is already a data key: give it to Decrypt or NewDecryptReader through a
+// KeyFinder (for example KeyMap{seed: key}), which try the session ID
+// first and the seed second.
 func DecryptWithKey(key, data []byte, opts ...Option) ([]byte, error) {
+	if len(data) > 0 && Version(data[0]).IsTransparentSession() {
+		v, rid, err := ExtractResourceID(data)
+		if err != nil {
+			return nil, fmt.Errorf("decrypt: %w", err)
+		}
+		sub, err := DeriveSubkey(key, rid.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("decrypt %s: %w", v, err)
+		}
+		key = sub
+	}
+	return decryptWithDataKey(key, data, opts)
+}
+
+// decryptWithDataKey decrypts data with the AEAD key itself (the derived
+// subkey for formats 9 to 11).
+func decryptWithDataKey(key, data []byte, opts []Option) ([]byte, error) {
 	cfg := newDecryptConfig(opts)
 	if len(data) == 0 {
 		return nil, fmt.Errorf("decrypt: %w: empty buffer", ErrUnknownFormat)

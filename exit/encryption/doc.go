@@ -17,7 +17,8 @@
 //
 // Streams (formats 4, 8 and 11, and any format for convenience) are
 // decrypted from an io.Reader with NewDecryptReader. Memory is bounded by
-// one encrypted chunk whatever the stream size; a chunk is released only
+// one encrypted chunk (plus a constant) whatever the stream size and
+// whatever the pattern of the source's reads; a chunk is released only
 // after its tag verified; a stream that is truncated (even at a chunk
 // boundary), reordered or mixed with another fails with an error instead
 // of ending early. Limits (WithLimits) caps the chunk size a header may
@@ -25,10 +26,19 @@
 //
 // # Errors
 //
-// Errors wrap the sentinels ErrUnknownFormat, ErrTruncated,
+// Errors wrap the sentinels ErrUnknownFormat, ErrTruncated (input too
+// short for its format's header or overhead), ErrIncompleteStream (a
+// stream cut after its first chunk; it also matches ErrDecryptionFailed),
 // ErrDecryptionFailed, ErrBadPadding, ErrLimitExceeded, ErrKeyNotFound,
 // ErrInvalidKey and ErrInvalidArgument; test them with errors.Is. Error
 // messages never contain key material.
+//
+// # Keys
+//
+// Keys are 32-byte slices everywhere (Encrypt, DecryptWithKey, KeyMap,
+// and the exit/keys openers). Encrypt and DecryptWithKey take the same key:
+// the resource key for formats 1 to 8, the session key for 9 to 11.
+// DeriveSubkey is the one derivation of a transparent-session data key.
 //
 // # Encrypting
 //

@@ -7,10 +7,16 @@ var (
 	// ErrUnknownFormat reports an empty buffer or a first byte that is not a
 	// supported format version.
 	ErrUnknownFormat = errors.New("unknown encryption format")
-	// ErrTruncated reports encrypted data that ends before its format says it
-	// should: a short header, a buffer smaller than the format overhead, or a
-	// stream whose final (short) chunk is missing.
+	// ErrTruncated reports input too short to hold its format's header or
+	// constant overhead: a simple format shorter than its overhead, a
+	// stream shorter than its header plus the overhead of its first chunk.
+	// A stream cut later is ErrIncompleteStream instead.
 	ErrTruncated = errors.New("truncated encrypted data")
+	// ErrIncompleteStream reports a stream that ended without its final
+	// (short) chunk, after at least one whole chunk or inside a later
+	// chunk. A cut stream is an integrity failure: errors.Is(err,
+	// ErrDecryptionFailed) is also true for it.
+	ErrIncompleteStream error = incompleteStream{}
 	// ErrDecryptionFailed reports an authentication failure (wrong key,
 	// tampered, reordered or mixed-up data) or an inconsistent stream header.
 	ErrDecryptionFailed = errors.New("decryption failed")
@@ -28,3 +34,12 @@ var (
 	// cannot be produced, chunk size out of range).
 	ErrInvalidArgument = errors.New("invalid argument")
 )
+
+// incompleteStream is the type of ErrIncompleteStream; it unwraps to
+// ErrDecryptionFailed so that callers mapping integrity failures need one
+// test.
+type incompleteStream struct{}
+
+func (incompleteStream) Error() string { return "stream ended without its final chunk" }
+
+func (incompleteStream) Unwrap() error { return ErrDecryptionFailed }

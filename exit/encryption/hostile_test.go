@@ -222,19 +222,33 @@ func TestTruncatedErrors(t *testing.T) {
 		enc  []byte
 		err  error
 	}{
-		{"v4 cut at chunk boundary", vectors[10], v4[:70], ErrTruncated},
-		{"v4 cut inside next header", vectors[10], v4[:80], ErrTruncated},
+		// Too short for the format: truncated_data.
+		{"v4 header cut", vectors[10], v4[:30], ErrTruncated},
+		{"v4 first chunk shorter than its overhead", vectors[10], v4[:50], ErrTruncated},
 		{"v11 header only", vectors[20], v11[:37], ErrTruncated},
-		{"v11 cut at chunk boundary", vectors[20], v11[:67], ErrTruncated},
-		{"v11 chunk shorter than metadata", vectors[20], v11[:67+10], ErrTruncated},
+		{"v11 first chunk shorter than metadata", vectors[20], v11[:37+10], ErrTruncated},
 		{"v11 header cut", vectors[20], v11[:20], ErrTruncated},
 		{"simple shorter than overhead", vectors[1], mustHex(t, vectors[1].encrypted)[:40], ErrTruncated},
+		// A stream cut after its first chunk: an integrity failure.
+		{"v4 cut at chunk boundary", vectors[10], v4[:70], ErrIncompleteStream},
+		{"v4 cut inside next header", vectors[10], v4[:80], ErrIncompleteStream},
+		{"v11 cut at chunk boundary", vectors[20], v11[:67], ErrIncompleteStream},
+		{"v11 chunk shorter than metadata", vectors[20], v11[:67+10], ErrIncompleteStream},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := decryptAll(t, keysFor(t, tc.vec), tc.enc)
 			require.ErrorIs(t, err, tc.err)
+			// The two are told apart: a cut stream is a decryption
+			// failure, never "truncated".
+			if tc.err == ErrIncompleteStream {
+				require.ErrorIs(t, err, ErrDecryptionFailed)
+				require.NotErrorIs(t, err, ErrTruncated)
+			} else {
+				require.NotErrorIs(t, err, ErrIncompleteStream)
+				require.NotErrorIs(t, err, ErrDecryptionFailed)
+			}
 		})
 	}
 }
@@ -299,4 +313,49 @@ func TestKeyLookupErrors(t *testing.T) {
 	wrong := make([]byte, KeySize)
 	_, _, err = Decrypt(allKeys(wrong), enc)
 	require.ErrorIs(t, err, ErrDecryptionFailed)
+}
+
+// detailedNotFound is a KeyFinder error carrying detail, like exitdb's.
+type detailedNotFound struct {
+	id        SimpleID
+	published bool
+}
+
+func (e *detailedNotFound) Error() string   { return "no key for " + e.id.String() }
+func (e *detailedNotFound) Unwrap() error   { return ErrKeyNotFound }
+func (e *detailedNotFound) Published() bool { return e.published }
+
+// A finder's detailed not-found error survives ResolveKey, and for a
+// composite ID the lookup that found published keys comes first.
+func TestResolveKeyKeepsFinderDetail(t *testing.T) {
+	t.Parallel()
+	rid := ResourceID{ID: SimpleID{1}, Seed: SimpleID{2}, Composite: true}
+	for _, tc := range []struct {
+		name      string
+		published SimpleID
+		want      SimpleID
+	}{
+		{"published under the session", rid.ID, rid.ID},
+		{"published under the seed", rid.Seed, rid.Seed},
+		{"published under neither", SimpleID{9}, rid.ID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			finder := KeyFinderFunc(func(id SimpleID) ([]byte, error) {
+				return nil, &detailedNotFound{id: id, published: id == tc.published}
+			})
+			_, err := ResolveKey(rid, finder)
+			require.ErrorIs(t, err, ErrKeyNotFound)
+			var d *detailedNotFound
+			require.ErrorAs(t, err, &d)
+			require.Equal(t, tc.want, d.id)
+		})
+	}
+	simple := ResourceID{ID: SimpleID{3}}
+	_, err := ResolveKey(simple, KeyFinderFunc(func(id SimpleID) ([]byte, error) {
+		return nil, &detailedNotFound{id: id}
+	}))
+	var d *detailedNotFound
+	require.ErrorAs(t, err, &d)
+	require.Equal(t, simple.ID, d.id)
 }

@@ -74,7 +74,11 @@ func ParseResourceID(b []byte) (ResourceID, error) {
 
 // KeyFinder returns the key published under a 16-byte ID. It returns an
 // error wrapping ErrKeyNotFound when there is none; any other error aborts
-// the lookup.
+// the lookup. A not-found error may carry detail (who created the
+// resource, for instance); ResolveKey keeps it in its error chain for
+// errors.As. If it has a method Published() bool reporting that keys were
+// published under the ID but none could be opened, ResolveKey puts it
+// first when a composite ID's two lookups both fail.
 type KeyFinder interface {
 	FindKey(id SimpleID) ([]byte, error)
 }
@@ -118,11 +122,29 @@ func ResolveKey(rid ResourceID, keys KeyFinder) ([]byte, error) {
 	case !errors.Is(err, ErrKeyNotFound):
 		return nil, fmt.Errorf("resolve key for session %s: %w", rid.ID, err)
 	}
+	sessionErr := err
 	k, err := keys.FindKey(rid.Seed)
-	if err != nil {
+	switch {
+	case err == nil:
+		return checkKey(k)
+	case !errors.Is(err, ErrKeyNotFound):
 		return nil, fmt.Errorf("resolve key for resource %s: %w", rid, err)
 	}
-	return checkKey(k)
+	// Both lookups failed: keep both errors in the chain (errors.As finds
+	// a finder's detailed error), the one of the ID keys were published
+	// under first.
+	first, second := sessionErr, err
+	if published(err) && !published(sessionErr) {
+		first, second = err, sessionErr
+	}
+	return nil, fmt.Errorf("resolve key for resource %s: %w (other lookup: %w)", rid, first, second)
+}
+
+// published reports whether a KeyFinder's not-found error says that keys
+// were published under the ID but none could be opened (see KeyFinder).
+func published(err error) bool {
+	var p interface{ Published() bool }
+	return errors.As(err, &p) && p.Published()
 }
 
 func checkKey(k []byte) ([]byte, error) {

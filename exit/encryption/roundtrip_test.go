@@ -161,9 +161,10 @@ func TestStreamExactMultipleOfChunk(t *testing.T) {
 			got, _, err := Decrypt(KeyMap{rid.ID: key}, enc)
 			require.NoError(t, err)
 			require.Equal(t, clear, got)
-			// Without the final chunk the stream is truncated, not shorter.
+			// Without the final chunk the stream is incomplete, not shorter.
 			_, _, err = Decrypt(KeyMap{rid.ID: key}, enc[:len(enc)-last])
-			require.ErrorIs(t, err, ErrTruncated)
+			require.ErrorIs(t, err, ErrIncompleteStream)
+			require.ErrorIs(t, err, ErrDecryptionFailed)
 		})
 	}
 }

@@ -9,8 +9,10 @@ import (
 )
 
 // initialChunkBuffer is the first allocation of the chunk buffer; it grows
-// to the declared chunk size only once more data actually arrived, so a
-// header declaring a huge chunk costs nothing until the data is there.
+// to the declared chunk size, in one step, only once more data actually
+// arrived, so a header declaring a huge chunk costs nothing until the data
+// is there. A stream therefore allocates at most this plus one chunk,
+// whatever the pattern of the source's reads or writes.
 const initialChunkBuffer = 64 << 10
 
 // streamDecrypter decrypts formats 4, 8 and 11 chunk by chunk with a single
@@ -130,7 +132,7 @@ func (d *streamDecrypter) next() error {
 	if d.final {
 		return io.EOF
 	}
-	d.ensure(min(d.size, initialChunkBuffer), 0)
+	d.grow(0, 0)
 	off := 0
 	if d.index == 0 && d.v != V11 {
 		off = copy(d.buf, d.header)
@@ -150,8 +152,24 @@ func (d *streamDecrypter) next() error {
 	return nil
 }
 
+// missingFinal reports a source that ended where a chunk should start:
+// right after the header (too short for the format) or after a full chunk
+// (a cut stream).
 func (d *streamDecrypter) missingFinal() error {
-	return fmt.Errorf("decrypt %s chunk %d: %w: stream ended without its final chunk", d.v, d.index, ErrTruncated)
+	if d.index == 0 {
+		return fmt.Errorf("decrypt %s: %w: no chunk after the header", d.v, ErrTruncated)
+	}
+	return fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, ErrIncompleteStream)
+}
+
+// shortChunk reports a final chunk too short to hold the chunk overhead:
+// the input is truncated when it is the first chunk, the stream was cut
+// otherwise.
+func (d *streamDecrypter) shortChunk(n int) error {
+	if d.index == 0 {
+		return fmt.Errorf("%w: %d-byte first chunk", ErrTruncated, n)
+	}
+	return fmt.Errorf("%w: %d-byte final chunk", ErrIncompleteStream, n)
 }
 
 // fill reads up to d.size bytes into d.buf starting at off, growing the
@@ -161,9 +179,7 @@ func (d *streamDecrypter) fill(off int) (int, error) {
 	n := off
 	for n < d.size {
 		if n == len(d.buf) {
-			// More data than the initial buffer means, most likely, a
-			// full chunk: grow to the declared size at once.
-			d.ensure(d.size, n)
+			d.grow(n+1, n)
 		}
 		m, err := io.ReadFull(d.src, d.buf[n:])
 		n += m
@@ -175,6 +191,18 @@ func (d *streamDecrypter) fill(off int) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// grow makes the chunk buffer hold at least need bytes (at most the
+// declared chunk size), keeping its first keep bytes. The buffer has two
+// sizes only: initialChunkBuffer (or the chunk size if smaller) and the
+// chunk size, so growth costs at most one copy of the initial buffer.
+func (d *streamDecrypter) grow(need, keep int) {
+	if need <= initialChunkBuffer {
+		d.ensure(min(d.size, initialChunkBuffer), keep)
+		return
+	}
+	d.ensure(d.size, keep)
 }
 
 // ensure makes the chunk buffer at least need bytes long (need is at most
@@ -193,7 +221,7 @@ func (d *streamDecrypter) ensure(need, keep int) {
 func (d *streamDecrypter) push(src io.WriterTo, w io.Writer) (int64, error) {
 	s := &chunkSink{d: d, w: w}
 	if d.index == 0 && d.v != V11 {
-		d.ensure(v48Header, 0)
+		d.grow(v48Header, 0)
 		s.n = copy(d.buf, d.header)
 	}
 	if _, err := src.WriteTo(s); err != nil {
@@ -241,7 +269,7 @@ func (s *chunkSink) Write(p []byte) (int, error) {
 			p = p[d.size:]
 			consumed += d.size
 		} else {
-			d.ensure(min(d.size, s.n+len(p)), s.n)
+			d.grow(min(d.size, s.n+len(p)), s.n)
 			c := copy(d.buf[s.n:min(d.size, len(d.buf))], p)
 			s.n += c
 			p = p[c:]
@@ -287,7 +315,7 @@ func (d *streamDecrypter) decryptChunk(in []byte, inPlace bool) ([]byte, error) 
 
 func (d *streamDecrypter) decryptV11(in []byte, inPlace bool) ([]byte, error) {
 	if len(in) < v11Chunk {
-		return nil, fmt.Errorf("%w: missing chunk metadata", ErrTruncated)
+		return nil, d.shortChunk(len(in))
 	}
 	dst := d.buf[:0]
 	if inPlace {
@@ -314,7 +342,7 @@ func (d *streamDecrypter) decryptV11(in []byte, inPlace bool) ([]byte, error) {
 
 func (d *streamDecrypter) decryptV4V8(in []byte, inPlace bool) ([]byte, error) {
 	if len(in) < v48Header+tagSize {
-		return nil, fmt.Errorf("%w: %d-byte chunk", ErrTruncated, len(in))
+		return nil, d.shortChunk(len(in))
 	}
 	hdr := in[:v48Header]
 	if d.index > 0 {

@@ -150,3 +150,28 @@ func TestDerivedValues(t *testing.T) {
 		require.Equal(t, "65b43ad10fdfb2372ed7efe254ba5980c59210790de01af1", hex.EncodeToString(iv[:]))
 	})
 }
+
+// DecryptWithKey takes the key Encrypt takes: the resource key for formats
+// 1 to 8 and the session key for 9 to 11 (the vectors' key column).
+func TestVectorsDecryptWithKey(t *testing.T) {
+	t.Parallel()
+	for _, vec := range vectors {
+		t.Run(vec.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := DecryptWithKey(mustHex(t, vec.key), mustHex(t, vec.encrypted))
+			require.NoError(t, err)
+			require.Equal(t, vec.clear, string(got))
+		})
+	}
+	t.Run("round trip of every format", func(t *testing.T) {
+		t.Parallel()
+		key := randomKey(t)
+		for v := V2; v <= V11; v++ {
+			enc, _, err := Encrypt(v, key, []byte("same key both ways"), EncryptOptions{})
+			require.NoError(t, err)
+			got, err := DecryptWithKey(key, enc)
+			require.NoError(t, err, "%s", v)
+			require.Equal(t, "same key both ways", string(got))
+		}
+	})
+}

@@ -105,15 +105,10 @@ func openSized(what string, sealed []byte, size int, kp EncryptionKeyPair) ([]by
 }
 
 // OpenSealedKey opens an 80-byte sealed 32-byte key: a resource key, or a
-// user or group private encryption key.
-func OpenSealedKey(sealed []byte, kp EncryptionKeyPair) ([KeySize]byte, error) {
-	var k [KeySize]byte
-	out, err := openSized("sealed key", sealed, KeySize, kp)
-	if err != nil {
-		return k, err
-	}
-	copy(k[:], out)
-	return k, nil
+// user or group private encryption key. Like every symmetric key in exit/
+// (encryption.Encrypt, encryption.KeyMap), the result is a 32-byte slice.
+func OpenSealedKey(sealed []byte, kp EncryptionKeyPair) ([]byte, error) {
+	return openSized("sealed key", sealed, KeySize, kp)
 }
 
 // OpenSealedPrivateEncryptionKey opens an 80-byte sealed X25519 private
@@ -123,7 +118,7 @@ func OpenSealedPrivateEncryptionKey(sealed []byte, kp EncryptionKeyPair, wantPub
 	if err != nil {
 		return EncryptionKeyPair{}, err
 	}
-	opened, err := EncryptionKeyPairFromPrivate(priv[:])
+	opened, err := EncryptionKeyPairFromPrivate(priv)
 	if err != nil {
 		return EncryptionKeyPair{}, err
 	}
@@ -133,15 +128,10 @@ func OpenSealedPrivateEncryptionKey(sealed []byte, kp EncryptionKeyPair, wantPub
 	return opened, nil
 }
 
-// OpenSealedSignatureKey opens a 112-byte sealed Ed25519 private key.
-func OpenSealedSignatureKey(sealed []byte, kp EncryptionKeyPair) ([SignaturePrivateSize]byte, error) {
-	var k [SignaturePrivateSize]byte
-	out, err := openSized("sealed signature key", sealed, SignaturePrivateSize, kp)
-	if err != nil {
-		return k, err
-	}
-	copy(k[:], out)
-	return k, nil
+// OpenSealedSignatureKey opens a 112-byte sealed Ed25519 private key
+// (64 bytes: seed || public key).
+func OpenSealedSignatureKey(sealed []byte, kp EncryptionKeyPair) ([]byte, error) {
+	return openSized("sealed signature key", sealed, SignaturePrivateSize, kp)
 }
 
 // SealTwice seals key for the app provisional encryption key, then the
@@ -157,18 +147,12 @@ func SealTwice(key []byte, appPublic, tankerPublic *[KeySize]byte, rnd io.Reader
 
 // OpenTwoTimesSealedKey opens a 128-byte two-times sealed key with the
 // Tanker half first, then the app half.
-func OpenTwoTimesSealedKey(sealed []byte, app, tanker EncryptionKeyPair) ([KeySize]byte, error) {
-	var k [KeySize]byte
+func OpenTwoTimesSealedKey(sealed []byte, app, tanker EncryptionKeyPair) ([]byte, error) {
 	inner, err := openSized("two-times sealed key (tanker half)", sealed, SealedKeySize, tanker)
 	if err != nil {
-		return k, err
+		return nil, err
 	}
-	out, err := openSized("two-times sealed key (app half)", inner, KeySize, app)
-	if err != nil {
-		return k, err
-	}
-	copy(k[:], out)
-	return k, nil
+	return openSized("two-times sealed key (app half)", inner, KeySize, app)
 }
 
 // SealClaimKeys seals appPrivate || tankerPrivate for the user public

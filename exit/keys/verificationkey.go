@@ -103,12 +103,7 @@ func DecryptVerificationKey(encrypted, userSecret []byte) (VerificationKey, erro
 
 // E2EPassphraseKey returns H_32(passphrase || "tanker e2e passphrase key
 // derivation pepper"), the key of encrypted_verification_key_for_e2e_passphrase.
-func E2EPassphraseKey(passphrase string) [KeySize]byte {
-	return blake2b.Sum256(append([]byte(passphrase), "tanker e2e passphrase key derivation pepper"...))
-}
-
-// SessionSubkey returns H_32(sessionKey || seed), the data key of a
-// transparent-session resource (formats 9 to 11).
-func SessionSubkey(sessionKey []byte, seed encryption.SimpleID) ([]byte, error) {
-	return encryption.DeriveSubkey(sessionKey, seed)
+func E2EPassphraseKey(passphrase string) []byte {
+	k := blake2b.Sum256(append([]byte(passphrase), "tanker e2e passphrase key derivation pepper"...))
+	return k[:]
 }

@@ -1,0 +1,29 @@
+// Package exitdb is the exit tool's PostgreSQL side: it reads a database
+// restored from an exit dump (reference exit-dump.md), imports private
+// identities into the tool's own exit_* tables, and resolves resource keys
+// through exit/chain. It is the only package of exit/ that uses pgx.
+//
+// Every query is filtered by trustchain_id = the configured app, so rows
+// of other apps in the same dump are never used. All state lives in the
+// database: several instances (several *DB, several processes) on one
+// database share what any of them imported.
+//
+// # The exit_* tables and private keys
+//
+// Imported material is stored as is, private keys included, in
+// exit_user_keys, exit_group_keys and exit_provisional_keys (and the list
+// of imported identities in exit_identities). The database is the
+// operator's exit workspace, holding the decrypted verification keys'
+// fruits: protect it like the identities themselves. Nothing in this
+// package logs key material, and no error carries it.
+//
+// # Errors
+//
+// A database that cannot be reached (at Open or later) gives errors
+// wrapping ErrUnavailable; the pool reconnects by itself when it is back.
+// A dump missing tables or the app's trustchains row gives *SchemaError.
+// Bad identities give *ImportError listing each entry by index. A key that
+// no imported identity opens gives *KeyNotFoundError (errors.Is
+// encryption.ErrKeyNotFound), naming the resource's creator when the dump
+// tells it.
+package exitdb

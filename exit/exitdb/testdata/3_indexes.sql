@@ -1,0 +1,12 @@
+ALTER TABLE trustchains ADD PRIMARY KEY (id);
+ALTER TABLE users ADD PRIMARY KEY (trustchain_id, user_id);
+ALTER TABLE devices ADD PRIMARY KEY (trustchain_id, device_id);
+CREATE INDEX devices_user ON devices (trustchain_id, user_id);
+CREATE INDEX user_groups_group ON user_groups (trustchain_id, group_id);
+CREATE INDEX user_groups_enc ON user_groups (trustchain_id, public_encryption_key);
+CREATE INDEX user_group_members_user ON user_group_members (trustchain_id, user_public_encryption_key);
+CREATE INDEX user_group_members_group ON user_group_members (trustchain_id, group_id);
+CREATE INDEX user_group_provisional_members_keys ON user_group_provisional_members (trustchain_id, app_public_signature_key, tanker_public_signature_key);
+CREATE INDEX key_publishes_resource ON key_publishes (trustchain_id, resource_id);
+CREATE INDEX provisional_identity_claims_user ON provisional_identity_claims (trustchain_id, user_id);
+CREATE INDEX tanker_provisional_keys_app ON tanker_provisional_keys (trustchain_id, app_public_signature_key);
