@@ -51,9 +51,15 @@ type KeyNotFoundError struct {
 	CreatorUserID []byte
 	// Err is the underlying error; it wraps encryption.ErrKeyNotFound.
 	Err error
+
+	published bool
 }
 
 func (e *KeyNotFoundError) Error() string { return "key not found: " + e.Err.Error() }
+
+// Published reports whether keys were published under the ID (encryption.ResolveKey then
+// reports this lookup first).
+func (e *KeyNotFoundError) Published() bool { return e.published || e.CreatorUserID != nil }
 
 // Unwrap returns the underlying error (which wraps encryption.ErrKeyNotFound).
 func (e *KeyNotFoundError) Unwrap() error { return e.Err }
