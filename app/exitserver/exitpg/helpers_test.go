@@ -33,7 +33,7 @@ type loaded struct {
 	manifest []dump.ManifestEntry
 }
 
-func loadDump(t *testing.T, opts dump.Options) *loaded {
+func loadDump(t testing.TB, opts dump.Options) *loaded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -63,7 +63,7 @@ type instance struct {
 	http   *http.Client
 }
 
-func serve(t *testing.T, l *loaded, keyCache int) *instance {
+func serve(t testing.TB, l *loaded, keyCache int) *instance {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -77,7 +77,7 @@ func serve(t *testing.T, l *loaded, keyCache int) *instance {
 	return &instance{url: url, client: c, http: hc}
 }
 
-func (in *instance) identities(t *testing.T, l *loaded) []exitclient.Identity {
+func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
 	t.Helper()
 	f, err := os.Open(filepath.Join(l.dir, "identities.jsonl"))
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func (in *instance) identities(t *testing.T, l *loaded) []exitclient.Identity {
 
 // decrypt posts a file and returns the status, the SHA-256 of a 200 body (hex) or the error
 // code of an error body.
-func (in *instance) decrypt(t *testing.T, path string) (int, string) {
+func (in *instance) decrypt(t testing.TB, path string) (int, string) {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
