@@ -27,7 +27,8 @@ type DecryptOptions struct {
 	// Jobs is the number of files decrypted at once (default 4).
 	Jobs int
 	// Progress, when set, is called after each file with the files handled so far (done,
-	// skipped or failed), the total, and the encrypted bytes handled so far.
+	// skipped or failed), the total, and the encrypted bytes handled so far; one call at a
+	// time.
 	Progress func(done, total int, bytes int64)
 }
 
@@ -98,12 +99,11 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 	)
 	finish := func(f func()) {
 		mu.Lock()
+		defer mu.Unlock()
 		f()
 		handled++
-		h := handled
-		mu.Unlock()
 		if opts.Progress != nil {
-			opts.Progress(h, rep.Total, bytes.Load())
+			opts.Progress(handled, rep.Total, bytes.Load())
 		}
 	}
 	for range jobs {
