@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -49,6 +50,10 @@ type Config struct {
 	Username string `koanf:"username"`
 	// Password is the SMTP AUTH secret. It never appears in errors, String or logs.
 	Password string `koanf:"password"`
+	// AllowPlaintextAuth accepts TLS none with credentials towards a non-loopback host, that
+	// is, the password sent in clear over the network. Validate refuses that combination
+	// without it.
+	AllowPlaintextAuth bool `koanf:"allow_plaintext_auth"`
 	// From is idvault's sender address, used for the envelope and the From header.
 	From string `koanf:"from"`
 	// FromName is the display name of the From header, unless a Message overrides it.
@@ -122,17 +127,31 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout <= 0 {
 		bad("timeout", "must be greater than 0, got %s", c.Timeout)
+	} else if c.Timeout > time.Hour {
+		bad("timeout", "must be at most 1h, got %s", c.Timeout)
 	}
 	if (c.Username == "") != (c.Password == "") {
 		bad("username", "and mail.password must be set together (both or neither)")
 	}
+	if c.TLS == TLSNone && c.Password != "" && !IsLoopbackHost(c.Host) && !c.AllowPlaintextAuth {
+		bad("tls", "is none with a password towards a non-loopback host: the password would cross the network in clear; use mandatory or ssl (or set mail.allow_plaintext_auth: true)")
+	}
 	if c.PoolSize < 0 {
 		bad("pool_size", "must not be negative, got %d", c.PoolSize)
 	}
-	if c.IdleTimeout < 0 {
-		bad("idle_timeout", "must not be negative, got %s", c.IdleTimeout)
+	if c.IdleTimeout < 0 || c.IdleTimeout > 24*time.Hour {
+		bad("idle_timeout", "must be between 0 and 24h, got %s", c.IdleTimeout)
 	}
 	return errors.Join(errs...)
+}
+
+// IsLoopbackHost reports whether host names this machine only: "localhost" or a loopback IP.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 // checkBareAddress accepts "user@example.com" and rejects display-name forms and garbage.
@@ -161,8 +180,8 @@ func (c Config) Redacted() Config {
 func (c Config) String() string {
 	r := c.Redacted()
 	return fmt.Sprintf("host=%s port=%d tls=%s tls_skip_verify=%t username=%q password=%q "+
-		"from=%s from_name=%q helo=%q timeout=%s pool_size=%d idle_timeout=%s",
-		r.Host, r.Port, r.TLS, r.TLSSkipVerify, r.Username, r.Password,
+		"allow_plaintext_auth=%t from=%s from_name=%q helo=%q timeout=%s pool_size=%d idle_timeout=%s",
+		r.Host, r.Port, r.TLS, r.TLSSkipVerify, r.Username, r.Password, r.AllowPlaintextAuth,
 		r.From, r.FromName, r.HELO, r.Timeout, r.PoolSize, r.IdleTimeout)
 }
 
@@ -179,6 +198,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("tls_skip_verify", r.TLSSkipVerify),
 		slog.String("username", r.Username),
 		slog.String("password", r.Password),
+		slog.Bool("allow_plaintext_auth", r.AllowPlaintextAuth),
 		slog.String("from", r.From),
 		slog.String("from_name", r.FromName),
 		slog.String("helo", r.HELO),

@@ -63,6 +63,9 @@ type killSwitchKey struct{}
 func (s *Sender) dialContext(ctx context.Context, network, _ string) (net.Conn, error) {
 	var d net.Dialer
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port))
+	if s.dialAddr != "" {
+		addr = s.dialAddr
+	}
 	raw, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, &stageError{stage: StageConnect, err: err}
@@ -129,6 +132,11 @@ func (s *Sender) dialSteps(ctx context.Context, k *killSwitch) (*conn, string, e
 		}
 	}
 	if s.cfg.Username != "" {
+		if _, encrypted := client.TLSConnectionState(); !encrypted && s.cfg.TLS != TLSNone && !IsLoopbackHost(s.cfg.Host) {
+			// opportunistic fell back to plain SMTP: credentials never go out unencrypted
+			// unless mail.tls is none, written explicitly (and allowed by Validate).
+			return nil, StageAuth, errors.New("refusing SMTP AUTH over an unencrypted connection to a non-loopback host (the server did not offer STARTTLS; mail.tls is " + string(s.cfg.TLS) + ")")
+		}
 		if err := s.authenticate(client); err != nil {
 			return nil, StageAuth, err
 		}

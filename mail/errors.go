@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/textproto"
+	"syscall"
 
 	gomail "github.com/wneessen/go-mail"
 )
@@ -242,4 +243,27 @@ func isStale(err error) bool {
 		return code == 0 || code == 421
 	}
 	return false
+}
+
+// Cause is a short, fixed description of the failure, safe to show to anyone (readiness
+// probes): "connect refused", "connect failed", "tls failed", "auth failed", "timeout",
+// "closed", or "smtp error" for a refusal later in the dialogue. The SMTP server's own reply
+// is not part of it.
+func (e *SendError) Cause() string {
+	switch e.Stage {
+	case StageConnect:
+		if errors.Is(e.Err, syscall.ECONNREFUSED) {
+			return "connect refused"
+		}
+		return "connect failed"
+	case StageTLS:
+		return "tls failed"
+	case StageAuth:
+		return "auth failed"
+	case StageTimeout, StageCanceled:
+		return "timeout"
+	case StageClosed:
+		return "closed"
+	}
+	return "smtp error"
 }

@@ -23,6 +23,9 @@ type Sender struct {
 	// the SMTP transaction on them (SendWithSMTPClient), each used by one send at a time.
 	client *gomail.Client
 	pool   *pool
+	// dialAddr, when set (tests only), is dialled instead of Host:Port, so that a test can
+	// reach a local server under a non-loopback host name.
+	dialAddr string
 }
 
 // New validates cfg (after applying the defaults for PoolSize and IdleTimeout) and returns

@@ -341,3 +341,57 @@ func TestStageOfForeignError(t *testing.T) {
 	wrapped := errors.Join(errors.New("x"), &mail.SendError{Stage: mail.StageData})
 	require.Equal(t, mail.StageData, mail.Stage(wrapped))
 }
+
+// Credentials never go out over an unencrypted connection to a non-loopback host: with
+// opportunistic TLS and a server that does not offer STARTTLS, AUTH is refused; only an
+// explicit tls: none (allowed by allow_plaintext_auth) sends them.
+func TestAuthRefusedInClearToRemoteHost(t *testing.T) {
+	srv := mailtest.Start(t, mailtest.Options{Username: "idv", Password: "hunter2"})
+	cfg := testConfig(srv)
+	cfg.Host = "smtp.example.org"
+	cfg.Username, cfg.Password = "idv", "hunter2"
+
+	cfg.TLS = mail.TLSOpportunistic
+	s, _ := newSender(t, cfg)
+	mail.RouteTo(s, srv.Addr())
+	err := s.Check(context.Background())
+	var se *mail.SendError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, mail.StageAuth, se.Stage)
+	require.NotContains(t, err.Error(), "hunter2")
+
+	cfg.TLS = mail.TLSNone
+	_, err = mail.New(cfg, nil)
+	require.ErrorContains(t, err, "mail.tls", "tls none with a password to a remote host needs allow_plaintext_auth")
+
+	cfg.AllowPlaintextAuth = true
+	s, _ = newSender(t, cfg)
+	mail.RouteTo(s, srv.Addr())
+	require.NoError(t, s.Check(context.Background()), "explicit tls none, explicitly allowed")
+}
+
+// Cause is a short description safe for unauthenticated readiness probes.
+func TestCheckCauseIsShort(t *testing.T) {
+	srv := mailtest.Start(t, mailtest.Options{})
+	cfg := testConfig(srv)
+	srv.Close()
+	s, _ := newSender(t, cfg)
+	var se *mail.SendError
+	require.ErrorAs(t, s.Check(context.Background()), &se)
+	require.Equal(t, "connect refused", se.Cause())
+
+	srv = mailtest.Start(t, mailtest.Options{Username: "idv", Password: "right"})
+	cfg = testConfig(srv)
+	cfg.Username, cfg.Password = "idv", "wrong"
+	s, _ = newSender(t, cfg)
+	require.ErrorAs(t, s.Check(context.Background()), &se)
+	require.Equal(t, "auth failed", se.Cause())
+
+	srv = mailtest.Start(t, mailtest.Options{})
+	srv.SetFault(mailtest.Fault{At: mailtest.AtConnect, Code: 554})
+	cfg = testConfig(srv)
+	s, _ = newSender(t, cfg)
+	require.ErrorAs(t, s.Check(context.Background()), &se)
+	require.Equal(t, "connect failed", se.Cause())
+	require.NotContains(t, se.Cause(), "554")
+}

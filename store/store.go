@@ -72,6 +72,7 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	removeStaleSnapshots(filepath.Dir(opts.Path))
 	return s, nil
 }
 

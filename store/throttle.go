@@ -74,6 +74,9 @@ type SendLimits struct {
 	IP      Rate
 	// ClientIP is the client the IP bucket applies to; the zero Addr skips the IP bucket.
 	ClientIP netip.Addr
+	// IPv6Prefix, when between 1 and 127, makes IPv6 clients share one bucket per network of
+	// that prefix length (IPv4 clients, and IPv4-mapped ones, always count one address each).
+	IPv6Prefix int
 }
 
 // AttemptLimits lock an address for Lock after MaxWrong wrong codes. The wrong-code count
@@ -261,8 +264,7 @@ func admitSend(tx *bolt.Tx, appID, addr []byte, lim SendLimits, att AttemptLimit
 		puts = append(puts, put{key, w.encode(lim.App)})
 	}
 	if lim.IP.PerSecond > 0 && lim.IP.Burst > 0 && lim.ClientIP.IsValid() {
-		ip := lim.ClientIP.Unmap().As16()
-		key := throttleKey(appID, kindIPBucket, ip[:])
+		key := ipBucketKey(appID, lim)
 		b, wait, ok := getBucket(tx, key, lim.IP).admit(lim.IP, now)
 		if !ok {
 			refuse(ReasonIP, wait)

@@ -6,18 +6,18 @@ package admin
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"io"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/apierr"
 	"idvault/app/apps"
+	"idvault/store"
 )
 
-// Backuper writes a consistent copy of the data file.
+// Backuper makes a verified copy of the data file to stream.
 type Backuper interface {
-	Backup(w io.Writer) (int64, error)
+	Snapshot() (*store.Snapshot, error)
 }
 
 // Handler serves /admin/.

@@ -9,8 +9,10 @@ var (
 	NotFound          = Code{http.StatusNotFound, "not_found", "no such route"}
 	MethodNotAllowed  = Code{http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route"}
 	BodyTooLarge      = Code{http.StatusRequestEntityTooLarge, "body_too_large", "the request body is too large"}
+	HeaderTooLarge    = Code{http.StatusRequestHeaderFieldsTooLarge, "request_header_too_large", "the request line and headers are too large"}
 	InternalError     = Code{http.StatusInternalServerError, "internal_error", "internal error; a retry may help"}
 	FeatureNotEnabled = Code{http.StatusNotFound, "feature_not_enabled", "this feature is not enabled on this server"}
+	HostNotAllowed    = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (server.allowed_hosts)"}
 
 	// Apps (fake authentication, verification, admin).
 	InvalidAppID = Code{http.StatusBadRequest, "invalid_app_id", "the app ID is not the base64 of 32 bytes"}
@@ -27,7 +29,9 @@ var (
 	NoEmailProvided = Code{http.StatusBadRequest, "no_email_provided", "no email provided"}
 	InvalidEmailIS  = Code{http.StatusBadRequest, "invalid_email", "invalid email"}
 	UnknownUser     = Code{http.StatusBadRequest, "unknown_user", "unknown user"}
-	Unauthorized    = Code{http.StatusUnauthorized, "unauthorized", "unauthorized"}
+	// UnsupportedMediaType: a tokenless identity server accepts only application/json bodies.
+	UnsupportedMediaType = Code{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json"}
+	Unauthorized         = Code{http.StatusUnauthorized, "unauthorized", "unauthorized"}
 	// ISAppUnavailable: identity_server.app_id names no app idvault holds (a configuration
 	// problem, so 503 and /readyz fails, rather than a client error).
 	ISAppUnavailable = Code{http.StatusServiceUnavailable, "identity_server_app_unavailable", "identity server unavailable: the app of identity_server.app_id does not exist on this idvault"}
@@ -60,10 +64,10 @@ var (
 
 // Catalog lists every code, for the README's reference and for tests.
 var Catalog = []Code{
-	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, InternalError, FeatureNotEnabled,
+	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, HeaderTooLarge, InternalError, FeatureNotEnabled, HostNotAllowed,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
-	NoEmailProvided, InvalidEmailIS, UnknownUser, Unauthorized, ISAppUnavailable,
+	NoEmailProvided, InvalidEmailIS, UnknownUser, UnsupportedMediaType, Unauthorized, ISAppUnavailable,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared,

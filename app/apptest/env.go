@@ -69,6 +69,8 @@ func (e *Env) CreateApp(t testing.TB, test bool) apps.Created {
 func ServerConfig() config.Server {
 	c := config.Default().Server
 	c.ReadTimeout, c.WriteTimeout = 30*time.Second, 30*time.Second
+	// In-memory requests (httptest.NewRequest) carry "Host: example.com".
+	c.AllowedHosts = []string{"example.com", "localhost", "127.0.0.1"}
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,13 @@ func TestBinaryRunsWithNoConfigFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	p.Stop(t)
-	require.Contains(t, p.Stdout.String(), "Generated the admin token")
+	raw, err := os.ReadFile(filepath.Join(dir, "data", "admin.token"))
+	require.NoError(t, err)
+	token := strings.TrimSpace(string(raw))
+	require.Len(t, token, 43)
+	require.NotContains(t, p.Stdout.String()+p.Stderr.String(), token, "stdout is a pipe: the token is only in its file")
+	require.Contains(t, p.Stderr.String(), "generated the admin token")
+	require.Contains(t, p.Stderr.String(), filepath.Join("data", "admin.token"))
 	require.Contains(t, p.Stderr.String(), "fake authentication is on")
 }
 

@@ -63,12 +63,8 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return nil, nil, err
 		}
-		// A developer without a mail catcher must still be able to start: warn, and let
-		// /readyz report the SMTP server until it answers.
-		if err := sender.Check(ctx); err != nil {
-			log.Warn("verification: the SMTP server does not answer; sends fail until it does",
-				"host", c.Mail.Host, "port", c.Mail.Port, "err", err)
-		}
+		// The SMTP server is checked in the background by the readiness checks (a hanging
+		// server must not delay start-up): a failure is logged there and shown by /readyz.
 		v, err := verification.New(verification.Deps{
 			Apps: registry, Store: st, Mailer: sender, Config: c.Verification,
 			TrustedProxies: c.Server.TrustedProxies, CodeKey: mk.Derive("verification code hmac"),

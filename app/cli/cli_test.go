@@ -126,11 +126,15 @@ func TestConfigCheck(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "configuration OK")
 	require.Contains(t, out, "server.listen = 127.0.0.1:8080")
+	require.Contains(t, out, "# profile: local-dev")
 
 	bad := filepath.Join(dir, "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("log:\n  level: loud\nmail:\n  port: -1\n  username: u\n  password: p4ssw0rd-secret\n"), 0o600))
+	require.NoError(t, os.WriteFile(bad, []byte("log:\n  level: loud\nmail:\n  host: smtp.example.com\n  from: a@example.com\n  port: -1\n  username: u\n  password: p4ssw0rd-secret\n"), 0o600))
 	out, _, code = run(t, dir, "config", "check", "--config", bad)
 	require.Equal(t, 3, code)
+	require.Contains(t, out, "# profile: file "+bad)
+	require.Contains(t, out, "fakeauth.enabled = false")
+	require.Contains(t, out, "mail.tls = mandatory")
 	require.Contains(t, out, "problem: log.level")
 	require.Contains(t, out, "problem: mail.port")
 	require.Contains(t, out, "2 problem(s)")
@@ -142,7 +146,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("server:\n  listen: 0.0.0.0:0\n"), 0o600))
+	require.NoError(t, os.WriteFile(bad, []byte("server:\n  listen: 0.0.0.0:0\nfakeauth:\n  enabled: true\nverification:\n  enabled: false\n"), 0o600))
 	_, errOut, code := run(t, dir, "serve", "--config", bad)
 	require.Equal(t, 3, code)
 	require.Contains(t, errOut, "fakeauth.enabled")
@@ -161,4 +165,32 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	list, _, code := run(t, dir, "app", "list", "--data", out)
 	require.Equal(t, 0, code)
 	require.Contains(t, list, "a")
+}
+
+// `config check` never echoes a mistyped secret (an unknown key's value is never printed).
+func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), []string{"config", "check"}, &out, &errb, cli.Env{
+		Embedded: embedded(t), Version: "v-test",
+		Environ: []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
+	})
+	require.Equal(t, 3, code)
+	require.NotContains(t, out.String()+errb.String(), "supersecret")
+	require.Contains(t, out.String(), "problem: mail.passwd: unknown key")
+	require.Contains(t, out.String(), "problem: fakeauth.enabled: environment variable IDVAULT_FAKEAUTH_ENABLED is not read")
+}
+
+// admin.token follows the master key's rule: readable by group or others, it is refused.
+func TestAdminTokenFileReadableByOthersIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "admin.token")
+	require.NoError(t, os.WriteFile(path, []byte("0123456789abcdef0123456789abcdef\n"), 0o644))
+	require.NoError(t, os.Chmod(path, 0o644))
+	_, errOut, code := run(t, dir, "serve")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "readable by group or others")
+	require.Contains(t, errOut, "chmod 600")
+	require.NotContains(t, errOut, "0123456789abcdef0123456789abcdef")
 }

@@ -31,6 +31,7 @@ func runConfig(_ context.Context, p *prog, args []string) int {
 		fmt.Fprintf(p.stderr, "idvault: %v\n", err)
 		return exitConfig
 	}
+	fmt.Fprintf(p.stdout, "# profile: %s\n", l.Profile)
 	fmt.Fprintln(p.stdout, "# effective configuration (secrets redacted)")
 	for _, line := range l.Redacted() {
 		fmt.Fprintln(p.stdout, line)

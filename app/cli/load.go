@@ -74,9 +74,14 @@ func readAdminToken(c config.Config) (string, error) {
 	if c.Admin.Token != "" {
 		return c.Admin.Token, nil
 	}
-	raw, err := os.ReadFile(adminTokenFile(c))
+	path := adminTokenFile(c)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	// The same rule as the master key: the token opens the whole admin API.
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("admin token file %s is readable by group or others (mode %v): chmod 600 it", path, st.Mode().Perm())
 	}
 	return strings.TrimSpace(string(raw)), nil
 }

@@ -36,6 +36,7 @@ func runServe(ctx context.Context, p *prog, args []string) int {
 		return code
 	}
 	log := newLogger(l.Config.Log, p.stderr)
+	log.Info("configuration loaded", "profile", l.Profile)
 	if err := serve(ctx, p, l.Config, log); err != nil {
 		log.Error("idvault stopped", "err", err)
 		return exitFail
@@ -62,7 +63,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) erro
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	adminToken, err := ensureAdminToken(p, c)
+	adminToken, err := ensureAdminToken(p, c, log)
 	if err != nil {
 		return err
 	}
@@ -97,8 +98,10 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) erro
 }
 
 // ensureAdminToken returns the admin token: admin.token when set, else the one in the token
-// file, generated (0600) and printed once on first start.
-func ensureAdminToken(p *prog, c config.Config) (string, error) {
+// file, generated (0600) on first start. A generated token is printed once when stdout is a
+// terminal; otherwise (systemd, docker, a pipe) it is only in the file and the log says where,
+// so it never lands in a log collector.
+func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error) {
 	if c.Admin.Token != "" {
 		return c.Admin.Token, nil
 	}
@@ -130,6 +133,10 @@ func ensureAdminToken(p *prog, c config.Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write admin token file: %w", err)
 	}
-	fmt.Fprintf(p.stdout, "Generated the admin token (shown once; kept in %s, mode 0600):\n  %s\n", path, tok)
+	if isTerminal(p.stdout) {
+		fmt.Fprintf(p.stdout, "Generated the admin token (shown once; kept in %s, mode 0600):\n  %s\n", path, tok)
+	} else {
+		log.Warn("generated the admin token; it is not printed (stdout is not a terminal): read it from the token file", "token_file", path)
+	}
 	return tok, nil
 }

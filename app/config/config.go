@@ -1,7 +1,8 @@
 // Package config loads idvault's configuration with koanf, in layers (each overrides the one
-// before): built-in defaults (Default), the embedded config.yaml (the local-dev profile), the
-// file given with --config, environment variables IDVAULT_<SECTION>__<KEY>, and command-line
-// flags. Each component reads only its own section; Validate reports every problem at once.
+// before): built-in defaults (Default, production-safe), then one profile file, then
+// environment variables IDVAULT_<SECTION>__<KEY>, then command-line flags. The profile file is
+// the one given with --config; without --config it is the embedded config.yaml (the local-dev
+// profile). A given file replaces the embedded profile, so production never inherits dev values. Each component reads only its own section; Validate reports every problem at once.
 package config
 
 import (
@@ -34,6 +35,10 @@ type Server struct {
 	BodyLimit       int           `koanf:"body_limit"`
 	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For is believed.
 	TrustedProxies []string `koanf:"trusted_proxies"`
+	// AllowedHosts are the Host header names the server answers (port ignored; "*.example.com"
+	// matches subdomains). Empty: on a loopback listen address only loopback names and the
+	// listen host; on any other address, any host. Other hosts get a JSON 421.
+	AllowedHosts []string `koanf:"allowed_hosts"`
 }
 
 // Log is the structured logger.
@@ -86,14 +91,15 @@ type DeclaredApp struct {
 	RegisteredUsersOnly bool   `koanf:"registered_users_only"`
 }
 
-// Default is the built-in layer: production-safe values (fake authentication off). The
-// embedded config.yaml then sets the local-dev profile on top.
+// Default is the built-in layer: production-safe values (fake authentication off, mail over
+// mandatory STARTTLS). Without --config the embedded config.yaml sets the local-dev profile on
+// top; with --config the given file does instead.
 func Default() Config {
 	return Config{
 		Server: Server{
 			Listen: "127.0.0.1:8080", ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
 			IdleTimeout: 60 * time.Second, ShutdownTimeout: 15 * time.Second, BodyLimit: 1 << 20,
-			TrustedProxies: []string{},
+			TrustedProxies: []string{}, AllowedHosts: []string{},
 		},
 		Log:            Log{Level: "info", Format: "text"},
 		Store:          Store{Path: "./data/idvault.db", KeyFile: "./data/master.key", LockTimeout: time.Second},

@@ -73,7 +73,7 @@ func TestConfigYAMLDocumentsEveryKey(t *testing.T) {
 func TestLayersOverrideInOrder(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "c.yaml")
-	require.NoError(t, os.WriteFile(file, []byte("server:\n  listen: 127.0.0.1:9000\nlog:\n  level: debug\n"), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte("server:\n  listen: 127.0.0.1:9000\nlog:\n  level: debug\nmail:\n  host: smtp.example.com\n  from: a@example.com\n"), 0o600))
 	l, err := Load(Sources{
 		Embedded: embedded(t), File: file,
 		Environ: []string{"IDVAULT_LOG__LEVEL=warn", "IDVAULT_SERVER__READ_TIMEOUT=3s", "IDVAULT_MAIL__PORT=2525",
@@ -89,7 +89,78 @@ func TestLayersOverrideInOrder(t *testing.T) {
 	require.Equal(t, 2525, c.Mail.Port)
 	require.Equal(t, []string{"10.0.0.1", "192.168.0.0/16"}, c.Server.TrustedProxies)
 	require.Equal(t, "0123456789abcdef", c.IdentityServer.Token)
-	require.True(t, c.FakeAuth.Enabled, "embedded layer kept where nothing overrides it")
+	require.False(t, c.FakeAuth.Enabled, "a given file replaces the embedded local-dev profile")
+	require.Contains(t, l.Profile, file)
+
+	l, err = Load(Sources{Embedded: embedded(t), Environ: []string{"IDVAULT_LOG__LEVEL=warn"}})
+	require.NoError(t, err)
+	require.Equal(t, "warn", l.Config.Log.Level, "env beats the embedded profile")
+	require.True(t, l.Config.FakeAuth.Enabled, "embedded profile in force without --config")
+	require.Contains(t, l.Profile, "local-dev")
+}
+
+// A production file that names only what it needs must not inherit the local-dev profile:
+// mail goes out over mandatory STARTTLS and fake authentication stays off.
+func TestMinimalProductionFileGetsProductionDefaults(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "prod.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+server:
+  listen: 0.0.0.0:8080
+store:
+  path: /var/lib/idvault/idvault.db
+  key_file: /var/lib/idvault/master.key
+mail:
+  host: smtp.example.com
+  from: no-reply@example.com
+  username: idvault
+  password: smtp-password-123
+`), 0o600))
+	l, err := Load(Sources{Embedded: embedded(t), File: file})
+	require.NoError(t, err)
+	require.NoError(t, l.Err())
+	c := l.Config
+	require.EqualValues(t, "mandatory", c.Mail.TLS, "mail.tls left out means mandatory, not the dev profile's none")
+	require.Equal(t, 587, c.Mail.Port)
+	require.False(t, c.FakeAuth.Enabled, "fake authentication is off unless the file turns it on")
+	require.False(t, c.IdentityServer.Enabled)
+	require.NotContains(t, l.Profile, "local-dev")
+}
+
+// tls: none towards a non-loopback host with a password is a problem unless explicitly allowed.
+func TestPlaintextAuthToRemoteHostNeedsExplicitOptIn(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, extra string
+		problem     bool
+	}{
+		{"remote host, none, password", "  host: smtp.example.com\n  tls: none\n", true},
+		{"remote host, none, password, allowed", "  host: smtp.example.com\n  tls: none\n  allow_plaintext_auth: true\n", false},
+		{"loopback host, none, password", "  host: 127.0.0.1\n  tls: none\n", false},
+		{"remote host, mandatory, password", "  host: smtp.example.com\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "c.yaml")
+			body := "mail:\n  from: a@example.com\n  username: u\n  password: smtp-password-123\n" + tc.extra
+			require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
+			l, err := Load(Sources{Embedded: embedded(t), File: file})
+			require.NoError(t, err)
+			if !tc.problem {
+				require.NoError(t, l.Err())
+				return
+			}
+			require.ErrorContains(t, l.Err(), "mail.tls")
+			require.NotContains(t, l.Err().Error(), "smtp-password-123")
+		})
+	}
+	// Without --config the dev profile's tls: none must not carry a password to a remote host
+	// either (the host set from the environment).
+	l, err := Load(Sources{Embedded: embedded(t), Environ: []string{"IDVAULT_MAIL__HOST=smtp.example.com",
+		"IDVAULT_MAIL__USERNAME=u", "IDVAULT_MAIL__PASSWORD=smtp-password-123"}})
+	require.NoError(t, err)
+	require.ErrorContains(t, l.Err(), "mail.tls")
 }
 
 func TestValidationReportsEveryProblemByKey(t *testing.T) {

@@ -21,9 +21,12 @@ const EnvPrefix = "IDVAULT_"
 
 // Sources are the layers above the built-in defaults.
 type Sources struct {
-	// Embedded is the config.yaml compiled into the binary.
+	// Embedded is the config.yaml compiled into the binary: the local-dev profile, used only
+	// when File is empty.
 	Embedded []byte
-	// File is the --config path ("" for none).
+	// File is the --config path ("" for none). When set it replaces the embedded profile: a
+	// production file starts from the built-in (production-safe) defaults, never from the
+	// local-dev values.
 	File string
 	// Environ is the process environment (os.Environ()), as KEY=VALUE strings.
 	Environ []string
@@ -37,6 +40,11 @@ type Loaded struct {
 	Config   Config
 	K        *koanf.Koanf
 	Problems []error
+	// Profile says which base layer is in force over the built-in defaults: the local-dev
+	// profile (no --config), the given file, or the built-in defaults alone.
+	Profile string
+	// known are the keys the program reads (the others are unknown: reported, never printed).
+	known map[string]bool
 }
 
 // Load merges every layer. It fails only when a layer cannot be read at all (a missing file,
@@ -58,12 +66,15 @@ func Load(src Sources) (*Loaded, error) {
 			}
 		}
 	}
-	if len(src.Embedded) > 0 {
+	profile := "built-in defaults only (no --config, no embedded profile)"
+	if src.File == "" && len(src.Embedded) > 0 {
+		profile = "local-dev (the embedded config.yaml; no --config given)"
 		if err := loadLayer(k, "embedded config.yaml", rawbytes.Provider(src.Embedded), check); err != nil {
 			return nil, err
 		}
 	}
 	if src.File != "" {
+		profile = "file " + src.File + " over the built-in defaults (the embedded dev profile is not used)"
 		raw, err := os.ReadFile(src.File)
 		if err != nil {
 			return nil, fmt.Errorf("config: read %s: %w", src.File, err)
@@ -85,7 +96,8 @@ func Load(src Sources) (*Loaded, error) {
 			return nil, fmt.Errorf("config: flags: %w", err)
 		}
 	}
-	l := &Loaded{K: k, Problems: problems}
+	problems = append(problems, singleUnderscoreEnv(src.Environ, known)...)
+	l := &Loaded{K: k, Problems: problems, Profile: profile, known: known}
 	l.Config, l.Problems = decode(k, problems)
 	return l, nil
 }
@@ -93,7 +105,8 @@ func Load(src Sources) (*Loaded, error) {
 func loadLayer(k *koanf.Koanf, name string, p *rawbytes.RawBytes, check func(string, *koanf.Koanf)) error {
 	lk := koanf.New(".")
 	if err := lk.Load(p, yaml.Parser()); err != nil {
-		return fmt.Errorf("config: %s: %w", name, err)
+		raw, _ := p.ReadBytes()
+		return fmt.Errorf("config: %s: %s", name, yamlError(raw, err))
 	}
 	check(name, lk)
 	if err := k.Merge(lk); err != nil {
@@ -112,18 +125,13 @@ func knownPrefix(known map[string]bool, key string) bool {
 	return false
 }
 
-// decode unmarshals section by section so that one bad value names its key and does not hide
-// problems in other sections.
+// decode unmarshals section by section. Values of the wrong type are reported per key by
+// checkTypes (full key and expected type); a section whose decoding fails for another reason
+// (a section that is not a mapping) is reported by name. Values never appear in problems.
 func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 	c := Default()
-	conf := koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(
-			mapstructure.StringToTimeDurationHookFunc(),
-			mapstructure.StringToSliceHookFunc(","),
-		),
-		WeaklyTypedInput: true,
-		TagName:          "koanf",
-	}}
+	typeProblems := checkTypes(k)
+	problems = append(problems, typeProblems...)
 	targets := []struct {
 		key string
 		out any
@@ -134,57 +142,42 @@ func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 		{"exit", &c.Exit},
 	}
 	for _, t := range targets {
-		dc := *conf.DecoderConfig
-		dc.Result = t.out
-		d, err := mapstructure.NewDecoder(&dc)
-		if err == nil {
-			err = d.Decode(k.Get(t.key))
-		}
-		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: %s", t.key, cleanDecodeError(err)))
+		if err := decodeValue(k.Get(t.key), t.out); err != nil && !mentions(typeProblems, t.key) {
+			want := "a mapping of keys"
+			if t.key == "apps" {
+				want = "a list of apps"
+			}
+			problems = append(problems, fmt.Errorf("%s: want %s", t.key, want))
 		}
 	}
 	return c, problems
 }
 
-// cleanDecodeError keeps mapstructure's message (which names the field) but drops values,
-// which could be secrets.
-func cleanDecodeError(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "error(s) decoding:"); i >= 0 {
-		msg = strings.TrimSpace(msg[i+len("error(s) decoding:"):])
+// decodeValue decodes one raw value into out as the loader does (weakly typed: "8080" is an
+// int, "10s" a duration, "a,b" a list).
+func decodeValue(raw, out any) error {
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		),
+		WeaklyTypedInput: true,
+		TagName:          "koanf",
+		Result:           out,
+	})
+	if err != nil {
+		return err
 	}
-	msg = strings.ReplaceAll(msg, "\n", "; ")
-	// mapstructure quotes the offending value ("cannot parse 'x' as int"): drop the quote.
-	for {
-		i := strings.Index(msg, "'")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(msg[i+1:], "'")
-		if j < 0 {
-			break
-		}
-		field := msg[i+1 : i+1+j]
-		if strings.Contains(field, ".") || isIdent(field) {
-			msg = msg[:i] + "«" + field + "»" + msg[i+2+j:]
-			continue
-		}
-		msg = msg[:i] + "(value hidden)" + msg[i+2+j:]
-	}
-	return msg
+	return d.Decode(raw)
 }
 
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '_' || r == '[' || r == ']' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')) {
-			return false
+func mentions(problems []error, section string) bool {
+	for _, p := range problems {
+		if strings.HasPrefix(p.Error(), section+".") || strings.HasPrefix(p.Error(), section+"[") {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // envMap turns IDVAULT_SECTION__KEY=value into {"section.key": value}.
@@ -202,6 +195,30 @@ func envMap(environ []string) map[string]any {
 		out[strings.ReplaceAll(key, "__", ".")] = value
 	}
 	return out
+}
+
+// singleUnderscoreEnv reports IDVAULT_ variables that would name a known key with a double
+// underscore but use single ones (IDVAULT_FAKEAUTH_ENABLED): they are not read, silently, which
+// is worse than an error.
+func singleUnderscoreEnv(environ []string, known map[string]bool) []error {
+	flat := map[string]string{}
+	for key := range known {
+		flat[strings.ReplaceAll(key, ".", "_")] = key
+	}
+	var problems []error
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(name, EnvPrefix)
+		if !ok || strings.Contains(rest, "__") {
+			continue
+		}
+		if key, ok := flat[strings.ToLower(rest)]; ok {
+			problems = append(problems, fmt.Errorf("%s: environment variable %s is not read: write %s%s (a double underscore between section and key)",
+				key, name, EnvPrefix, strings.ToUpper(strings.Replace(key, ".", "__", 1))))
+		}
+	}
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Error() < problems[j].Error() })
+	return problems
 }
 
 // Redacted returns the effective configuration as sorted "key = value" lines, with every
@@ -223,6 +240,8 @@ func (l *Loaded) Redacted() []string {
 					i, a.Name, a.Test, redact(a.Secret), redact(a.AuthToken+a.AuthTokenSHA256)))
 			}
 			continue
+		case !l.known[key] && !knownPrefix(l.known, key):
+			v = "<unknown key: value not shown>"
 		case isSecretKey(key):
 			v = redact(fmt.Sprint(v))
 		}
@@ -231,12 +250,14 @@ func (l *Loaded) Redacted() []string {
 	return lines
 }
 
+// isSecretKey reports whether a key's value must not be printed: its last part names a
+// password, token, secret or key (but not a file holding one, such as store.key_file).
 func isSecretKey(key string) bool {
 	if key == "exit.db" { // a connection string may hold a password
 		return true
 	}
-	last := key[strings.LastIndex(key, ".")+1:]
-	for _, s := range []string{"token", "password", "secret"} {
+	last := strings.ToLower(key[strings.LastIndex(key, ".")+1:])
+	for _, s := range []string{"token", "password", "passwd", "pwd", "secret", "key", "credential"} {
 		if strings.Contains(last, s) && !strings.HasSuffix(last, "_file") {
 			return true
 		}

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Validate returns every problem in the configuration, each naming its key.
@@ -17,25 +19,23 @@ func (c Config) Validate() []error {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
 
-	host, _, err := net.SplitHostPort(c.Server.Listen)
+	host, err := checkListen(c.Server.Listen)
 	if err != nil {
-		bad("server.listen", "want host:port, got %q", c.Server.Listen)
+		bad("server.listen", "%v", err)
 	}
-	for key, d := range map[string]int64{
-		"server.read_timeout": int64(c.Server.ReadTimeout), "server.write_timeout": int64(c.Server.WriteTimeout),
-		"server.idle_timeout": int64(c.Server.IdleTimeout), "server.shutdown_timeout": int64(c.Server.ShutdownTimeout),
-		"store.lock_timeout": int64(c.Store.LockTimeout),
-	} {
-		if d <= 0 {
-			bad(key, "must be a positive duration such as 10s")
-		}
-	}
+	errs = append(errs, c.checkDurations()...)
 	if c.Server.BodyLimit < 1024 {
 		bad("server.body_limit", "must be at least 1024 bytes")
 	}
 	for i, p := range c.Server.TrustedProxies {
 		if _, err := ParseProxy(p); err != nil {
 			bad(fmt.Sprintf("server.trusted_proxies[%d]", i), "%q is not an IP address or CIDR", p)
+		}
+	}
+	for i, h := range c.Server.AllowedHosts {
+		name := strings.TrimPrefix(strings.Trim(h, "[]"), "*.")
+		if net.ParseIP(name) == nil && !isHostName(name) {
+			bad(fmt.Sprintf("server.allowed_hosts[%d]", i), "%q is not a host name, IP address or *.domain", h)
 		}
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
@@ -101,26 +101,110 @@ func (c Config) Validate() []error {
 	return errs
 }
 
+// checkListen checks a host:port listen address: the port a number from 0 to 65535 (0: any
+// free port), the host empty (every interface), an IP address or a host name.
+func checkListen(listen string) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", fmt.Errorf("want host:port such as 127.0.0.1:8080, got %q", listen)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return "", fmt.Errorf("the port %q is not a number from 0 to 65535", port)
+	}
+	if host != "" && net.ParseIP(host) == nil && !isHostName(host) {
+		return "", fmt.Errorf("the host %q is neither an IP address nor a host name", host)
+	}
+	return host, nil
+}
+
+// isHostName accepts DNS names made of letters, digits, hyphens and dots.
+func isHostName(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Duration bounds: every duration key must lie within its range, so that nothing overflows
+// when added to the current time (a lock of 2500000h would wrap and lock nothing).
+const (
+	maxTimeout = 24 * time.Hour
+	maxPeriod  = 366 * 24 * time.Hour
+)
+
+// checkDurations bounds every duration of the configuration.
+func (c Config) checkDurations() []error {
+	return checkBounds([]bounded{
+		{"server.read_timeout", c.Server.ReadTimeout, time.Millisecond, maxTimeout},
+		{"server.write_timeout", c.Server.WriteTimeout, time.Millisecond, maxTimeout},
+		{"server.idle_timeout", c.Server.IdleTimeout, time.Millisecond, maxTimeout},
+		{"server.shutdown_timeout", c.Server.ShutdownTimeout, time.Millisecond, maxTimeout},
+		{"store.lock_timeout", c.Store.LockTimeout, time.Millisecond, time.Hour},
+	})
+}
+
+// bounded is a duration key with its allowed range.
+type bounded struct {
+	key      string
+	v        time.Duration
+	min, max time.Duration
+}
+
+func checkBounds(ds []bounded) []error {
+	var errs []error
+	for _, d := range ds {
+		if d.v < d.min || d.v > d.max {
+			errs = append(errs, fmt.Errorf("%s: must be between %s and %s, got %s", d.key, short(d.min), short(d.max), d.v))
+		}
+	}
+	return errs
+}
+
+// short prints a bound without trailing zero units (24h rather than 24h0m0s).
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
 func (v Verification) validate() []error {
 	var errs []error
 	bad := func(key, msg string) { errs = append(errs, fmt.Errorf("verification.%s: %s", key, msg)) }
-	if v.CodeTTL <= 0 {
-		bad("code_ttl", "must be a positive duration")
-	}
+	errs = append(errs, checkBounds([]bounded{
+		{"verification.code_ttl", v.CodeTTL, time.Second, maxPeriod},
+		{"verification.lock_duration", v.LockDuration, time.Second, maxPeriod},
+		{"verification.address_send_window", v.AddressSendWindow, time.Second, maxPeriod},
+		{"verification.app_send_window", v.AppSendWindow, time.Second, maxPeriod},
+	})...)
 	if v.MaxWrongAttempts < 1 {
 		bad("max_wrong_attempts", "must be at least 1")
 	}
-	if v.LockDuration <= 0 {
-		bad("lock_duration", "must be a positive duration")
+	if v.AddressSendLimit < 1 {
+		bad("address_send_limit", "must be at least 1")
 	}
-	if v.AddressSendLimit < 1 || v.AddressSendWindow <= 0 {
-		bad("address_send_limit", "address_send_limit must be at least 1 and address_send_window positive")
-	}
-	if v.AppSendLimit < 1 || v.AppSendWindow <= 0 {
-		bad("app_send_limit", "app_send_limit must be at least 1 and app_send_window positive")
+	if v.AppSendLimit < 1 {
+		bad("app_send_limit", "must be at least 1")
 	}
 	if v.IPRate <= 0 || v.IPBurst < 1 {
 		bad("ip_rate", "ip_rate must be positive and ip_burst at least 1")
+	}
+	if v.IPv6Prefix < 32 || v.IPv6Prefix > 128 {
+		bad("ipv6_prefix", "must be between 32 and 128 (bits of an IPv6 address that name one client)")
 	}
 	for i, p := range v.Placeholders {
 		if len(p) < 8 || strings.ContainsAny(p, " \t\r\n<>&") {

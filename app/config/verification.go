@@ -22,6 +22,9 @@ type Verification struct {
 	// IPRate sends per second refilled per client IP, up to IPBurst.
 	IPRate  float64 `koanf:"ip_rate"`
 	IPBurst int     `koanf:"ip_burst"`
+	// IPv6Prefix groups IPv6 clients by network for the IP limit: one bucket per /IPv6Prefix
+	// (a host usually holds a whole /64). IPv4 clients count one address each.
+	IPv6Prefix int `koanf:"ipv6_prefix"`
 }
 
 // DefaultVerification holds the built-in verification settings.
@@ -31,7 +34,7 @@ func DefaultVerification() Verification {
 		MaxWrongAttempts: 3, LockDuration: 15 * time.Minute,
 		AddressSendLimit: 5, AddressSendWindow: time.Hour,
 		AppSendLimit: 1000, AppSendWindow: time.Hour,
-		IPRate: 1, IPBurst: 20,
+		IPRate: 1, IPBurst: 20, IPv6Prefix: 64,
 	}
 }
 

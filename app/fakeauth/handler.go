@@ -35,6 +35,10 @@ func New(registry *apps.Registry, dir *directory.Directory, cfg config.FakeAuth,
 	return &Handler{apps: registry, dir: dir, maxEmails: maxEmails, log: log}
 }
 
+// MaxEmails is the most emails one public_identities request may list (fakeauth.max_emails);
+// the server sizes its request-header buffer from it.
+func (h *Handler) MaxEmails() int { return h.maxEmails }
+
 // app returns the app named by the :app_id path parameter, checked for fake authentication:
 // it must exist, be in test mode, and idvault must hold its secret.
 func (h *Handler) app(c *fiber.Ctx) (apps.App, error) {

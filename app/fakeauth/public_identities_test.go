@@ -112,3 +112,20 @@ func TestPublicIdentitiesListLimit(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.Status)
 	require.Equal(t, "too_many_emails", resp.ErrorCode(t))
 }
+
+// max_emails is reachable with realistic addresses: the request-header buffer grows with it.
+func TestPublicIdentitiesLimitReachableWithLongAddresses(t *testing.T) {
+	t.Parallel()
+	list := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("firstname.lastname.%08d@mail.example.org", i) // 44 characters
+			require.Len(t, out[i], 44)
+		}
+		return out
+	}
+	f := newFixture(t)
+	require.Len(t, f.publicIdentities(t, list(100)...), 100)
+	big := newFixture(t, func(c *config.FakeAuth) { c.MaxEmails = 1000 })
+	require.Len(t, big.publicIdentities(t, list(1000)...), 1000)
+}

@@ -13,8 +13,15 @@ import (
 // Authenticate checks the bearer token when one is configured: every request then needs
 // "Authorization: Bearer <token>" (scheme case-insensitive). The SHA-256 digests are compared
 // in constant time, so neither the token nor its length leaks through timing.
+//
+// Without a token, a request must say Content-Type: application/json (415 otherwise): a
+// cross-site HTML form can only send form or text types, so a web page cannot drive a tokenless
+// identity server on the visitor's machine.
 func (h *Handler) Authenticate(c *fiber.Ctx) error {
 	if h.tokenHash == nil {
+		if !isJSON(c.Get(fiber.HeaderContentType)) {
+			return apierr.UnsupportedMediaType.New()
+		}
 		return c.Next()
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
@@ -24,4 +31,10 @@ func (h *Handler) Authenticate(c *fiber.Ctx) error {
 		return apierr.Unauthorized.New()
 	}
 	return c.Next()
+}
+
+// isJSON reports whether a Content-Type header is application/json (parameters allowed).
+func isJSON(contentType string) bool {
+	media, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(media), fiber.MIMEApplicationJSON)
 }

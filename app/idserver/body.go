@@ -12,7 +12,8 @@ import (
 
 // email returns the normalised email of the request body {"email": "..."}.
 //
-// The body is read as JSON whatever its Content-Type. A body that is not a JSON object, and an
+// The body is read as JSON; without identity_server.token, Authenticate has already required
+// Content-Type: application/json (with a token, any Content-Type is read as JSON). A body that is not a JSON object, and an
 // email that is missing, null, not a string, or only white space, is "no email provided"; a
 // string that is not one valid address is "invalid email". Other keys are ignored.
 func email(c *fiber.Ctx) (string, error) {

@@ -25,12 +25,15 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 				e = apierr.MethodNotAllowed.New()
 			case errors.As(err, &fe) && fe.Code == fiber.StatusRequestEntityTooLarge:
 				e = apierr.BodyTooLarge.New()
+			case errors.As(err, &fe) && fe.Code == fiber.StatusRequestHeaderFieldsTooLarge:
+				e = apierr.HeaderTooLarge.New()
 			case errors.As(err, &fe) && fe.Code < 500:
 				e = &apierr.Error{Code: apierr.Code{Status: fe.Code, Name: "bad_request", Message: fe.Message}, Message: fe.Message}
 			default:
 				e = apierr.Internal(err)
 			}
 		}
+		ensureRequestID(c)
 		if e.Code.Status >= 500 {
 			log.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "code", e.Code.Name, "err", e.Error())
 		}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,50 +21,149 @@ type CheckFunc func(ctx context.Context) error
 // Check runs f.
 func (f CheckFunc) Check(ctx context.Context) error { return f(ctx) }
 
-// readiness runs the checks, caching each result briefly so that a busy probe does not open
-// an SMTP connection per request.
+// causer is an error with a short cause that anyone may see ("connect refused", "tls failed"):
+// /readyz needs no authentication, so it shows that and never the error's detail.
+type causer interface{ Cause() string }
+
+// Readiness timing: a check gets checkTimeout; results older than refreshAfter are refreshed in
+// the background when /readyz is asked; the first /readyz waits at most firstWait for the
+// first round.
+const (
+	checkTimeout = 5 * time.Second
+	refreshAfter = 2 * time.Second
+	firstWait    = time.Second
+)
+
+// readiness runs the checks in the background and keeps the last result of each, so /readyz
+// answers at once whatever a check does (a hanging SMTP server delays neither start-up nor
+// /readyz). A check still running on its first round shows as "checking".
 type readiness struct {
 	checks   map[string]Checker
 	warnings []string
-	ttl      time.Duration
+	log      *slog.Logger
+	timeout  time.Duration
 
 	mu      sync.Mutex
-	at      time.Time
 	results map[string]string
-	ready   bool
+	at      time.Time
+	running bool
+	first   chan struct{} // closed when the first round is over
+	created time.Time
 }
 
-func (r *readiness) run(ctx context.Context) (map[string]string, bool) {
+func newReadiness(checks map[string]Checker, warnings []string, log *slog.Logger) *readiness {
+	r := &readiness{checks: checks, warnings: warnings, log: log, timeout: checkTimeout,
+		results: map[string]string{}, first: make(chan struct{}), created: time.Now()}
+	for name := range checks {
+		r.results[name] = "checking"
+	}
+	r.refresh()
+	return r
+}
+
+// refresh starts a round of checks unless one is running. Each check runs in its own goroutine
+// and records its result as soon as it ends.
+func (r *readiness) refresh() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.results != nil && time.Since(r.at) < r.ttl {
-		return r.results, r.ready
+	if r.running {
+		r.mu.Unlock()
+		return
 	}
-	results, ready := map[string]string{}, true
-	for name, c := range r.checks {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := c.Check(cctx)
-		cancel()
-		if err != nil {
-			// Check errors name the failing stage; they never carry secrets.
-			results[name] = "failed: " + err.Error()
-			ready = false
-			continue
+	r.running = true
+	r.mu.Unlock()
+	go func() {
+		var wg sync.WaitGroup
+		for name, c := range r.checks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+				err := c.Check(ctx)
+				if err != nil && ctx.Err() != nil {
+					err = errors.Join(errTimeout, err)
+				}
+				cancel()
+				r.record(name, err)
+			}()
 		}
-		results[name] = "ok"
+		wg.Wait()
+		r.mu.Lock()
+		r.running, r.at = false, time.Now()
+		select {
+		case <-r.first:
+		default:
+			close(r.first)
+		}
+		r.mu.Unlock()
+	}()
+}
+
+var errTimeout = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "check timed out" }
+func (timeoutError) Cause() string { return "timeout" }
+
+// record keeps a check's result; a change is logged, with the error's detail (never shown by
+// /readyz).
+func (r *readiness) record(name string, err error) {
+	result := "ok"
+	if err != nil {
+		result = "failed"
+		var c causer
+		if errors.As(err, &c) {
+			result = "failed: " + c.Cause()
+		}
 	}
-	r.results, r.ready, r.at = results, ready, time.Now()
-	return results, ready
+	r.mu.Lock()
+	before := r.results[name]
+	r.results[name] = result
+	r.mu.Unlock()
+	if before != result && r.log != nil {
+		if err != nil {
+			r.log.Warn("readiness check failed", "check", name, "result", result, "err", err)
+		} else if before != "checking" {
+			r.log.Info("readiness check recovered", "check", name)
+		}
+	}
+}
+
+// snapshot returns the last results, refreshing them in the background when stale. Only a
+// call within firstWait of start-up waits, at most until then, for the first round.
+func (r *readiness) snapshot() (map[string]string, bool) {
+	if wait := firstWait - time.Since(r.created); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-r.first:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	r.mu.Lock()
+	stale := !r.running && time.Since(r.at) >= refreshAfter
+	out, ready := make(map[string]string, len(r.results)), true
+	for name, res := range r.results {
+		out[name] = res
+		if res != "ok" {
+			ready = false
+		}
+	}
+	r.mu.Unlock()
+	if stale {
+		r.refresh()
+	}
+	return out, ready
 }
 
 func (s *Server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
-// readyz answers 200 when every check passes and 503 otherwise, with each check's result and
-// the warnings an operator must see (fake authentication on).
+// readyz answers 200 when every check passed its last run and 503 otherwise, with each check's
+// short result and the warnings an operator must see (fake authentication on).
 func (s *Server) readyz(c *fiber.Ctx) error {
-	results, ready := s.ready.run(c.UserContext())
+	results, ready := s.ready.snapshot()
 	status, word := fiber.StatusOK, "ready"
 	if !ready {
 		status, word = fiber.StatusServiceUnavailable, "not_ready"

@@ -8,20 +8,53 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/google/uuid"
 )
 
 const requestIDKey = "requestid"
 
-// requestIDMiddleware puts an X-Request-ID on every response: the client's own when it sent a
-// sane one, a new UUID otherwise.
+// maxRequestIDLen is the longest client X-Request-ID kept.
+const maxRequestIDLen = 64
+
+// requestIDMiddleware puts an X-Request-ID on every response: the client's own when it is short
+// (up to 64 characters) and made of safe characters (letters, digits, '-', '_', '.', ':'), a new
+// UUID otherwise. The ID is logged and echoed as trace_id, so quotes, escapes and control
+// characters must never get through.
 func requestIDMiddleware() fiber.Handler {
-	return requestid.New(requestid.Config{
-		Header:     fiber.HeaderXRequestID,
-		ContextKey: requestIDKey,
-		Generator:  func() string { return uuid.NewString() },
-	})
+	return func(c *fiber.Ctx) error {
+		id := c.Get(fiber.HeaderXRequestID)
+		if !safeRequestID(id) {
+			id = uuid.NewString()
+		}
+		c.Locals(requestIDKey, id)
+		c.Set(fiber.HeaderXRequestID, id)
+		return c.Next()
+	}
+}
+
+func safeRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		b := id[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureRequestID gives a request that never reached the middleware (a request fasthttp refused
+// while reading it: headers or body too large, an unknown method) a request ID of its own, so
+// that its error carries a trace_id and an X-Request-ID like every other.
+func ensureRequestID(c *fiber.Ctx) {
+	if requestID(c) != "" {
+		return
+	}
+	id := uuid.NewString()
+	c.Locals(requestIDKey, id)
+	c.Set(fiber.HeaderXRequestID, id)
 }
 
 func requestID(c *fiber.Ctx) string {

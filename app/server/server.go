@@ -4,12 +4,14 @@ package server
 
 import (
 	"log/slog"
-	"time"
+	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 
 	"idvault/app/admin"
 	"idvault/app/config"
@@ -35,6 +37,15 @@ type Deps struct {
 	Verification   *verification.Handler
 }
 
+// ReadBufferSize is the request-header buffer (request line and headers) for a server whose
+// public_identities requests may list maxEmails emails: 8 KiB for the rest of the request and
+// 128 bytes per email (a 44-character address takes about 50 in the query). A longer request
+// line or header block is answered 431 request_header_too_large.
+func ReadBufferSize(maxEmails int) int {
+	const base, perEmail = 8 << 10, 128
+	return base + perEmail*max(maxEmails, 0)
+}
+
 // Server is the HTTP application with its dependencies.
 type Server struct {
 	deps  Deps
@@ -44,9 +55,14 @@ type Server struct {
 
 // New builds the fiber application.
 func New(d Deps) *Server {
-	s := &Server{deps: d, ready: &readiness{checks: d.Checks, warnings: d.Warnings, ttl: 2 * time.Second}}
+	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	handleErr := errorHandler(d.Logger)
+	readBuffer := ReadBufferSize(0)
+	if d.FakeAuth != nil {
+		readBuffer = ReadBufferSize(d.FakeAuth.MaxEmails())
+	}
 	app := fiber.New(fiber.Config{
+		ReadBufferSize:        readBuffer,
 		AppName:               "idvault",
 		DisableStartupMessage: true,
 		// Immutable: values from the request (params, query, body) are copied, so handlers may
@@ -64,9 +80,29 @@ func New(d Deps) *Server {
 	app.Use(requestIDMiddleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))
+	app.Use(hostGuard(d.Server))
 	s.App = app
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	s.refuseUnknownMethods(handleErr)
 	return s
+}
+
+// refuseUnknownMethods answers a request whose method is not a standard HTTP method with the
+// catalogue's JSON method_not_allowed, instead of fiber's plain-text 400 "Invalid http method"
+// (fiber answers those before any middleware or error handler runs).
+func (s *Server) refuseUnknownMethods(handleErr fiber.ErrorHandler) {
+	srv := s.App.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
+			next(fctx)
+			return
+		}
+		c := s.App.AcquireCtx(fctx)
+		defer s.App.ReleaseCtx(c)
+		c.Set(fiber.HeaderAllow, strings.Join(fiber.DefaultMethods, ", "))
+		_ = handleErr(c, fiber.ErrMethodNotAllowed)
+	}
 }
 
 // featureOff answers every route of a switched-off feature.

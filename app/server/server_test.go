@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
@@ -24,6 +25,7 @@ func newTestServer(t *testing.T, checks map[string]Checker, warnings ...string) 
 	logs := &bytes.Buffer{}
 	cfg := config.Default().Server
 	cfg.BodyLimit = 2048
+	cfg.AllowedHosts = []string{"example.com", "127.0.0.1"} // httptest.NewRequest sends Host: example.com
 	s := New(Deps{Server: cfg, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: NewRegistry(), Checks: checks, Warnings: warnings})
 	return s, logs
 }
@@ -48,12 +50,49 @@ func TestHealthAndReadiness(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	require.JSONEq(t, `{"status":"ready","checks":{"store":"ok"},"warnings":["fake authentication is on"]}`, body)
 
-	failing := CheckFunc(func(context.Context) error { return errors.New("smtp: connect: connection refused") })
-	s, _ = newTestServer(t, map[string]Checker{"store": ok, "smtp": failing})
+	failing := CheckFunc(func(context.Context) error {
+		return causeError{cause: "connect refused", detail: "554 mx.internal.example says go away"}
+	})
+	plain := CheckFunc(func(context.Context) error { return errors.New("store: disk on fire") })
+	s, logs := newTestServer(t, map[string]Checker{"store": plain, "smtp": failing})
 	resp, body = do(t, s.App, http.MethodGet, "/readyz", nil)
 	require.Equal(t, 503, resp.StatusCode)
-	require.Contains(t, body, `"smtp":"failed: smtp: connect: connection refused"`)
+	require.Contains(t, body, `"smtp":"failed: connect refused"`)
+	require.Contains(t, body, `"store":"failed"`)
 	require.Contains(t, body, `"status":"not_ready"`)
+	require.NotContains(t, body, "mx.internal.example", "/readyz needs no auth: only a short cause")
+	require.NotContains(t, body, "disk on fire")
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "mx.internal.example") }, 2*time.Second, 10*time.Millisecond,
+		"the detail goes to the log")
+}
+
+type causeError struct{ cause, detail string }
+
+func (e causeError) Error() string { return e.detail }
+func (e causeError) Cause() string { return e.cause }
+
+// A hanging check delays neither the server's construction nor /readyz: it shows "checking",
+// then "failed: timeout" once its own bound expires; meanwhile the other checks report.
+func TestHangingCheckDoesNotSlowReadiness(t *testing.T) {
+	t.Parallel()
+	ok := CheckFunc(func(context.Context) error { return nil })
+	hang := CheckFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	start := time.Now()
+	s, _ := newTestServer(t, map[string]Checker{"store": ok, "smtp": hang})
+	require.Less(t, time.Since(start), 500*time.Millisecond, "construction does not wait for checks")
+
+	for i := 0; i < 3; i++ {
+		start = time.Now()
+		resp, body := do(t, s.App, http.MethodGet, "/readyz", nil)
+		require.Less(t, time.Since(start), firstWait+500*time.Millisecond, "/readyz answers at once")
+		require.Equal(t, 503, resp.StatusCode)
+		require.Contains(t, body, `"smtp":"checking"`)
+		require.Contains(t, body, `"store":"ok"`)
+	}
+	require.Eventually(t, func() bool {
+		_, body := do(t, s.App, http.MethodGet, "/readyz", nil)
+		return strings.Contains(body, `"smtp":"failed: timeout"`)
+	}, checkTimeout+3*time.Second, 100*time.Millisecond)
 }
 
 func TestEveryResponseHasARequestID(t *testing.T) {
@@ -143,4 +182,131 @@ func TestBodyLimitOnARealListener(t *testing.T) {
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
 	require.Contains(t, string(raw), `"code":"body_too_large"`)
+	requireTraced(t, resp, string(raw))
+}
+
+// requireTraced checks that an error answer carries a request ID, and the same one as trace_id.
+func requireTraced(t *testing.T, resp *http.Response, body string) {
+	t.Helper()
+	id := resp.Header.Get("X-Request-ID")
+	require.NotEmpty(t, id, "X-Request-ID on %d", resp.StatusCode)
+	require.Contains(t, body, `"trace_id":"`+id+`"`)
+}
+
+// Request lines and headers over the read buffer get a catalogue 431 with a request ID and
+// trace_id, like every other error.
+func TestHeaderTooLargeIsACatalogueError(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = s.App.Listener(ln) }()
+	t.Cleanup(func() { _ = s.App.Shutdown() })
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz?pad=" + strings.Repeat("x", ReadBufferSize(0)))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.Contains(t, string(raw), `"code":"request_header_too_large"`)
+	requireTraced(t, resp, string(raw))
+}
+
+// A client's X-Request-ID is kept only when short and made of safe characters.
+func TestClientRequestIDKeptOnlyWhenSafe(t *testing.T) {
+	t.Parallel()
+	s, logs := newTestServer(t, nil)
+	for id, kept := range map[string]bool{
+		"abc-123_x.y:z":                        true,
+		"0b5e3c1e-8a4e-4a57-9d7c-2d0f1f3f0a11": true,
+		`evil"quote`:                           false,
+		`back\slash`:                           false,
+		"tab\there":                            false,
+		"\x1b[31mred":                          false,
+		"<script>":                             false,
+		strings.Repeat("a", 3000):              false,
+		strings.Repeat("b", 65):                false,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/nope", nil)
+		req.Header.Set("X-Request-ID", id)
+		resp, err := s.App.Test(req, -1)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get("X-Request-ID")
+		require.Contains(t, string(raw), `"trace_id":"`+got+`"`)
+		if kept {
+			require.Equal(t, id, got)
+			continue
+		}
+		require.NotEqual(t, id, got, "%q replaced", id)
+		require.Len(t, got, 36, "a fresh UUID")
+		require.NotContains(t, logs.String(), id)
+	}
+}
+
+// An unknown HTTP method gets the catalogue's JSON 405, not fiber's plain-text 400.
+func TestUnknownMethodIsACatalogueError(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestServer(t, nil)
+	for _, method := range []string{"FOO", "PROPFIND", "get"} {
+		resp, body := do(t, s.App, method, "/healthz", nil)
+		require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, method)
+		require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+		require.Contains(t, body, `"code":"method_not_allowed"`)
+		requireTraced(t, resp, body)
+	}
+	resp, _ := do(t, s.App, http.MethodGet, "/healthz", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "standard methods are untouched")
+}
+
+// DNS rebinding: on a loopback listen address only loopback names and the listen host are
+// answered; other Host headers get a JSON 421 with a trace_id.
+func TestHostGuard(t *testing.T) {
+	t.Parallel()
+	build := func(listen string, allowed ...string) *fiber.App {
+		cfg := config.Default().Server
+		cfg.Listen, cfg.AllowedHosts = listen, allowed
+		return New(Deps{Server: cfg, Logger: slog.New(slog.DiscardHandler), Registry: NewRegistry()}).App
+	}
+	get := func(app *fiber.App, host string) (*http.Response, string) {
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		req.Host = host
+		resp, err := app.Test(req, -1)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp, string(raw)
+	}
+	cases := []struct {
+		app   *fiber.App
+		host  string
+		allow bool
+	}{
+		{build("127.0.0.1:8080"), "rebind.attacker.example", false},
+		{build("127.0.0.1:8080"), "rebind.attacker.example:8080", false},
+		{build("127.0.0.1:8080"), "127.0.0.1:8080", true},
+		{build("127.0.0.1:8080"), "localhost:8080", true},
+		{build("127.0.0.1:8080"), "LOCALHOST", true},
+		{build("127.0.0.1:8080"), "[::1]:8080", true},
+		{build("127.0.0.1:8080"), "app.localhost:8080", true},
+		{build("127.0.0.1:8080"), "", false},
+		{build("[::1]:9000"), "[::1]:9000", true},
+		{build("[::1]:9000"), "evil.example", false},
+		{build("0.0.0.0:8080"), "anything.example", true},
+		{build("0.0.0.0:8080", "idvault.example.com", "*.internal.example"), "idvault.example.com:443", true},
+		{build("0.0.0.0:8080", "idvault.example.com", "*.internal.example"), "a.internal.example", true},
+		{build("0.0.0.0:8080", "idvault.example.com", "*.internal.example"), "internal.example.evil.com", false},
+		{build("0.0.0.0:8080", "idvault.example.com"), "10.0.0.5:8080", false},
+	}
+	for _, c := range cases {
+		resp, body := get(c.app, c.host)
+		if c.allow {
+			require.Equal(t, http.StatusOK, resp.StatusCode, "host %q: %s", c.host, body)
+			continue
+		}
+		require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, "host %q", c.host)
+		require.Contains(t, body, `"code":"host_not_allowed"`)
+		requireTraced(t, resp, body)
+	}
 }

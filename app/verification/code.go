@@ -36,7 +36,7 @@ func (h *Handler) Code(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	got, _, err := h.store.TestCode(h.issue(app, email, code))
+	got, _, err := h.store.TestCode(h.issue(app, address.Canonical(email), code))
 	if err != nil {
 		return apierr.Internal(err)
 	}

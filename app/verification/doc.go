@@ -21,7 +21,11 @@
 // Optional string fields that are empty count as absent. Checks run in this order: JSON syntax,
 // field types, credentials (app_not_found, invalid_auth_token), the fields (invalid_body,
 // invalid_email), registered_users_only, throttles, then the send. Addresses are normalised
-// with app/address (trimmed, domain lower-cased) and codes are keyed by the normalised address.
+// with app/address (trimmed, domain lower-cased); the mail goes to that address, but codes, the
+// wrong-code lock and the per-address send limit are keyed by its canonical form
+// (address.Canonical: local part lower-cased, domain punycoded), so Victim@x.io and victim@x.io
+// share one code list and one limit. A failed send that never reached a working SMTP server
+// gives back its address, app and client-IP counts.
 // Subject and names must be one line without control characters (subject at most 998 bytes,
 // names 256), so nobody can inject headers.
 //

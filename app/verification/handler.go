@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,7 +32,7 @@ type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
 	IssueCode(in store.Issue) (store.Code, error)
 	TestCode(in store.Issue) (store.Code, bool, error)
-	WithdrawCode(appID []byte, email string, id uint64) error
+	WithdrawSend(appID []byte, email string, id uint64, lim store.SendLimits) error
 	UseCode(appID []byte, email string, mac []byte, att store.AttemptLimits) error
 	SweepCodes(limit int) (int, error)
 	SweepThrottle(limit int) (int, error)
@@ -114,12 +115,18 @@ func decode(c *fiber.Ctx, v any) (typeErr, err *apierr.Error) {
 	case e == nil:
 		return nil, nil
 	case errors.As(e, &te) && te.Field != "":
-		return apierr.InvalidBody.Msg("%s must be a %s", te.Field, jsonType(te.Type.Kind().String())), nil
+		return apierr.InvalidBody.Msg("%s must be a %s", requestField(te.Field), jsonType(te.Type.Kind().String())), nil
 	case errors.As(e, &te):
 		return nil, apierr.InvalidBody.Msg("the body must be a JSON object")
 	default:
 		return nil, apierr.InvalidBody.Msg("the body is not valid JSON")
 	}
+}
+
+// requestField is the field as the request names it: encoding/json prefixes the fields of an
+// embedded struct with the Go struct's name ("credentials.app_id"), which no client wrote.
+func requestField(field string) string {
+	return strings.TrimPrefix(field, "credentials.")
 }
 
 func jsonType(kind string) string {

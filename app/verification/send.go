@@ -153,7 +153,10 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	in := h.issue(app, d.to, code)
+	// Codes and send limits are kept under the canonical address (case-folded, punycoded
+	// domain); the mail goes to the address as written.
+	key := address.Canonical(d.to)
+	in := h.issue(app, key, code)
 	lim := h.sendLimits(h.proxies.clientIP(c))
 	in.Limits = &lim
 	issued, err := h.store.IssueCode(in)
@@ -170,7 +173,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	msg.HTML = h.tmpl.fill(msg.HTML, code)
 	msg.Text = h.tmpl.fill(msg.Text, code)
 	if err := h.mailer.Send(c.UserContext(), msg); err != nil {
-		return h.sendFailed(app, d.to, issued.ID, err)
+		return h.sendFailed(app, key, issued.ID, lim, err)
 	}
 	h.metrics.sends.Inc()
 	return c.JSON(fiber.Map{})
@@ -191,14 +194,21 @@ func (h *Handler) checkRegistered(app *apps.App, email string) error {
 }
 
 // sendFailed withdraws the code whose mail was not sent and answers send_email_error naming the
-// SMTP stage that failed.
-func (h *Handler) sendFailed(app *apps.App, email string, id uint64, err error) error {
+// SMTP stage that failed. When the mail never reached the SMTP server (see refundable), the send
+// also gives back its address, app and client-IP counts: an SMTP outage does not use up quotas.
+func (h *Handler) sendFailed(app *apps.App, email string, id uint64, lim store.SendLimits, err error) error {
 	stage := mail.Stage(err)
 	if stage == "" {
 		stage = "unknown"
 	}
 	h.metrics.failures.WithLabelValues(stage).Inc()
-	if werr := h.store.WithdrawCode(app.ID, email, id); werr != nil {
+	var werr error
+	if refundable(err) {
+		werr = h.store.WithdrawSend(app.ID, email, id, lim)
+	} else {
+		werr = h.store.WithdrawSend(app.ID, email, id, store.SendLimits{})
+	}
+	if werr != nil {
 		// The code stays valid though its mail was never sent: nobody knows it, so this is
 		// only a leftover, but the operator should know the store failed.
 		h.log.Error("withdraw unsent code", "app_id", apps.FormatID(app.ID), "err", werr)
@@ -214,4 +224,21 @@ func (h *Handler) sendFailed(app *apps.App, email string, id uint64, err error) 
 		}
 	}
 	return &apierr.Error{Code: apierr.SendEmailError, Message: msg, Cause: err}
+}
+
+// refundable reports whether a failed send never reached a working SMTP server, so that it
+// should not count against the send limits: the connection, TLS or authentication failed, the
+// send timed out or was cancelled, or the server answered with a temporary (4xx) refusal. A
+// permanent refusal (5xx: a rejected recipient or content) still counts, so refused addresses
+// cannot be used to hammer the SMTP server.
+func refundable(err error) bool {
+	var se *mail.SendError
+	if !errors.As(err, &se) {
+		return true
+	}
+	switch se.Stage {
+	case mail.StageConnect, mail.StageTLS, mail.StageAuth, mail.StageTimeout, mail.StageCanceled, mail.StageClosed:
+		return true
+	}
+	return se.Temporary
 }

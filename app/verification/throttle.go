@@ -14,7 +14,7 @@ func (h *Handler) sendLimits(client netip.Addr) store.SendLimits {
 		Address:  store.Window{Max: h.cfg.AddressSendLimit, Per: h.cfg.AddressSendWindow},
 		App:      store.Window{Max: h.cfg.AppSendLimit, Per: h.cfg.AppSendWindow},
 		IP:       store.Rate{PerSecond: h.cfg.IPRate, Burst: h.cfg.IPBurst},
-		ClientIP: client,
+		ClientIP: client, IPv6Prefix: h.cfg.IPv6Prefix,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idvault/app/apptest"
+	"idvault/mail/mailtest"
 	"idvault/store"
 )
 
@@ -94,4 +95,62 @@ func TestThrottleMetrics(t *testing.T) {
 		require.Contains(t, string(r.Body), line)
 	}
 	require.NotContains(t, string(r.Body), fmt.Sprint(c), "metrics carry no code")
+}
+
+// Sends that fail during an SMTP outage give their address, app and client-IP counts back: once
+// the server is back, the next send goes through. A permanent refusal still counts.
+func TestFailedSendsGiveTheirQuotaBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(s *setup) {
+		s.cfg.AddressSendLimit, s.cfg.AppSendLimit = 2, 3
+		s.cfg.IPRate, s.cfg.IPBurst = 0.001, 3
+	})
+	a := e.createApp(t, false, store.AppOptions{})
+	e.SMTP.SetFault(mailtest.Fault{At: mailtest.AtConnect, Code: 421})
+	for range 5 {
+		require.Equal(t, "send_email_error", e.send(t, a, emailData("out@x.io")).ErrorCode(t))
+	}
+	e.SMTP.SetFault(mailtest.Fault{At: mailtest.AtConnect, Action: mailtest.Drop, Times: 5})
+	for range 5 {
+		require.Equal(t, "send_email_error", e.send(t, a, emailData("out@x.io")).ErrorCode(t))
+	}
+	e.SMTP.ClearFaults()
+	e.sendOK(t, a, "out@x.io")
+	e.sendOK(t, a, "out@x.io")
+	require.Equal(t, "max_attempts_reached", e.send(t, a, emailData("out@x.io")).ErrorCode(t), "the limit still holds")
+
+	// A recipient the server refuses for good still uses up the app's (and the IP's) quota.
+	e.SMTP.SetFault(mailtest.Fault{At: mailtest.AtRcpt, Code: 550})
+	require.Equal(t, "send_email_error", e.send(t, a, emailData("gone@x.io")).ErrorCode(t))
+	e.SMTP.ClearFaults()
+	r := e.send(t, a, emailData("other@x.io"))
+	require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "body: %s", r.Body)
+}
+
+// IPv6 clients are counted per /64 (verification.ipv6_prefix): a host that owns a whole /64
+// cannot dodge the IP limit by changing address.
+func TestIPv6ClientsCountedPerNetwork(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		prefix  int
+		refused bool
+	}{{64, true}, {128, false}} {
+		e := newEnv(t, func(s *setup) {
+			s.cfg.IPRate, s.cfg.IPBurst, s.cfg.IPv6Prefix = 0.001, 2, tc.prefix
+			s.proxies = []string{"0.0.0.0/32"}
+		})
+		a := e.createApp(t, false, store.AppOptions{})
+		send := func(to, ip string) apptest.Response { return e.send(t, a, emailData(to), "X-Forwarded-For", ip) }
+		require.Equal(t, http.StatusOK, send("a@x.io", "2001:db8:1:2::1").Status)
+		require.Equal(t, http.StatusOK, send("b@x.io", "2001:db8:1:2::2").Status)
+		r := send("c@x.io", "2001:db8:1:2:ffff:ffff:ffff:ffff")
+		if tc.refused {
+			require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "same /64")
+		} else {
+			require.Equal(t, http.StatusOK, r.Status, "/128: each address apart")
+		}
+		require.Equal(t, http.StatusOK, send("d@x.io", "2001:db8:1:3::1").Status, "another /64")
+		require.Equal(t, http.StatusOK, send("e@x.io", "192.0.2.1").Status)
+		require.Equal(t, http.StatusOK, send("f@x.io", "192.0.2.2").Status, "IPv4 addresses count apart")
+	}
 }

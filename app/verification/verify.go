@@ -37,6 +37,7 @@ func (h *Handler) Verify(c *fiber.Ctx) error {
 		return apierr.InvalidEmail.Msg("email is not a valid email address")
 	}
 	code := strings.TrimSpace(*req.VerificationCode)
+	email = address.Canonical(email) // codes and lock counters are kept under the canonical form
 	err = h.store.UseCode(app.ID, email, codeMAC(h.key, app.ID, email, code), h.attempts)
 	var te *store.ThrottleError
 	switch {

@@ -152,7 +152,9 @@ func TestLoadErrorNamesFileAndLine(t *testing.T) {
 		},
 		{
 			name: "unterminated COPY", file: dump.DataFile,
-			breakAt: func(t *testing.T, p string) int { return lineOf(t, p, `\.`, lineOf(t, p, "COPY tanker_provisional_keys", 0)) },
+			breakAt: func(t *testing.T, p string) int {
+				return lineOf(t, p, `\.`, lineOf(t, p, "COPY tanker_provisional_keys", 0))
+			},
 			repl:    func(string) string { return deleteLine },
 			wantMsg: `not ended by a line holding only \.`, loaded: []string{dump.SchemaFile},
 		},
@@ -197,7 +199,7 @@ func TestLoadErrorNeverQuotesKeyMaterial(t *testing.T) {
 	breakLine(t, path, line, func(l string) string {
 		cols := strings.Split(l, "\t")
 		secret = strings.TrimPrefix(cols[6], `\\x`) // tanker_private_signature_key
-		cols[6] += "zz"                              // odd digit count: invalid
+		cols[6] += "zz"                             // odd digit count: invalid
 		return strings.Join(cols, "\t")
 	})
 	_, err := dump.Load(context.Background(), pgtest.NewDB(t), dir, nil)

@@ -48,7 +48,7 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 
 // NewParser returns a parser reading r.
 func NewParser(r io.Reader) *Parser {
-	return &Parser{r: bufio.NewReaderSize(r, 1<<20)}
+	return &Parser{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
 // Line returns the number of lines consumed so far.

@@ -125,7 +125,7 @@ func (g *gen) resourceItem(a *app, i int, s *sink) error {
 		if err := g.publishToUser(s, a, creator, id, k, creator.userPub, r, when); err != nil {
 			return err
 		}
-		for n := r.intn(4); r.chance(60) && n > 0; n-- {
+		for n := r.intn(5); n > 0; n-- { // 0 to 4 other users, 2 on average
 			u, err := a.user(r.intn(a.users))
 			if err != nil {
 				return err
@@ -134,7 +134,7 @@ func (g *gen) resourceItem(a *app, i int, s *sink) error {
 				return err
 			}
 		}
-		if a.groups > 0 && r.chance(30) {
+		if a.groups > 0 && r.chance(40) {
 			gi := r.intn(a.groups)
 			gk, err := a.groupRecs.get(gi)
 			if err != nil {
@@ -144,7 +144,7 @@ func (g *gen) resourceItem(a *app, i int, s *sink) error {
 				return err
 			}
 		}
-		if r.chance(20) {
+		if r.chance(25) {
 			if pi := a.pickProv(r); pi >= 0 {
 				p, err := a.prov(pi)
 				if err != nil {
@@ -514,10 +514,23 @@ func tamper(ct, key []byte) ([]byte, error) {
 		if err != nil || rid2 != rid {
 			continue
 		}
-		_, err = encryption.DecryptWithKey(key, out)
+		_, err = DecryptWithDataKey(key, out)
 		if errors.Is(err, encryption.ErrDecryptionFailed) && !errors.Is(err, encryption.ErrTruncated) {
 			return out, nil
 		}
 	}
 	return nil, fmt.Errorf("no byte to tamper with in a %d-byte ciphertext", len(ct))
+}
+
+// DecryptWithDataKey decrypts ct with the AEAD key a KeyEntry holds. For
+// formats 9 to 11 that is the data key H_32(sessionKey || seed), which the
+// exit library takes the way a key published under the seed is found
+// (encryption.DecryptWithKey takes the session key, like Encrypt).
+func DecryptWithDataKey(key, ct []byte) ([]byte, error) {
+	v, rid, err := encryption.ExtractResourceID(ct)
+	if err != nil || !v.IsTransparentSession() {
+		return encryption.DecryptWithKey(key, ct)
+	}
+	out, _, err := encryption.Decrypt(encryption.KeyMap{rid.Seed: key}, ct)
+	return out, err
 }

@@ -372,7 +372,7 @@ func TestManifestMatchesTheCiphertexts(t *testing.T) {
 		key := b64(t, keyLines[i].Key)
 		ct, err := os.ReadFile(filepath.Join(dir, e.File))
 		require.NoError(t, err)
-		clear, derr := encryption.DecryptWithKey(key, ct)
+		clear, derr := dump.DecryptWithDataKey(key, ct)
 		switch e.Expected {
 		case dump.ExpectOK:
 			require.NoError(t, derr, e.File)

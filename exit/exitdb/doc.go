@@ -12,10 +12,12 @@
 //
 // Imported material is stored as is, private keys included, in
 // exit_user_keys, exit_group_keys and exit_provisional_keys (and the list
-// of imported identities in exit_identities). The database is the
-// operator's exit workspace, holding the decrypted verification keys'
-// fruits: protect it like the identities themselves. Nothing in this
-// package logs key material, and no error carries it.
+// of imported identities, by hashed user ID or app public signature key,
+// in exit_identities). The database is the operator's exit workspace:
+// whoever reads those tables can decrypt what the imported identities can,
+// so protect it like the identities themselves. Nothing in this package
+// logs key material, and no error carries it. The SQL keeps to
+// PostgreSQL 11.
 //
 // # Errors
 //

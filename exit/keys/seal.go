@@ -39,16 +39,13 @@ type EncryptionKeyPair struct {
 	Private [KeySize]byte
 }
 
-// NewEncryptionKeyPair draws a key pair from rnd (crypto/rand when nil).
+// NewEncryptionKeyPair draws a key pair from rnd (crypto/rand when nil): 32 bytes of seed,
+// derived with EncryptionKeyPairFromSeed (the Ed25519 table, faster than the X25519 ladder).
 func NewEncryptionKeyPair(rnd io.Reader) (EncryptionKeyPair, error) {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	pub, priv, err := box.GenerateKey(rnd)
-	if err != nil {
-		return EncryptionKeyPair{}, fmt.Errorf("generate encryption key pair: %w", err)
-	}
-	return EncryptionKeyPair{Public: *pub, Private: *priv}, nil
+	return GenerateEncryptionKeyPair(rnd)
 }
 
 // EncryptionKeyPairFromPrivate derives the public key X25519(priv, base).
@@ -68,16 +65,12 @@ func EncryptionKeyPairFromPrivate(priv []byte) (EncryptionKeyPair, error) {
 }
 
 // Seal encrypts msg for recipient like libsodium crypto_box_seal. rnd
-// supplies the ephemeral key (crypto/rand when nil).
+// supplies the ephemeral key (crypto/rand when nil); see SealFast.
 func Seal(msg []byte, recipient *[KeySize]byte, rnd io.Reader) ([]byte, error) {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	out, err := box.SealAnonymous(make([]byte, 0, len(msg)+SealOverhead), msg, recipient, rnd)
-	if err != nil {
-		return nil, fmt.Errorf("seal: %w", err)
-	}
-	return out, nil
+	return SealFast(msg, recipient, rnd)
 }
 
 // Open decrypts a sealed box with the recipient key pair.

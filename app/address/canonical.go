@@ -1,0 +1,120 @@
+package address
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Canonical is the form under which verification codes and send limits are kept: the local
+// part lower-cased and the domain lower-cased and punycoded (each non-ASCII label as its
+// "xn--" ASCII form, RFC 3492), so "Victim@Example.com", "victim@example.com" and
+// "VICTIM@EXAMPLE.COM" share one code list and one send limit, as do "a@bücher.example" and
+// "a@xn--bcher-kva.example". Most mail systems deliver all of these to one mailbox; counting
+// them apart would multiply the limits. It applies to a Normalize'd address; identity records
+// keep Normalize's form (local part as written).
+func Canonical(normalized string) string {
+	at := strings.LastIndexByte(normalized, '@')
+	if at < 0 {
+		return strings.ToLower(normalized)
+	}
+	return strings.ToLower(normalized[:at]) + "@" + punycodeDomain(strings.ToLower(normalized[at+1:]))
+}
+
+func punycodeDomain(domain string) string {
+	labels := strings.Split(domain, ".")
+	for i, l := range labels {
+		if !isASCII(l) {
+			labels[i] = "xn--" + punycode(l)
+		}
+	}
+	return strings.Join(labels, ".")
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// punycode encodes a label with the Bootstring parameters of RFC 3492 section 5.
+func punycode(label string) string {
+	const (
+		base, tmin, tmax, skew, damp = 36, 1, 26, 38, 700
+		initialBias, initialN        = 72, 128
+	)
+	digit := func(d int) byte {
+		if d < 26 {
+			return byte('a' + d)
+		}
+		return byte('0' + d - 26)
+	}
+	adapt := func(delta, numPoints int, first bool) int {
+		if first {
+			delta /= damp
+		} else {
+			delta /= 2
+		}
+		delta += delta / numPoints
+		k := 0
+		for delta > ((base-tmin)*tmax)/2 {
+			delta /= base - tmin
+			k += base
+		}
+		return k + (base-tmin+1)*delta/(delta+skew)
+	}
+	runes := []rune(label)
+	var out []byte
+	for _, r := range runes {
+		if r < 0x80 {
+			out = append(out, byte(r))
+		}
+	}
+	b := len(out)
+	h := b
+	if b > 0 {
+		out = append(out, '-')
+	}
+	n, delta, bias := initialN, 0, initialBias
+	for h < len(runes) {
+		m := int(^uint(0) >> 1)
+		for _, r := range runes {
+			if int(r) >= n && int(r) < m {
+				m = int(r)
+			}
+		}
+		delta += (m - n) * (h + 1)
+		n = m
+		for _, r := range runes {
+			if int(r) < n {
+				delta++
+			}
+			if int(r) != n {
+				continue
+			}
+			q := delta
+			for k := base; ; k += base {
+				t := k - bias
+				if t < tmin {
+					t = tmin
+				} else if t > tmax {
+					t = tmax
+				}
+				if q < t {
+					break
+				}
+				out = append(out, digit(t+(q-t)%(base-t)))
+				q = (q - t) / (base - t)
+			}
+			out = append(out, digit(q))
+			bias = adapt(delta, h+1, h == b)
+			delta = 0
+			h++
+		}
+		delta++
+		n++
+	}
+	return string(out)
+}

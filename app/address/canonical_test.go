@@ -1,0 +1,45 @@
+package address
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCanonical(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Victim@Example.com":      "victim@example.com",
+		"VICTIM@EXAMPLE.COM":      "victim@example.com",
+		"a@bücher.example":        "a@xn--bcher-kva.example",
+		"a@BÜCHER.example":        "a@xn--bcher-kva.example",
+		"a@xn--bcher-kva.example": "a@xn--bcher-kva.example",
+		"x@münchen.de":            "x@xn--mnchen-3ya.de",
+		"u@例え.テスト":                "u@xn--r8jz45g.xn--zckzah", // RFC 3492 / IANA test names
+		"Ünïcode@example.org":     "ünïcode@example.org",
+	} {
+		require.Equal(t, want, Canonical(in), in)
+	}
+}
+
+// Canonical is idempotent, yields an ASCII domain, and never panics on any normalised address.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := Normalize(s)
+		if err != nil {
+			return
+		}
+		c := Canonical(n)
+		if Canonical(c) != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q", n, c, Canonical(c))
+		}
+		domain := c[strings.LastIndexByte(c, '@')+1:]
+		if !isASCII(domain) {
+			t.Fatalf("domain not ASCII: %q", c)
+		}
+	})
+}

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func loadFile(t *testing.T, body string, environ ...string) *Loaded {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
+	l, err := Load(Sources{Embedded: embedded(t), File: file, Environ: environ})
+	require.NoError(t, err)
+	return l
+}
+
+const minimal = "mail:\n  host: smtp.example.com\n  from: a@example.com\n"
+
+// config check never prints an unknown key's value, nor any value whose key looks secret.
+func TestRedactedNeverPrintsUnknownOrSecretLookingValues(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+"  smtp_pwd: file-secret-1\nserver:\n  api_key: file-secret-2\n",
+		"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_ADMIN__TOKN=admin-secret-3")
+	out := strings.Join(l.Redacted(), "\n")
+	for _, s := range []string{"supersecret", "file-secret-1", "file-secret-2", "admin-secret-3"} {
+		require.NotContains(t, out, s)
+		require.NotContains(t, l.Err().Error(), s)
+	}
+	require.Contains(t, out, "mail.passwd = <unknown key: value not shown>")
+	require.Contains(t, l.Err().Error(), "mail.passwd: unknown key")
+	require.True(t, isSecretKey("server.api_key"))
+	require.True(t, isSecretKey("mail.smtp_pwd"))
+	require.False(t, isSecretKey("store.key_file"), "a path to a key is not a secret")
+}
+
+// Typos that used to be silent: single-underscore variables and keys inside apps[] entries.
+func TestSilentTyposBecomeProblems(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+`apps:
+  - name: shop
+    secret: "c2VjcmV0"
+    auth_tokn: 0123456789abcdef0123
+    test: maybe
+`, "IDVAULT_FAKEAUTH_ENABLED=true", "IDVAULT_IDENTITY_SERVER_TOKEN=x", "IDVAULT_MAILDEV_DIR=/tmp/m", "IDVAULT_FAKEAUTH__MAX_EMAILS=5")
+	msg := l.Err().Error()
+	require.Contains(t, msg, "fakeauth.enabled: environment variable IDVAULT_FAKEAUTH_ENABLED is not read: write IDVAULT_FAKEAUTH__ENABLED")
+	require.Contains(t, msg, "identity_server.token: environment variable IDVAULT_IDENTITY_SERVER_TOKEN is not read: write IDVAULT_IDENTITY_SERVER__TOKEN")
+	require.NotContains(t, msg, "MAILDEV", "variables naming no key are not idvault's business")
+	require.Contains(t, msg, "apps[0].auth_tokn: unknown key")
+	require.Contains(t, msg, "apps[0].test: want true or false")
+	require.NotContains(t, msg, "0123456789abcdef0123")
+	require.Equal(t, 5, l.Config.FakeAuth.MaxEmails)
+}
+
+// Every duration is bounded: a huge lock would wrap around when added to now.
+func TestDurationsAreBounded(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+`verification:
+  lock_duration: 2500000h
+  code_ttl: 0s
+  address_send_window: 9000h
+server:
+  read_timeout: 100000h
+store:
+  lock_timeout: 2h
+`)
+	msg := l.Err().Error()
+	for _, key := range []string{"verification.lock_duration: must be between 1s and 8784h", "verification.code_ttl", "verification.address_send_window",
+		"server.read_timeout: must be between 1ms and 24h", "store.lock_timeout"} {
+		require.Contains(t, msg, key)
+	}
+	require.NoError(t, loadFile(t, minimal+"verification:\n  lock_duration: 8000h\n").Err())
+}
+
+// Type errors name the full key and the expected type, never the value nor decoder internals.
+func TestTypeErrorsNameKeyAndType(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+`server:
+  read_timeout: soon
+  body_limit: big
+  trusted_proxies: {a: 1}
+fakeauth:
+  enabled: perhaps
+verification:
+  ip_rate: fast
+`, "IDVAULT_MAIL__PORT=secret-looking-value")
+	msg := l.Err().Error()
+	for _, want := range []string{
+		"server.read_timeout: want a duration such as 10s",
+		"server.body_limit: want a whole number",
+		"server.trusted_proxies: want a list of strings",
+		"fakeauth.enabled: want true or false",
+		"verification.ip_rate: want a number",
+		"mail.port: want a whole number",
+	} {
+		require.Contains(t, msg, want)
+	}
+	for _, leak := range []string{"secret-looking-value", "soon", "perhaps", "mapstructure", "decoding", "expected type"} {
+		require.NotContains(t, msg, leak)
+	}
+}
+
+func TestListenAddressIsChecked(t *testing.T) {
+	t.Parallel()
+	for listen, ok := range map[string]bool{
+		"127.0.0.1:99999": false, "127.0.0.1:-1": false, "127.0.0.1:http": false, "bad host!:80": false,
+		"127.0.0.1:8080": true, ":8080": true, "0.0.0.0:0": true, "[::1]:443": true, "localhost:8080": true,
+	} {
+		l := loadFile(t, minimal+"server:\n  listen: \""+listen+"\"\nfakeauth:\n  allow_remote: true\n")
+		if ok {
+			require.NoError(t, l.Err(), listen)
+		} else {
+			require.ErrorContains(t, l.Err(), "server.listen", listen)
+		}
+	}
+}
+
+// A YAML error is reported on the line where it is.
+func TestYAMLErrorLine(t *testing.T) {
+	t.Parallel()
+	for body, line := range map[string]string{
+		"log:\n  level: [unclosed\n":                "line 2:",
+		"log:\n  level: info\n bad: 1\n":            "line 3:",
+		"server:\n\tlisten: x\n":                    "line 2:",
+		"server:\n  listen: a: b\n":                 "line 2:",
+		"a: 1\nlog:\n  level: info\n  format: {x\n": "line 4:",
+	} {
+		file := filepath.Join(t.TempDir(), "c.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
+		_, err := Load(Sources{File: file})
+		require.ErrorContains(t, err, line, "%q", body)
+	}
+}

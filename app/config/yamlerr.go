@@ -1,0 +1,49 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+
+	"github.com/knadh/koanf/parsers/yaml"
+)
+
+var yamlLine = regexp.MustCompile(`line \d+: `)
+
+// yamlError restates a YAML syntax error with the line where the file stops being valid YAML.
+// The YAML library reports some errors at the start of the enclosing block (counted from 0)
+// rather than where the problem is; the line reported here is the first line such that no
+// prefix of the file reaching it parses.
+func yamlError(raw []byte, err error) string {
+	msg := err.Error()
+	line := firstBadLine(raw)
+	if line == 0 {
+		return msg
+	}
+	where := fmt.Sprintf("line %d: ", line)
+	if yamlLine.MatchString(msg) {
+		return yamlLine.ReplaceAllLiteralString(msg, where)
+	}
+	return "yaml: " + where + bytes.NewBufferString(msg).String()
+}
+
+// firstBadLine returns the smallest n such that the first n lines and every longer prefix fail
+// to parse (0 if the whole file parses).
+func firstBadLine(raw []byte) int {
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > 5000 {
+		return 0
+	}
+	p := yaml.Parser()
+	bad := 0
+	for n := len(lines); n >= 1; n-- {
+		if _, err := p.Unmarshal(bytes.Join(lines[:n], nil)); err == nil {
+			break
+		}
+		bad = n
+	}
+	return bad
+}

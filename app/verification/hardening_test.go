@@ -1,0 +1,82 @@
+package verification_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apps"
+	"idvault/app/apptest"
+	"idvault/store"
+)
+
+// A field of the wrong type is named as the request names it, never by an internal struct.
+func TestWrongTypeNamesTheRequestField(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.createApp(t, true, store.AppOptions{})
+	for field, body := range map[string]map[string]any{
+		"app_id":     {"app_id": 42, "auth_token": a.AuthToken, "email": "x@example.com"},
+		"auth_token": {"app_id": apps.FormatID(a.App.ID), "auth_token": []int{1}, "email": "x@example.com"},
+	} {
+		r := apptest.Do(t, e.App, http.MethodPost, "/verification/email/code", body)
+		require.Equal(t, "invalid_body", r.ErrorCode(t), field)
+		var b struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		r.JSON(t, &b)
+		require.Equal(t, field+" must be a string", b.Error.Message)
+		require.NotContains(t, string(r.Body), "credentials")
+	}
+}
+
+// Tanker's JavaScript functional tests post /verification/email/code with fetch and no header,
+// so the JSON body arrives as text/plain;charset=UTF-8: every verification route reads it.
+func TestVerificationAcceptsJSONSentAsTextPlain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	test, prod := e.createApp(t, true, store.AppOptions{}), e.createApp(t, false, store.AppOptions{})
+	const ct = "text/plain;charset=UTF-8"
+	r := apptest.Do(t, e.App, http.MethodPost, "/verification/email/code", with(creds(test), "email", "js@example.com"), "Content-Type", ct)
+	require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+	var got struct {
+		Code string `json:"verification_code"`
+	}
+	r.JSON(t, &got)
+	require.NotEmpty(t, got.Code)
+	r = apptest.Do(t, e.App, http.MethodPost, "/verification/email/verify",
+		with(creds(test), "email", "js@example.com", "verification_code", got.Code), "Content-Type", ct)
+	require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+	r = apptest.Do(t, e.App, http.MethodPost, "/verification/email", with(creds(prod), "email_data", emailData("js@example.com")), "Content-Type", ct)
+	require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+	r = apptest.Do(t, e.App, http.MethodPost, "/verification/email/code", with(creds(test), "email", "js2@example.com"))
+	require.Equal(t, http.StatusOK, r.Status, "and application/json of course")
+}
+
+// Addresses that reach one mailbox share one code list, one lock and one send limit, whatever
+// the case of the local part or the form (Unicode or punycode) of the domain.
+func TestLimitsAndCodesUseTheCanonicalAddress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(s *setup) { s.cfg.AddressSendLimit, s.cfg.MaxWrongAttempts = 3, 2 })
+	prod := e.createApp(t, false, store.AppOptions{})
+	e.sendOK(t, prod, "Victim@x.io")
+	e.sendOK(t, prod, "victim@X.IO")
+	c := e.sendOK(t, prod, "VICTIM@x.io")
+	r := e.send(t, prod, emailData("vIcTiM@x.io"))
+	require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "one mailbox, one limit")
+	require.Equal(t, "Victim@x.io", e.SMTP.Messages()[0].To[0], "the mail goes to the address as written")
+	require.Equal(t, http.StatusOK, e.verify(t, prod, "victim@x.io", c).Status, "a code verifies under any case")
+
+	e.sendOK(t, prod, "a@bücher.example")
+	e.sendOK(t, prod, "A@xn--bcher-kva.example")
+	e.sendOK(t, prod, "a@BÜCHER.example")
+	require.Equal(t, "max_attempts_reached", e.send(t, prod, emailData("a@xn--bcher-kva.example")).ErrorCode(t))
+
+	test := e.createApp(t, true, store.AppOptions{})
+	code := e.testCode(t, test, "Mixed@Case.io")
+	require.Equal(t, code, e.testCode(t, test, "mixed@case.io"), "/code finds the same code")
+	require.Equal(t, "invalid_verification_code", e.verify(t, test, "MIXED@case.io", "00000000").ErrorCode(t))
+	require.Equal(t, "invalid_verification_code", e.verify(t, test, "mixed@case.io", "00000001").ErrorCode(t))
+	require.Equal(t, "too_many_attempts", e.verify(t, test, "Mixed@Case.io", code).ErrorCode(t), "wrong codes count across cases")
+}
