@@ -2,7 +2,11 @@ package exitpg_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -48,17 +52,24 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 	require.Empty(t, sum.Refused, "gen-dump's identities.jsonl imports as is")
 	require.Equal(t, len(ids), sum.Imported+sum.AlreadyImported)
 
+	userIDs := userIDsByEmail(t, l)
 	counts := map[string]int{}
+	named := 0
 	for _, e := range l.manifest {
-		status, got := b.decrypt(t, filepath.Join(l.dir, e.File))
+		status, got, msg := b.decryptMsg(t, filepath.Join(l.dir, e.File))
 		if e.Expected == dump.ExpectOK {
 			require.Equal(t, 200, status, "%s: %s", e.File, got)
 			require.Equal(t, e.SHA256, got, "%s decrypts to its SHA-256", e.File)
 		} else {
 			require.Equal(t, e.Expected, got, "%s (%s)", e.File, e.Case)
 		}
+		if e.Expected == dump.ExpectKeyNotFound && userIDs[e.Creator] != "" {
+			require.Contains(t, msg, userIDs[e.Creator], "%s: key_not_found names the creator's user ID", e.File)
+			named++
+		}
 		counts[e.Expected]++
 	}
+	require.Positive(t, named, "some key_not_found case has a known creator")
 	t.Logf("manifest outcomes: %v", counts)
 	require.Greater(t, counts[dump.ExpectOK], 60)
 	for _, code := range []string{dump.ExpectDecryptionFailed, dump.ExpectTruncatedData, dump.ExpectUnsupportedFormat, dump.ExpectKeyNotFound} {
@@ -86,4 +97,28 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 		require.Equal(t, e.Expected, code, e.File)
 	}
 	require.Equal(t, counts[dump.ExpectOK], rep.Decrypted)
+}
+
+// userIDsByEmail maps each email of identities.jsonl to the base64 user ID of its permanent
+// identity (the identity's "value").
+func userIDsByEmail(t *testing.T, l *loaded) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(l.dir, "identities.jsonl"))
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var e struct{ Email, Identity string }
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		dec, err := base64.StdEncoding.DecodeString(e.Identity)
+		require.NoError(t, err)
+		var id struct {
+			Target string `json:"target"`
+			Value  string `json:"value"`
+		}
+		require.NoError(t, json.Unmarshal(dec, &id))
+		if id.Target == "user" {
+			out[e.Email] = id.Value
+		}
+	}
+	return out
 }

@@ -90,6 +90,12 @@ func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
 // decrypt posts a file and returns the status, the SHA-256 of a 200 body (hex) or the error
 // code of an error body.
 func (in *instance) decrypt(t testing.TB, path string) (int, string) {
+	status, got, _ := in.decryptMsg(t, path)
+	return status, got
+}
+
+// decryptMsg is decrypt that also returns the message of an error body.
+func (in *instance) decryptMsg(t testing.TB, path string) (int, string, string) {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -103,16 +109,17 @@ func (in *instance) decrypt(t testing.TB, path string) (int, string) {
 	if resp.StatusCode != 200 {
 		var body struct {
 			Error struct {
-				Code string `json:"code"`
+				Code    string `json:"code"`
+				Message string `json:"message"`
 			} `json:"error"`
 		}
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-		return resp.StatusCode, body.Error.Code
+		return resp.StatusCode, body.Error.Code, body.Error.Message
 	}
 	h := sha256.New()
 	_, err = io.Copy(h, resp.Body)
 	if err != nil {
-		return -1, "stream_aborted"
+		return -1, "stream_aborted", ""
 	}
-	return 200, hex.EncodeToString(h.Sum(nil))
+	return 200, hex.EncodeToString(h.Sum(nil)), ""
 }
