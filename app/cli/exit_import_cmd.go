@@ -9,7 +9,7 @@ import (
 	"idvault/app/exitclient"
 )
 
-const exitImportUsage = "exit import --url URL [--token T] [--batch N] FILE"
+const exitImportUsage = "exit import --url URL [--token T] [--batch N] [--parallel N] FILE"
 
 // runExitImport is `idvault exit import`: private identities from FILE (JSON lines or a JSON
 // array; gen-dump's identities.jsonl as is) imported in batches.
@@ -18,6 +18,7 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	url := fs.String("url", "http://127.0.0.1:8000", "base URL of the exit server")
 	token := fs.String("token", "", "bearer token of the exit server (or IDVAULT_EXIT__TOKEN)")
 	batch := fs.Int("batch", 500, "identities per request (at most the server's exit.batch_limit)")
+	parallel := fs.Int("parallel", 2, "batches in flight at once")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
@@ -27,8 +28,8 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if *batch < 1 {
-		fmt.Fprintln(p.stderr, "idvault exit import: --batch must be at least 1")
+	if *batch < 1 || *parallel < 1 {
+		fmt.Fprintln(p.stderr, "idvault exit import: --batch and --parallel must be at least 1")
 		return exitUsage
 	}
 	f, err := os.Open(pos[0])
@@ -45,7 +46,7 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	c := exitclient.New(*url, tokenOrEnv(p, *token))
 	start := time.Now()
 	pr := newProgress(p.stderr, "importing identities", int64(len(ids)))
-	sum, err := c.Import(ctx, ids, exitclient.ImportOptions{Batch: *batch, Progress: func(done, total int) {
+	sum, err := c.Import(ctx, ids, exitclient.ImportOptions{Batch: *batch, Parallel: *parallel, Progress: func(done, total int) {
 		pr.Update("importing identities", int64(done), int64(total))
 	}})
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
+	"sync"
 )
 
 // Identity is one private identity to import and where it came from (for reports).
@@ -121,7 +123,11 @@ func identitiesOf(raw []byte) ([]string, error) {
 type ImportOptions struct {
 	// Batch is the number of identities per request (default 500).
 	Batch int
-	// Progress, when set, is called after each batch with the identities handled so far.
+	// Parallel is the number of batches in flight at once (default 2: the server works on one
+	// while the next is on the wire).
+	Parallel int
+	// Progress, when set, is called after each batch with the identities handled so far; one
+	// call at a time.
 	Progress func(done, total int)
 }
 
@@ -144,22 +150,66 @@ type Refused struct {
 // sent again without them, so good identities are imported and only bad ones are reported.
 // Server errors and dropped connections are retried with backoff (importing is idempotent);
 // any other error stops the import and is returned with the summary so far.
-func (c *Client) Import(ctx context.Context, ids []Identity, opts ImportOptions) (ImportSummary, error) {
-	batch := opts.Batch
-	if batch <= 0 {
+func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptions) (ImportSummary, error) {
+	batch := max(opts.Batch, 0)
+	if batch == 0 {
 		batch = 500
 	}
-	sum := ImportSummary{Total: len(ids)}
+	parallel := opts.Parallel
+	if parallel <= 0 {
+		parallel = 2
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		sum      = ImportSummary{Total: len(ids)}
+		done     int
+		firstErr error
+		wg       sync.WaitGroup
+		starts   = make(chan int)
+	)
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for start := range starts {
+				part := ids[start:min(start+batch, len(ids))]
+				var local ImportSummary
+				err := c.importBatch(ctx, part, &local)
+				mu.Lock()
+				sum.Imported += local.Imported
+				sum.AlreadyImported += local.AlreadyImported
+				sum.Refused = append(sum.Refused, local.Refused...)
+				if err != nil && firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				if err == nil {
+					done += len(part)
+					if opts.Progress != nil {
+						opts.Progress(done, len(ids))
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
 	for start := 0; start < len(ids); start += batch {
-		part := ids[start:min(start+batch, len(ids))]
-		if err := c.importBatch(ctx, part, &sum); err != nil {
-			return sum, err
-		}
-		if opts.Progress != nil {
-			opts.Progress(min(start+batch, len(ids)), len(ids))
+		select {
+		case starts <- start:
+		case <-ctx.Done():
+			break feed
 		}
 	}
-	return sum, nil
+	close(starts)
+	wg.Wait()
+	sort.Slice(sum.Refused, func(i, j int) bool { return sum.Refused[i].Line < sum.Refused[j].Line })
+	if firstErr == nil {
+		firstErr = parent.Err() // batches skipped because the caller gave up
+	}
+	return sum, firstErr
 }
 
 func (c *Client) importBatch(ctx context.Context, part []Identity, sum *ImportSummary) error {
