@@ -253,8 +253,11 @@ func (l *Loaded) Redacted() []string {
 // isSecretKey reports whether a key's value must not be printed: its last part names a
 // password, token, secret or key (but not a file holding one, such as store.key_file).
 func isSecretKey(key string) bool {
-	if key == "exit.db" { // a connection string may hold a password
+	switch key {
+	case "exit.db": // a connection string may hold a password
 		return true
+	case "exit.key_cache": // a count of cached keys, not a key
+		return false
 	}
 	last := strings.ToLower(key[strings.LastIndex(key, ".")+1:])
 	for _, s := range []string{"token", "password", "passwd", "pwd", "secret", "key", "credential"} {
