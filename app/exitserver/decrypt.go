@@ -2,6 +2,7 @@ package exitserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -29,6 +30,15 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits))
 	if err != nil {
 		return classifyDecryptError(err)
+	}
+	if !dr.Version().IsStream() {
+		// A simple format was read and decrypted whole (up to MaxBody): send it with its length.
+		var clear bytes.Buffer
+		if _, err := dr.WriteTo(&clear); err != nil {
+			return classifyDecryptError(err)
+		}
+		c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+		return c.Send(clear.Bytes())
 	}
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
@@ -80,7 +90,6 @@ type clearStream struct {
 
 func (s *clearStream) run(conn net.Conn) {
 	s.conn = conn
-
 	s.bw = bufio.NewWriterSize(conn, 64<<10)
 	_ = conn.SetDeadline(time.Now().Add(streamIdle))
 	s.bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
