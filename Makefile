@@ -1,10 +1,15 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need (MailDev from npm) when it is missing.
+# test, installing what the tests need (MailDev from npm, PostgreSQL and Chromium from apt) when missing.
 
 GO        ?= go
 BIN       ?= ./idvault
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+# `idvault version` prints these: a semantic version (the latest vX.Y.Z tag as git describe
+# gives it, 0.1.0-dev before the first one), the commit (-dirty with uncommitted changes) and
+# the build date in UTC.
+VERSION   ?= $(or $(shell git describe --tags --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null | sed 's/^v//'),0.1.0-dev)
+COMMIT    ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
+DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 
@@ -19,9 +24,10 @@ build: ## build the idvault binary
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, PostgreSQL from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, PostgreSQL and chromium from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-postgres
+	@.ci/install-chromium
 
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...

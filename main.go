@@ -18,13 +18,18 @@ import (
 //go:embed config.yaml
 var defaultConfig []byte
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Set at build time by `make build`: -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
+var (
+	version string
+	commit  string
+	date    string
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
-		Embedded: defaultConfig, Environ: os.Environ(), Version: version,
+		Embedded: defaultConfig, Environ: os.Environ(), Stdin: os.Stdin,
+		Build: cli.BuildInfo{Version: version, Commit: commit, Date: date},
 	})
 	stop()
 	os.Exit(code)

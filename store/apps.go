@@ -135,6 +135,26 @@ func (s *Store) SetAppAuthTokenHash(id, hash []byte) (App, error) {
 	return a, err
 }
 
+// SetAppOptions replaces an app's options; ErrNotFound if there is no such app.
+func (s *Store) SetAppOptions(id []byte, opts AppOptions) (App, error) {
+	var a App
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketApps)
+		v := b.Get(id)
+		if v == nil {
+			return ErrNotFound
+		}
+		var err error
+		if a, err = s.decodeApp(id, v); err != nil {
+			return err
+		}
+		a.Options = opts
+		a.UpdatedAt = s.now().UTC()
+		return s.putApp(b, a)
+	})
+	return a, err
+}
+
 // DeleteApp removes an app and every identity record, code and counter kept for it.
 func (s *Store) DeleteApp(id []byte) error {
 	return s.db.Update(func(tx *bolt.Tx) error {

@@ -1,6 +1,6 @@
 // Package admin is the admin HTTP API under /admin/: app management and hot backups, behind
 // the admin token. It is the backend of the CLI (when a server holds the data file) and of a
-// future web dashboard, so every answer is plain JSON.
+// web console (app/console), so every answer is plain JSON.
 package admin
 
 import (
@@ -33,17 +33,28 @@ func New(registry *apps.Registry, backup Backuper, token string) *Handler {
 	return &Handler{apps: registry, backup: backup, tokenHash: sha256.Sum256([]byte(token)), hasToken: token != ""}
 }
 
-// Authenticate requires "Authorization: Bearer <admin token>" (constant-time comparison of
-// SHA-256 digests, so neither the length nor the content leaks through timing).
+// Authenticate requires "Authorization: Bearer <admin token>".
 func (h *Handler) Authenticate(c *fiber.Ctx) error {
+	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	if !ok {
+		token = ""
+	}
+	if err := h.CheckToken(strings.TrimSpace(token)); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// CheckToken reports whether token is the admin token: nil, AdminUnauthorized, or
+// AdminDisabled when no token is configured. It compares SHA-256 digests in constant time, so
+// neither the length nor the content leaks through timing. The console signs in with it.
+func (h *Handler) CheckToken(token string) error {
 	if !h.hasToken {
 		return apierr.AdminDisabled.New()
 	}
-	auth := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	if !ok || subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) != 1 {
+	got := sha256.Sum256([]byte(token))
+	if token == "" || subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) != 1 {
 		return apierr.AdminUnauthorized.New()
 	}
-	return c.Next()
+	return nil
 }

@@ -41,6 +41,7 @@ type Store interface {
 	App(id []byte) (store.App, error)
 	Apps() ([]store.App, error)
 	SetAppAuthTokenHash(id, hash []byte) (store.App, error)
+	SetAppOptions(id []byte, opts store.AppOptions) (store.App, error)
 	DeleteApp(id []byte) error
 }
 
@@ -175,6 +176,22 @@ func (r *Registry) RotateToken(id []byte) (string, error) {
 		return "", err
 	}
 	return token, nil
+}
+
+// SetOptions replaces an app's options and returns the changed app. Like RotateToken and
+// Delete it changes a stored app, so any cache of apps must forget id here too.
+func (r *Registry) SetOptions(id []byte, opts store.AppOptions) (App, error) {
+	if _, ok := r.declared[string(id)]; ok {
+		return App{}, ErrDeclared
+	}
+	a, err := r.store.SetAppOptions(id, opts)
+	if errors.Is(err, store.ErrNotFound) {
+		return App{}, ErrNotFound
+	}
+	if err != nil {
+		return App{}, err
+	}
+	return App{App: a}, nil
 }
 
 // Delete removes an app and all its records.

@@ -23,7 +23,8 @@ var (
 	buildErr  error
 )
 
-// Binary builds the real idvault binary once per test process and returns its path.
+// Binary builds the real idvault binary once per test process, with `make build` (so it is
+// stamped with the version, commit and build date like a user's), and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -39,10 +40,10 @@ func Binary(t testing.TB) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "idvault")
-		cmd := exec.Command("go", "build", "-o", buildPath, ".")
+		cmd := exec.Command("make", "-s", "build", "BIN="+buildPath)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+			buildErr = fmt.Errorf("make build: %v: %s", err, out)
 		}
 	})
 	require.NoError(t, buildErr)
@@ -78,7 +79,9 @@ func DataEnv(t testing.TB, dir string) []string {
 	}
 }
 
-// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. The
+// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. Every
+// answer the test process then gets from it is checked against the OpenAPI document
+// (openapi_transport.go). The
 // process is killed when the test ends if still running.
 func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	t.Helper()
@@ -89,6 +92,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 		}
 	}
 	require.NotEmpty(t, p.URL, "env must set IDVAULT_SERVER__LISTEN")
+	CheckHost(strings.TrimPrefix(p.URL, "http://"))
 	p.Cmd = exec.Command(Binary(t), append([]string{"serve"}, args...)...)
 	p.Cmd.Env = append(os.Environ(), env...)
 	p.Cmd.Dir = dir
@@ -103,6 +107,9 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(p.URL + "/healthz")
+		if err != nil && strings.Contains(err.Error(), "openapi.json:") {
+			t.Fatal(err)
+		}
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -113,6 +120,13 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	}
 	t.Fatalf("idvault did not answer /healthz; stderr:\n%s", p.Stderr.String())
 	return nil
+}
+
+// InitData runs `idvault serve` once with env and stops it: only serve creates a data file
+// (with its master key and admin token), and the other commands refuse to run without one.
+func InitData(t testing.TB, dir string, env []string) {
+	t.Helper()
+	Start(t, dir, env).Stop(t)
 }
 
 // Kill9 kills the server with SIGKILL (a crash) and waits for it.

@@ -104,20 +104,24 @@ func (r Response) Map(t testing.TB) map[string]any {
 	return m
 }
 
-// Do sends one request to app in memory. body may be nil, a string/[]byte (sent as is), or
+// Do sends one request to app in memory and checks the exchange against the OpenAPI document. body may be nil, a string/[]byte (sent as is), or
 // any other value (sent as JSON). Extra headers come as name, value pairs.
 func Do(t testing.TB, app *fiber.App, method, target string, body any, headers ...string) Response {
 	t.Helper()
-	var rd io.Reader
+	var raw []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = bytes.NewBufferString(b)
+		raw = []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		raw = b
 	default:
-		raw, err := json.Marshal(b)
+		var err error
+		raw, err = json.Marshal(b)
 		require.NoError(t, err)
+	}
+	var rd io.Reader
+	if body != nil {
 		rd = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, target, rd)
@@ -130,9 +134,21 @@ func Do(t testing.TB, app *fiber.App, method, target string, body any, headers .
 	resp, err := app.Test(req, -1)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	got, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	CheckAgainstDoc(t, Exchange{Request: req, RequestBody: raw, Status: resp.StatusCode, Header: resp.Header, Body: got})
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: got}
+}
+
+// CheckAgainstDoc fails the test (without stopping it) when an exchange does not match the
+// OpenAPI document; see openapi.go.
+func CheckAgainstDoc(t testing.TB, x Exchange) {
+	t.Helper()
+	d, err := LoadAPIDoc()
+	require.NoError(t, err)
+	if err := d.Check(x); err != nil {
+		t.Error(err)
+	}
 }
 
 // ErrorCode returns error.code of a Tanker-style error body ("" if absent).

@@ -1,49 +1,39 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
+
+	"golang.org/x/term"
 
 	"idvault/app/admin"
 	"idvault/app/apps"
 )
 
-func runApp(ctx context.Context, p *prog, args []string) int {
-	subs := map[string]func(*prog, []string) int{
-		"create": appCreate, "list": appList, "show": appShow, "rotate-token": appRotate, "delete": appDelete,
+func appCommand() *command {
+	return &command{
+		name:    "app",
+		summary: "manage apps: create, list, show, rotate-token, delete",
+		help: `The app commands work whether or not a server runs on the same data file: when a server
+holds it, they go through its admin API (at the address it recorded beside the data file).
+They never create a data file: start "idvault serve" once first.`,
+		subs: []*command{
+			{name: "create", summary: "create an app and print its app ID, app secret and auth token, once", setup: appCreate},
+			{name: "list", summary: "list apps (never secrets or tokens)", setup: appList},
+			{name: "show", args: "ID", summary: "show one app (never its secret or token)", setup: appShow},
+			{name: "rotate-token", args: "ID", summary: "issue a new auth token (shown once); the old one stops working", setup: appRotate},
+			{name: "delete", args: "ID", summary: "delete an app and all its identity records and codes (asks first on a terminal)", setup: appDelete},
+		},
 	}
-	if len(args) == 0 || isHelp(args[0]) {
-		w := p.stdout
-		if len(args) == 0 {
-			w = p.stderr
-		}
-		fmt.Fprint(w, `Usage: idvault app <create|list|show|rotate-token|delete> [flags]
-
-  create --name NAME [--test] [--legacy-errors] [--registered-users-only] [--json]
-         creates an app and prints its app ID, app secret and auth token, once
-  list [--json]              lists apps (never secrets or tokens)
-  show ID [--json]           shows one app (never its secret or token)
-  rotate-token ID [--json]   issues a new auth token (shown once); the old one stops working
-  delete ID                  deletes an app and all its identity records and codes
-
-Every subcommand takes --config FILE and --data FILE. They work whether or not a server runs
-on the same data file: when a server holds it, they go through its admin API.
-`)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	sub, ok := subs[args[0]]
-	if !ok {
-		fmt.Fprintf(p.stderr, "idvault app: unknown subcommand %q\n", args[0])
-		return exitUsage
-	}
-	return sub(p, args[1:])
 }
 
 // withBackend loads the config, opens the backend, and runs fn.
@@ -65,124 +55,268 @@ func (p *prog) withBackend(cf configFlags, fn func(appBackend) error) int {
 	return exitOK
 }
 
-func appCreate(p *prog, args []string) int {
-	fs := p.newFlags("app create", "app create --name NAME [--test] [--json]")
+func appCreate(c *cmdline) runFunc {
 	var cf configFlags
-	cf.register(fs)
+	cf.register(c.FlagSet)
 	var req admin.CreateRequest
-	fs.StringVar(&req.Name, "name", "", "app name (required)")
-	fs.BoolVar(&req.Test, "test", false, "test mode: enables fake authentication and /verification/email/code")
-	fs.BoolVar(&req.LegacyErrors, "legacy-errors", false, "flat error bodies on the verification send route")
-	fs.BoolVar(&req.RegisteredUsersOnly, "registered-users-only", false, "send verification mail only to registered users")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if _, code, ok := p.parse(fs, args); !ok {
-		return code
+	c.StringVar(&req.Name, "name", "", "app `NAME`")
+	c.require("name")
+	c.BoolVar(&req.Test, "test", false, "test mode: enables fake authentication and /verification/email/code")
+	c.BoolVar(&req.LegacyErrors, "legacy-errors", false, "flat error bodies on the verification send route")
+	c.BoolVar(&req.RegisteredUsersOnly, "registered-users-only", false, "send verification mail only to registered users")
+	asJSON := c.Bool("json", false, "print JSON")
+	asEnv := c.Bool("env", false, "print shell variable assignments (APP_ID, URL_ID, APP_SECRET, AUTH_TOKEN) to source with '.'")
+	out := c.String("out", "", "write the output to `FILE` (created with mode 0600: it holds the app secret) instead of stdout")
+	force := c.Bool("force", false, "with --out, replace an existing file")
+	return func(_ context.Context, args []string) int {
+		if len(args) > 0 {
+			return c.usageError("unexpected argument %q", args[0])
+		}
+		if *asJSON && *asEnv {
+			return c.usageError("--json and --env exclude each other")
+		}
+		if *out != "" {
+			// Checked before the app exists, so a refusal loses no secret.
+			if err := checkOutFile(*out, *force); err != nil {
+				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
+				return exitFail
+			}
+		}
+		return c.p.withBackend(cf, func(b appBackend) error {
+			cr, err := b.create(req)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			switch {
+			case *asJSON:
+				err = writeJSON(&buf, cr)
+			case *asEnv:
+				writeEnv(&buf, cr)
+			default:
+				writeCreated(&buf, cr, *out != "")
+			}
+			if err != nil {
+				return err
+			}
+			if *out == "" {
+				_, err = c.p.stdout.Write(buf.Bytes())
+				return err
+			}
+			if err := writePrivateFile(*out, buf.Bytes(), *force); err != nil {
+				// The app exists now: its secret must not be lost with the file.
+				c.p.stdout.Write(buf.Bytes())
+				return fmt.Errorf("app created, but %v: its secret and token are printed above, once", err)
+			}
+			fmt.Fprintf(c.p.stdout, "app %s created (ID %s); its app secret and auth token are in %s (mode 0600)\n", cr.App.Name, cr.App.ID, *out)
+			return nil
+		})
 	}
-	if req.Name == "" {
-		fmt.Fprintln(p.stderr, "idvault app create: --name is required")
-		return exitUsage
+}
+
+func writeCreated(w io.Writer, cr admin.CreateResponse, toFile bool) {
+	fmt.Fprintf(w, "app created: %s\n\n  app ID:     %s\n  URL ID:     %s\n  app secret: %s\n  auth token: %s\n  test mode:  %t\n\n",
+		cr.App.Name, cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken, cr.App.Test)
+	if !toFile {
+		fmt.Fprintln(w, "The app secret and the auth token are shown only now: store them safely.")
 	}
-	return p.withBackend(cf, func(b appBackend) error {
-		out, err := b.create(req)
+}
+
+// writeEnv writes the app's values as shell assignments; every value is base64, so single
+// quotes are safe.
+func writeEnv(w io.Writer, cr admin.CreateResponse) {
+	fmt.Fprintf(w, "# idvault app %q: keep this file private, it holds the app secret and the auth token\n", cr.App.Name)
+	fmt.Fprintf(w, "APP_ID='%s'\nURL_ID='%s'\nAPP_SECRET='%s'\nAUTH_TOKEN='%s'\n", cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken)
+}
+
+// checkOutFile refuses an --out that cannot be written: an existing file without force, a
+// directory, or a missing parent directory.
+func checkOutFile(path string, force bool) error {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("--out %s is a directory: give a file name", path)
+	case err == nil && !force:
+		return fmt.Errorf("--out %s exists: use --force to replace it", path)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--out %s: directory %s does not exist", path, dir)
+	}
+	return nil
+}
+
+// writePrivateFile writes data to path with mode 0600: a new file, or with force an atomic
+// replacement (a temporary file in the same directory renamed over it).
+func writePrivateFile(path string, data []byte, force bool) error {
+	if !force {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
-			return err
+			return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
 		}
-		if *asJSON {
-			return writeJSON(p.stdout, out)
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
 		}
-		fmt.Fprintf(p.stdout, "app created: %s\n\n  app ID:     %s\n  app secret: %s\n  auth token: %s\n  test mode:  %t\n\n",
-			out.App.Name, out.App.ID, out.AppSecret, out.AuthToken, out.App.Test)
-		fmt.Fprintln(p.stdout, "The app secret and the auth token are shown only now: store them safely.")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 		return nil
-	})
-}
-
-func appList(p *prog, args []string) int {
-	fs := p.newFlags("app list", "app list [--json]")
-	var cf configFlags
-	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if _, code, ok := p.parse(fs, args); !ok {
-		return code
 	}
-	return p.withBackend(cf, func(b appBackend) error {
-		list, err := b.list()
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return writeJSON(p.stdout, map[string]any{"apps": list})
-		}
-		tw := tabwriter.NewWriter(p.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tTEST\tDECLARED")
-		for _, a := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%t\t%t\n", a.ID, a.Name, a.Test, a.Declared)
-		}
-		return tw.Flush()
-	})
-}
-
-// oneApp parses "ID" for show, rotate-token and delete.
-func (p *prog) oneApp(name string, args []string, fn func(b appBackend, id []byte, asJSON bool) error) int {
-	fs := p.newFlags("app "+name, "app "+name+" ID [--json]")
-	var cf configFlags
-	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, code, ok := p.parse(fs, args)
-	if !ok {
-		return code
-	}
-	if len(pos) != 1 {
-		fmt.Fprintf(p.stderr, "idvault app %s: want exactly one app ID\n", name)
-		return exitUsage
-	}
-	id, err := apps.ParseID(pos[0])
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".idvault-*")
 	if err != nil {
-		fmt.Fprintf(p.stderr, "idvault app %s: %q is not an app ID (base64 of 32 bytes)\n", name, pos[0])
-		return exitUsage
+		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
 	}
-	return p.withBackend(cf, func(b appBackend) error { return fn(b, id, *asJSON) })
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
+	}
+	return nil
 }
 
-func appShow(p *prog, args []string) int {
-	return p.oneApp("show", args, func(b appBackend, id []byte, asJSON bool) error {
+func appList(c *cmdline) runFunc {
+	var cf configFlags
+	cf.register(c.FlagSet)
+	asJSON := c.Bool("json", false, "print JSON")
+	return func(_ context.Context, args []string) int {
+		if len(args) > 0 {
+			return c.usageError("unexpected argument %q", args[0])
+		}
+		return c.p.withBackend(cf, func(b appBackend) error {
+			list, err := b.list()
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(c.p.stdout, map[string]any{"apps": list})
+			}
+			tw := tabwriter.NewWriter(c.p.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tTEST\tDECLARED")
+			for _, a := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%t\t%t\n", a.ID, a.Name, a.Test, a.Declared)
+			}
+			return tw.Flush()
+		})
+	}
+}
+
+// oneApp declares the flags of show, rotate-token and delete (plus extra's) and parses their
+// one app ID.
+func oneApp(c *cmdline, extra func(), fn func(b appBackend, id []byte, asJSON bool) error) runFunc {
+	var cf configFlags
+	cf.register(c.FlagSet)
+	asJSON := c.Bool("json", false, "print JSON")
+	if extra != nil {
+		extra()
+	}
+	return func(_ context.Context, args []string) int {
+		if len(args) != 1 {
+			return c.usageError("want exactly one app ID")
+		}
+		id, err := apps.ParseID(args[0])
+		if err != nil {
+			return c.usageError("%q is not an app ID (base64 of 32 bytes)", args[0])
+		}
+		return c.p.withBackend(cf, func(b appBackend) error { return fn(b, id, *asJSON) })
+	}
+}
+
+func appShow(c *cmdline) runFunc {
+	return oneApp(c, nil, func(b appBackend, id []byte, asJSON bool) error {
 		v, err := b.show(id)
 		if err != nil {
 			return err
 		}
 		if asJSON {
-			return writeJSON(p.stdout, map[string]any{"app": v})
+			return writeJSON(c.p.stdout, map[string]any{"app": v})
 		}
-		printApp(p.stdout, v)
+		printApp(c.p.stdout, v)
 		return nil
 	})
 }
 
-func appRotate(p *prog, args []string) int {
-	return p.oneApp("rotate-token", args, func(b appBackend, id []byte, asJSON bool) error {
+func appRotate(c *cmdline) runFunc {
+	return oneApp(c, nil, func(b appBackend, id []byte, asJSON bool) error {
 		v, tok, err := b.rotate(id)
 		if err != nil {
 			return declaredHint(err)
 		}
 		if asJSON {
-			return writeJSON(p.stdout, map[string]any{"app": v, "auth_token": tok})
+			return writeJSON(c.p.stdout, map[string]any{"app": v, "auth_token": tok})
 		}
-		fmt.Fprintf(p.stdout, "new auth token for %s (%s):\n  %s\nThe old token no longer works. This token is shown only now.\n", v.Name, v.ID, tok)
+		fmt.Fprintf(c.p.stdout, "new auth token for %s (%s):\n  %s\nThe old token no longer works. This token is shown only now.\n", v.Name, v.ID, tok)
 		return nil
 	})
 }
 
-func appDelete(p *prog, args []string) int {
-	return p.oneApp("delete", args, func(b appBackend, id []byte, asJSON bool) error {
+// errNotConfirmed: the user answered no to a confirmation.
+var errNotConfirmed = errors.New("not confirmed: nothing was deleted")
+
+func appDelete(c *cmdline) runFunc {
+	var yes *bool
+	return oneApp(c, func() {
+		yes = c.Bool("yes", false, "do not ask for confirmation (it is asked only when stdin is a terminal)")
+	}, func(b appBackend, id []byte, asJSON bool) error {
+		if !*yes && c.p.interactive() {
+			v, err := b.show(id)
+			if err != nil {
+				return err
+			}
+			ok, err := c.p.confirm(fmt.Sprintf("Delete app %q (%s) and all its identity records and codes? This cannot be undone. [y/N] ", v.Name, v.ID))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errNotConfirmed
+			}
+		}
 		if err := b.remove(id); err != nil {
 			return declaredHint(err)
 		}
 		if asJSON {
-			return writeJSON(p.stdout, map[string]any{"deleted": apps.FormatID(id)})
+			return writeJSON(c.p.stdout, map[string]any{"deleted": apps.FormatID(id)})
 		}
-		fmt.Fprintf(p.stdout, "deleted app %s and all its records\n", apps.FormatID(id))
+		fmt.Fprintf(c.p.stdout, "deleted app %s and all its records\n", apps.FormatID(id))
 		return nil
 	})
+}
+
+// interactive reports whether stdin is a terminal (confirmations are asked only then, so
+// scripts and pipes are never blocked by a prompt).
+func (p *prog) interactive() bool {
+	f, ok := p.env.Stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// confirm asks question on stderr and reads a yes or no from stdin.
+func (p *prog) confirm(question string) (bool, error) {
+	fmt.Fprint(p.stderr, question)
+	line, err := bufio.NewReader(p.env.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(p.stderr)
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
 }
 
 func declaredHint(err error) error {
@@ -193,8 +327,8 @@ func declaredHint(err error) error {
 }
 
 func printApp(w io.Writer, v admin.AppView) {
-	fmt.Fprintf(w, "app ID:                %s\nname:                  %s\ntest mode:             %t\ndeclared in config:    %t\nlegacy errors:         %t\nregistered users only: %t\n",
-		v.ID, v.Name, v.Test, v.Declared, v.LegacyErrors, v.RegisteredUsersOnly)
+	fmt.Fprintf(w, "app ID:                %s\nURL ID:                %s\nname:                  %s\ntest mode:             %t\ndeclared in config:    %t\nlegacy errors:         %t\nregistered users only: %t\n",
+		v.ID, v.URLID, v.Name, v.Test, v.Declared, v.LegacyErrors, v.RegisteredUsersOnly)
 	if !v.CreatedAt.IsZero() {
 		fmt.Fprintf(w, "created:               %s\n", v.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
 	}

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"idvault/app/admin"
@@ -31,7 +31,8 @@ type appBackend interface {
 // errNoApp is reported for an unknown app ID by either backend.
 var errNoApp = errors.New("no app with that ID")
 
-// openBackend tries the data file first; if a server holds its lock, it uses the admin API.
+// openBackend opens the data file (which must exist: only serve creates one); if a server
+// holds its lock, it goes through that server's admin API.
 func openBackend(c config.Config) (appBackend, error) {
 	st, err := openStore(c, cliLockTimeout)
 	if err == nil {
@@ -52,28 +53,19 @@ func openBackend(c config.Config) (appBackend, error) {
 // server holds it and goes through the admin API.
 const cliLockTimeout = 300 * time.Millisecond
 
-// adminClient talks to the running server that holds the data file.
+// adminClient talks to the running server that holds the data file, at the address it
+// recorded beside the data file (else server.listen).
 func adminClient(c config.Config) (*remoteBackend, error) {
 	token, err := readAdminToken(c)
 	if err != nil {
-		return nil, fmt.Errorf("the data file is held by a running server, and its admin token is not readable: %w", err)
+		return nil, fmt.Errorf("the data file %s is held by a running server, and its admin token is not readable: %w", c.Store.Path, err)
 	}
-	return &remoteBackend{base: "http://" + dialAddr(c.Server.Listen), token: token,
-		client: &http.Client{Timeout: 60 * time.Second}}, nil
-}
-
-// dialAddr turns a listen address into one to connect to (0.0.0.0 and :: become loopback).
-func dialAddr(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
+	addr, from, err := serverAddr(c.Store.Path, c.Server.Listen)
 	if err != nil {
-		return listen
+		return nil, err
 	}
-	if host == "" || host == "0.0.0.0" {
-		host = "127.0.0.1"
-	} else if host == "::" {
-		host = "::1"
-	}
-	return net.JoinHostPort(host, port)
+	return &remoteBackend{base: "http://" + addr, from: from, dataPath: c.Store.Path, token: token,
+		client: &http.Client{Timeout: 60 * time.Second}}, nil
 }
 
 type localBackend struct {
@@ -129,9 +121,19 @@ func (b *localBackend) remove(id []byte) error {
 }
 
 type remoteBackend struct {
-	base   string
-	token  string
-	client *http.Client
+	base     string
+	from     string // where base came from: the address file, or server.listen
+	dataPath string
+	token    string
+	client   *http.Client
+}
+
+// unreachable explains a failed connection: what was tried, from where, and what to do.
+func (b *remoteBackend) unreachable(err error) error {
+	return fmt.Errorf("the data file %s is locked by a running process, but no idvault server answers at %s "+
+		"(address from %s): %v; if the server is still starting, retry in a moment, otherwise check that the "+
+		"server runs on this data file and give its address with server.listen (IDVAULT_SERVER__LISTEN)",
+		b.dataPath, strings.TrimPrefix(b.base, "http://"), b.from, err)
 }
 
 func (b *remoteBackend) close() {}
@@ -155,7 +157,7 @@ func (b *remoteBackend) call(method, path string, body, out any) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", b.base, err)
+		return b.unreachable(err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -219,7 +221,7 @@ func (b *remoteBackend) download(path string, w *os.File) error {
 	client := &http.Client{} // a backup may take longer than any fixed timeout
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", b.base, err)
+		return b.unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

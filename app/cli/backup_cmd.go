@@ -4,80 +4,147 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"idvault/store"
 )
 
-func runBackup(_ context.Context, p *prog, args []string) int {
-	fs := p.newFlags("backup", "backup --out FILE [--config FILE]")
-	var cf configFlags
-	cf.register(fs)
-	out := fs.String("out", "", "where to write the copy (required); written atomically, mode 0600")
-	if _, code, ok := p.parse(fs, args); !ok {
-		return code
+func backupCommand() *command {
+	return &command{
+		name:    "backup",
+		summary: "write a consistent hot copy of the data file, verified, mode 0600",
+		help: `Works whether or not a server runs on the data file (through its admin API when one does).
+--out may name a file, or an existing directory: the copy is then written inside it as
+<data file name>-<UTC date and time>.db. An existing file is replaced only with --force, and
+only once the new copy passed bbolt's consistency check.`,
+		setup: func(c *cmdline) runFunc {
+			var cf configFlags
+			cf.register(c.FlagSet)
+			out := c.String("out", "", "`FILE|DIR` to write the copy to (in a directory, a dated file)")
+			c.require("out")
+			force := c.Bool("force", false, "replace an existing file")
+			return func(_ context.Context, args []string) int {
+				if len(args) > 0 {
+					return c.usageError("unexpected argument %q", args[0])
+				}
+				p := c.p
+				l, code, ok := p.load(cf, nil)
+				if !ok {
+					return code
+				}
+				target, err := backupTarget(*out, l.Config.Store.Path, *force, time.Now())
+				if err != nil {
+					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
+					return exitFail
+				}
+				n, err := backup(target, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
+					rb, err := adminClient(l.Config)
+					if err != nil {
+						return err
+					}
+					return rb.download("/admin/backup", f)
+				})
+				if err != nil {
+					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
+					return exitFail
+				}
+				fmt.Fprintf(p.stdout, "backup written to %s (%d bytes); keep the master key (store.key_file) apart from it\n", target, n)
+				return exitOK
+			}
+		},
 	}
-	if *out == "" {
-		fmt.Fprintln(p.stderr, "idvault backup: --out is required")
-		return exitUsage
-	}
-	l, code, ok := p.load(cf, nil)
-	if !ok {
-		return code
-	}
-	n, err := backup(*out, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
-		rb, err := adminClient(l.Config)
-		if err != nil {
-			return err
-		}
-		return rb.download("/admin/backup", f)
-	})
-	if err != nil {
-		fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
-		return exitFail
-	}
-	fmt.Fprintf(p.stdout, "backup written to %s (%d bytes); keep the master key (store.key_file) apart from it\n", *out, n)
-	return exitOK
 }
 
-// backup copies the data file directly when no server holds it, else through the admin API;
-// either way the copy is verified (it opens and passes bbolt's consistency check) before it
-// replaces out.
+// backupTarget resolves --out: a directory gets a dated file inside; an existing file is
+// refused without force; the parent directory must exist.
+func backupTarget(out, dataPath string, force bool, now time.Time) (string, error) {
+	target := out
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		base := filepath.Base(dataPath)
+		ext := filepath.Ext(base)
+		target = filepath.Join(out, strings.TrimSuffix(base, ext)+"-"+now.UTC().Format("2006-01-02T150405Z")+ext)
+	}
+	st, err := os.Stat(target)
+	switch {
+	case err == nil && st.IsDir():
+		return "", fmt.Errorf("%s is a directory", target)
+	case err == nil && !force:
+		return "", fmt.Errorf("%s exists: use --force to replace it", target)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("%s: %w", target, unwrapPath(err))
+	}
+	dir := filepath.Dir(target)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("cannot write %s: directory %s does not exist", target, dir)
+	}
+	return target, nil
+}
+
+// backup copies the data file directly when no server holds it, else through the admin API,
+// into a temporary file beside out; the copy is verified (it opens and passes bbolt's
+// consistency check) before it is renamed to out. Errors name out, never the temporary file.
 func backup(out string, open func() (*store.Store, error), remote func(*os.File) error) (int64, error) {
 	st, err := open()
-	if err == nil {
-		defer st.Close()
-		return st.BackupToFile(out)
-	}
-	if !errors.Is(err, store.ErrLocked) {
+	if err != nil && !errors.Is(err, store.ErrLocked) {
 		return 0, err
+	}
+	if st != nil {
+		defer st.Close()
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".idvault-backup-*")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("cannot write in the directory of %s: %w", out, unwrapPath(err))
 	}
-	defer os.Remove(tmp.Name())
-	if err := remote(tmp); err != nil {
-		tmp.Close()
-		return 0, err
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	fail := func(err error) (int64, error) {
+		msg := strings.ReplaceAll(unwrapPath(err).Error(), tmpName, out)
+		return 0, fmt.Errorf("%s: %s", out, msg)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return 0, err
+	if st != nil {
+		_, err = st.Backup(tmp)
+	} else {
+		err = remote(tmp)
 	}
-	st2, _ := tmp.Stat()
-	if err := tmp.Close(); err != nil {
-		return 0, err
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := store.VerifyFile(tmp.Name()); err != nil {
-		return 0, fmt.Errorf("the copy received from the server is not a valid data file: %w", err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return 0, err
+	if err != nil {
+		return fail(err)
 	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return 0, err
+	if err := store.VerifyFile(tmpName); err != nil {
+		return fail(fmt.Errorf("the copy is not a valid data file, nothing was written: %w", err))
 	}
-	return st2.Size(), nil
+	info, err := os.Stat(tmpName)
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.Chmod(tmpName, 0o600); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmpName, out); err != nil {
+		return fail(err)
+	}
+	return info.Size(), nil
+}
+
+// unwrapPath drops the path of an *fs.PathError or *os.LinkError, which may be a temporary
+// name the user never gave.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	}
+	return err
 }

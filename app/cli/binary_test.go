@@ -71,6 +71,7 @@ func TestAppCreateWhileServerRunsAndStopped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
+	apptest.InitData(t, dir, env)
 
 	// Stopped: the CLI opens the data file itself.
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "offline", "--test", "--json")
@@ -211,6 +212,8 @@ func TestGracefulShutdownClosesTheStore(t *testing.T) {
 	p := apptest.Start(t, dir, env)
 	p.Stop(t)
 	require.Contains(t, p.Stderr.String(), "shutting down")
+	lines := strings.Split(strings.TrimSpace(p.Stderr.String()), "\n")
+	require.Contains(t, lines[len(lines)-1], "idvault stopped cleanly", "a clean shutdown ends with a final line")
 	// The store was closed: the CLI can open the file at once.
 	_, errOut, code := apptest.RunCLI(t, dir, env, "app", "list")
 	require.Equal(t, 0, code, errOut)

@@ -20,7 +20,7 @@ import (
 
 // build wires the HTTP application from the configuration: one place where every component is
 // constructed and handed its dependencies. cleanup releases what build opened.
-func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Store, mk *store.MasterKey, adminToken string) (*server.Server, func(), error) {
+func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Store, mk *store.MasterKey, adminToken, version string) (*server.Server, func(), error) {
 	registry, err := apps.NewRegistry(st, c.Apps)
 	if err != nil {
 		return nil, nil, err
@@ -32,6 +32,10 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 			"store": server.CheckFunc(func(context.Context) error { return st.Ping() }),
 		},
 		Admin: admin.New(registry, st, adminToken),
+		Console: server.ConsoleSettings{
+			Enabled: c.Console.On(c.Server.Listen), Version: version, DataFile: st.Path(),
+			IdentityServerAppID: c.IdentityServer.AppID,
+		},
 	}
 	cleanup := func() {}
 	dir := directory.New(st)

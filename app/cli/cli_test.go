@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,42 +21,51 @@ func embedded(t *testing.T) []byte {
 	return raw
 }
 
-// run runs the program in-process with the data in dir.
+func env(dir string) cli.Env {
+	return cli.Env{
+		Build:   cli.BuildInfo{Version: "1.2.3-test", Commit: "abc123", Date: "2026-01-02T03:04:05Z"},
+		Environ: []string{"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db")},
+	}
+}
+
+// run runs the program in-process with the data file dir/idvault.db (the master key and admin
+// token go beside it).
 func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{
-		Embedded: embedded(t), Version: "v-test",
-		Environ: []string{
-			"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db"),
-			"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key"),
-		},
-	})
+	e := env(dir)
+	e.Embedded = embedded(t)
+	code := cli.Run(context.Background(), args, &out, &errb, e)
 	return out.String(), errb.String(), code
 }
 
-func TestHelpOnEveryCommand(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"--help"}, {"serve", "--help"}, {"app", "--help"}, {"app", "create", "--help"}, {"app", "list", "--help"},
-		{"app", "show", "--help"}, {"app", "rotate-token", "--help"}, {"app", "delete", "--help"},
-		{"config", "--help"}, {"config", "check", "--help"}, {"backup", "--help"}, {"version", "--help"},
-	} {
-		out, errOut, code := run(t, dir, args...)
-		require.Equal(t, 0, code, "%v: %s", args, errOut)
-		require.Contains(t, out+errOut, "Usage", "%v", args)
-	}
-	_, errOut, code := run(t, dir, "frobnicate")
-	require.Equal(t, 2, code)
-	require.Contains(t, errOut, `unknown command "frobnicate"`)
+// initData starts `idvault serve` in-process on a free port with the data in dir, as a user
+// does once before any other command, and stops it as soon as it listens.
+func initData(t *testing.T, dir string, extraEnv ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	e := env(dir)
+	e.Embedded = embedded(t)
+	e.Environ = append(e.Environ, append([]string{"IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false"}, extraEnv...)...)
+	e.Ready = func(string) { cancel() }
+	code := cli.Run(ctx, []string{"serve"}, &out, &errb, e)
+	require.Equal(t, 0, code, errb.String())
 }
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	out, _, code := run(t, t.TempDir(), "version")
 	require.Equal(t, 0, code)
-	require.Equal(t, "idvault v-test\n", out)
+	require.Contains(t, out, "idvault 1.2.3-test\n")
+	require.Contains(t, out, "commit: abc123\n")
+	require.Contains(t, out, "built:  2026-01-02T03:04:05Z\n")
+
+	var b bytes.Buffer
+	require.Equal(t, 0, cli.Run(context.Background(), []string{"version"}, &b, &b, cli.Env{}))
+	require.Contains(t, b.String(), "idvault 0.0.0-dev\n", "unstamped builds say so")
+	require.Contains(t, b.String(), "make build")
 }
 
 type created struct {
@@ -71,6 +81,7 @@ type created struct {
 func TestAppCommandsOnTheDataFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	initData(t, dir)
 	out, errOut, code := run(t, dir, "app", "create", "--name", "shop", "--test", "--json")
 	require.Equal(t, 0, code, errOut)
 	var c created
@@ -112,6 +123,7 @@ func TestAppCommandsOnTheDataFile(t *testing.T) {
 func TestHumanOutputOfCreateShowsSecretsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	initData(t, dir)
 	out, _, code := run(t, dir, "app", "create", "--name", "human")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "app secret:")
@@ -155,6 +167,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	initData(t, dir)
 	_, _, code := run(t, dir, "app", "create", "--name", "a")
 	require.Equal(t, 0, code)
 	out := filepath.Join(dir, "backup.db")
@@ -167,13 +180,23 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	require.Contains(t, list, "a")
 }
 
+// runEnv runs the program in-process with only the given environment.
+func runEnv(t *testing.T, environ []string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{Embedded: embedded(t), Environ: environ})
+	return out.String(), errb.String(), code
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
 // `config check` never echoes a mistyped secret (an unknown key's value is never printed).
 func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
 	code := cli.Run(context.Background(), []string{"config", "check"}, &out, &errb, cli.Env{
-		Embedded: embedded(t), Version: "v-test",
-		Environ: []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
+		Embedded: embedded(t),
+		Environ:  []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
 	})
 	require.Equal(t, 3, code)
 	require.NotContains(t, out.String()+errb.String(), "supersecret")

@@ -1,65 +1,26 @@
 package cli
 
-import (
-	"context"
-	"fmt"
-	"io"
-	"strings"
-)
-
-// exitSubcommand is one `idvault exit <name>` command.
-type exitSubcommand struct {
-	name    string
-	usage   string // flags, shown in `idvault exit --help`
-	summary string
-	run     func(ctx context.Context, p *prog, args []string) int
-}
-
-// exitSubcommands lists the exit tooling commands. The exit server itself runs when
-// `idvault exit` is given flags and no subcommand.
-func exitSubcommands() []exitSubcommand {
-	return []exitSubcommand{
-		{"gen-dump", "--out DIR [--users N --groups N --resources N --formats LIST --big N --seed N --app-secret B64 --decoy-apps N]",
-			"write a synthetic dump (SQL files, identities, ciphertexts, manifest)", runGenDump},
-		{"load-dump", "--db DSN DIR", "load a dump's numbered SQL files into PostgreSQL", runLoadDump},
-		{"import", "--url URL [--token T] [--batch N] FILE", "import private identities into an exit server, in batches", runExitImport},
-		{"decrypt", "--url URL [--token T] --in DIR --out DIR [--jobs N]", "decrypt a tree of files through an exit server (resumable)", runExitDecrypt},
+// exitCommand is `idvault exit`: the exit server when given flags and no subcommand
+// (exit_serve_cmd.go), and the exit tooling subcommands.
+func exitCommand() *command {
+	return &command{
+		name:    "exit",
+		summary: "the exit server over a restored dump; exit tooling: gen-dump, load-dump, import, decrypt",
+		help: `Without a subcommand, runs the exit server: it imports users' private identities into the
+database restored from an exit dump (PUT /v1/identities) and decrypts the app's data
+(POST /v1/decrypt). Every flag is also a key of the config's exit: section and an
+IDVAULT_EXIT__* variable (IDVAULT_EXIT__DB, IDVAULT_EXIT__TOKEN keep secrets off the command line).`,
+		subs:  exitSubcommands(),
+		setup: exitServerSetup,
 	}
 }
 
-func runExit(ctx context.Context, p *prog, args []string) int {
-	if len(args) == 0 || isHelp(args[0]) {
-		w := p.stdout
-		if len(args) == 0 {
-			w = p.stderr
-		}
-		printExitUsage(p, w)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+// exitSubcommands lists the exit tooling commands.
+func exitSubcommands() []*command {
+	return []*command{
+		{name: "gen-dump", summary: "write a synthetic dump (SQL files, identities, ciphertexts, manifest)", run: runGenDump},
+		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
+		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
+		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
 	}
-	if strings.HasPrefix(args[0], "-") {
-		return runExitServer(ctx, p, args)
-	}
-	for _, s := range exitSubcommands() {
-		if s.name == args[0] {
-			return s.run(ctx, p, args[1:])
-		}
-	}
-	fmt.Fprintf(p.stderr, "idvault exit: unknown subcommand %q\n\n", args[0])
-	printExitUsage(p, p.stderr)
-	return exitUsage
-}
-
-func printExitUsage(p *prog, w io.Writer) {
-	fmt.Fprintf(w, "Usage: idvault %s\n  runs the exit server over a restored dump. Flags:\n", exitServeUsage)
-	fs, _ := exitServerFlags(p)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fmt.Fprintln(w, "\nOr: idvault exit <subcommand> [flags]\n\nSubcommands:")
-	for _, s := range exitSubcommands() {
-		fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", s.name, s.summary, "", s.usage)
-	}
-	fmt.Fprintln(w, "\nRun 'idvault exit <subcommand> --help' for its flags.")
 }

@@ -7,7 +7,7 @@ import (
 	"idvault/app/exitclient"
 )
 
-const exitDecryptUsage = "exit decrypt --url URL [--token T] --in DIR --out DIR [--jobs N]"
+const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N]"
 
 // runExitDecrypt is `idvault exit decrypt`: a tree of ciphertexts mirrored into clear files,
 // resumable, with a report of every failure and a non-zero exit if there was one.

@@ -9,7 +9,7 @@ import (
 	"idvault/app/exitclient"
 )
 
-const exitImportUsage = "exit import --url URL [--token T] [--batch N] [--parallel N] FILE"
+const exitImportUsage = "exit import [--url URL] [--token T] [--batch N] [--parallel N] FILE"
 
 // runExitImport is `idvault exit import`: private identities from FILE (JSON lines or a JSON
 // array; gen-dump's identities.jsonl as is) imported in batches.

@@ -2,57 +2,74 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 
 	"idvault/app/config"
 	"idvault/app/exitserver"
 )
 
-const exitServeUsage = "exit --db DSN --app-id ID [--listen ADDR] [--token T] [--insecure] " +
-	"[--batch-limit N] [--max-body SIZE] [--key-cache N] [--config FILE] [--log-level L]"
-
-// runExitServer runs the exit HTTP server (`idvault exit --listen ... --db ... --app-id ...`).
-// Every flag is also a key of the config's exit: section and an IDVAULT_EXIT__* variable.
-func runExitServer(ctx context.Context, p *prog, args []string) int {
-	fs, o := exitServerFlags(p)
-	cf, listen, db, appID, token, insecure := &o.cf, o.listen, o.db, o.appID, o.token, o.insecure
-	batch, maxBody, keyCache, level := o.batch, o.maxBody, o.keyCache, o.level
-	pos, code, ok := p.parse(fs, args)
-	if !ok {
-		return code
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(p.stderr, "idvault exit: unexpected argument %q (subcommands come first: idvault exit --help)\n", pos[0])
-		return exitUsage
-	}
-	flags := map[string]any{}
-	set := func(key, v string) {
-		if v != "" {
-			flags[key] = v
+// exitServerSetup declares the exit server's flags; the server runs with them.
+func exitServerSetup(c *cmdline) runFunc {
+	var cf configFlags
+	c.StringVar(&cf.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
+	listen := c.String("listen", "", "listen address `ADDR` as host:port (exit.listen; default 127.0.0.1:8000)")
+	db := c.String("db", "", "PostgreSQL connection string `DSN` of the restored dump (exit.db; prefer IDVAULT_EXIT__DB)")
+	appID := c.String("app-id", "", "base64 app `ID` whose data is decrypted (exit.app_id)")
+	token := c.String("token", "", "bearer token `T` required on every route but /healthz (exit.token; prefer IDVAULT_EXIT__TOKEN)")
+	insecure := c.Bool("insecure", false, "allow a non-loopback --listen without a token (exit.insecure)")
+	batch := c.Int("batch-limit", 0, "most identities in one import request (exit.batch_limit; default 1000)")
+	maxBody := c.String("max-body", "", "largest simple-format ciphertext, a `SIZE` such as 64MiB (exit.max_body; default 64MiB)")
+	keyCache := c.Int("key-cache", 0, "resolved keys kept in memory (exit.key_cache; default 100000)")
+	level := c.String("log-level", "", "`LEVEL`: debug, info, warn or error (log.level)")
+	return func(ctx context.Context, args []string) int {
+		if len(args) > 0 {
+			return c.usageError("unknown subcommand %q (gen-dump, load-dump, import, decrypt)", args[0])
 		}
+		flags := map[string]any{}
+		set := func(key, v string) {
+			if v != "" {
+				flags[key] = v
+			}
+		}
+		set("exit.listen", *listen)
+		set("exit.db", *db)
+		set("exit.app_id", *appID)
+		set("exit.token", *token)
+		set("exit.max_body", *maxBody)
+		set("log.level", *level)
+		if *insecure {
+			flags["exit.insecure"] = true
+		}
+		if *batch != 0 {
+			flags["exit.batch_limit"] = *batch
+		}
+		if *keyCache > 0 {
+			flags["exit.key_cache"] = *keyCache
+		}
+		return runExitServer(ctx, c, cf, flags)
 	}
-	set("exit.listen", *listen)
-	set("exit.db", *db)
-	set("exit.app_id", *appID)
-	set("exit.token", *token)
-	set("exit.max_body", *maxBody)
-	set("log.level", *level)
-	if *insecure {
-		flags["exit.insecure"] = true
+}
+
+// runExitServer loads the configuration with the flags over it and runs the exit server.
+// Without --db and --app-id from any layer, it is a usage error (so a bare `idvault exit`
+// prints its usage).
+func runExitServer(ctx context.Context, cl *cmdline, cf configFlags, flags map[string]any) int {
+	p := cl.p
+	l, err := config.Load(config.Sources{Embedded: p.env.Embedded, File: cf.file, Environ: p.env.Environ, Flags: flags})
+	if err != nil {
+		fmt.Fprintf(p.stderr, "idvault exit: %v\n", err)
+		return exitConfig
 	}
-	if *batch != 0 {
-		flags["exit.batch_limit"] = *batch
-	}
-	if *keyCache > 0 {
-		flags["exit.key_cache"] = *keyCache
-	}
-	l, code, ok := p.load(*cf, flags)
-	if !ok {
-		return code
+	if err := l.ErrFor("exit", "log"); err != nil { // the other sections are not read here
+		fmt.Fprintln(p.stderr, "idvault exit: the configuration has problems:")
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(p.stderr, "  - %s\n", line)
+		}
+		return exitConfig
 	}
 	c := l.Config.Exit
 	var missing []string
@@ -63,10 +80,7 @@ func runExitServer(ctx context.Context, p *prog, args []string) int {
 		missing = append(missing, "--app-id (exit.app_id, IDVAULT_EXIT__APP_ID)")
 	}
 	if len(missing) > 0 {
-		for _, m := range missing {
-			fmt.Fprintf(p.stderr, "idvault exit: %s is required\n", m)
-		}
-		return exitConfig
+		return cl.usageError("%s required", strings.Join(missing, " and "))
 	}
 	if err := exitserver.CheckListen(c.Listen, c.Token, c.Insecure); err != nil {
 		fmt.Fprintf(p.stderr, "idvault exit: %v\n", err)
@@ -78,30 +92,6 @@ func runExitServer(ctx context.Context, p *prog, args []string) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-type exitServerOpts struct {
-	cf                                       configFlags
-	listen, db, appID, token, maxBody, level *string
-	insecure                                 *bool
-	batch, keyCache                          *int
-}
-
-// exitServerFlags defines the exit server's flags (shared with `idvault exit --help`).
-func exitServerFlags(p *prog) (*flag.FlagSet, *exitServerOpts) {
-	fs := p.newFlags("exit", exitServeUsage)
-	o := &exitServerOpts{}
-	fs.StringVar(&o.cf.file, "config", "", "configuration file (YAML), layered over the embedded defaults")
-	o.listen = fs.String("listen", "", "listen address host:port (exit.listen; default 127.0.0.1:8000)")
-	o.db = fs.String("db", "", "PostgreSQL connection string of the restored dump (exit.db)")
-	o.appID = fs.String("app-id", "", "base64 app ID whose data is decrypted (exit.app_id)")
-	o.token = fs.String("token", "", "bearer token required on every route but /healthz (exit.token)")
-	o.insecure = fs.Bool("insecure", false, "allow a non-loopback --listen without a token (exit.insecure)")
-	o.batch = fs.Int("batch-limit", 0, "most identities in one import request (exit.batch_limit; default 1000)")
-	o.maxBody = fs.String("max-body", "", "largest simple-format ciphertext, e.g. 64MiB (exit.max_body; default 64MiB)")
-	o.keyCache = fs.Int("key-cache", 0, "resolved keys kept in memory (exit.key_cache; default 100000)")
-	o.level = fs.String("log-level", "", "debug, info, warn or error (log.level)")
-	return fs, o
 }
 
 // serveExit opens the database, then serves until ctx is cancelled and shuts down gracefully.

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,8 +23,8 @@ type configFlags struct {
 }
 
 func (f *configFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "config", "", "configuration file (YAML), layered over the embedded defaults")
-	fs.StringVar(&f.data, "data", "", "data file path (overrides store.path)")
+	fs.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
+	fs.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
 }
 
 // load reads the configuration; problems are printed and make it fail.
@@ -48,8 +50,18 @@ func (p *prog) load(f configFlags, flags map[string]any) (*config.Loaded, int, b
 	return l, 0, true
 }
 
-// openStore opens the data file with the master key; store.ErrLocked means a server holds it.
+// openStore opens an existing data file with its master key; store.ErrLocked means a server
+// holds it. Only serve creates a data file or a master key: every other command refuses a
+// missing one, naming the path and how to set it, rather than start an empty store.
 func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error) {
+	if err := mustExist(c.Store.Path, "data file", "--data FILE, store.path in the --config file, or IDVAULT_STORE__PATH",
+		`start "idvault serve" once to create it, or point to an existing one with`); err != nil {
+		return nil, err
+	}
+	if err := mustExist(c.Store.KeyFile, "master key", "store.key_file in the --config file or IDVAULT_STORE__KEY_FILE (default: master.key beside the data file)",
+		"the data file's secrets cannot be read without the key it was created with; set its path with"); err != nil {
+		return nil, err
+	}
 	mk, _, err := store.LoadOrCreateMasterKey(c.Store.KeyFile)
 	if err != nil {
 		return nil, err
@@ -61,7 +73,24 @@ func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error)
 	return store.Open(opts)
 }
 
-// adminTokenFile is where a generated admin token lives: admin.token beside the data file.
+// mustExist fails with a message naming the absolute path, what it is and how to set it.
+func mustExist(path, what, setBy, advice string) error {
+	_, err := os.Stat(path)
+	if err == nil {
+		return nil
+	}
+	abs, aerr := filepath.Abs(path)
+	if aerr != nil {
+		abs = path
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no %s at %s: %s %s", what, abs, advice, setBy)
+	}
+	return fmt.Errorf("%s %s: %w", what, abs, err)
+}
+
+// adminTokenFile is where a generated admin token lives (admin.token_file; config resolves
+// its default, admin.token beside the data file).
 func adminTokenFile(c config.Config) string {
 	if c.Admin.TokenFile != "" {
 		return c.Admin.TokenFile

@@ -30,7 +30,7 @@ func TestHangingSMTPServerDoesNotDelayStartOrReadiness(t *testing.T) {
 	start := time.Now()
 	go func() {
 		done <- cli.Run(ctx, []string{"serve"}, &out, &errb, cli.Env{
-			Embedded: embedded(t), Version: "v-test", Ready: func(addr string) { ready <- addr },
+			Embedded: embedded(t), Ready: func(addr string) { ready <- addr },
 			Environ: []string{
 				"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db"),
 				"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key"),

@@ -15,38 +15,50 @@ import (
 	"idvault/store"
 )
 
-func runServe(ctx context.Context, p *prog, args []string) int {
-	fs := p.newFlags("serve", "serve [--config FILE] [--listen ADDR] [--data FILE] [--log-level LEVEL]")
-	var cf configFlags
-	cf.register(fs)
-	listen := fs.String("listen", "", "listen address host:port (overrides server.listen)")
-	level := fs.String("log-level", "", "debug, info, warn or error (overrides log.level)")
-	if _, code, ok := p.parse(fs, args); !ok {
-		return code
+func serveCommand() *command {
+	return &command{
+		name:    "serve",
+		summary: "run the HTTP server (fake authentication, identity server, verification API, admin API)",
+		help: `The server creates the data file, the master key and the admin token on first start.
+While it runs, it writes the address it listens on to the data file's path plus ".addr", so
+the app and backup commands find it whatever --listen said; the file is removed on a clean
+shutdown (SIGINT or SIGTERM).`,
+		setup: func(c *cmdline) runFunc {
+			var cf configFlags
+			cf.register(c.FlagSet)
+			listen := c.String("listen", "", "listen address `ADDR` as host:port (overrides server.listen)")
+			level := c.String("log-level", "", "`LEVEL`: debug, info, warn or error (overrides log.level)")
+			return func(ctx context.Context, args []string) int {
+				if len(args) > 0 {
+					return c.usageError("unexpected argument %q", args[0])
+				}
+				flags := map[string]any{}
+				if *listen != "" {
+					flags["server.listen"] = *listen
+				}
+				if *level != "" {
+					flags["log.level"] = *level
+				}
+				l, code, ok := c.p.load(cf, flags)
+				if !ok {
+					return code
+				}
+				log := newLogger(l.Config.Log, c.p.stderr)
+				log.Info("configuration loaded", "profile", l.Profile)
+				if err := serve(ctx, c.p, l.Config, log); err != nil {
+					log.Error("idvault stopped", "err", err)
+					return exitFail
+				}
+				return exitOK
+			}
+		},
 	}
-	flags := map[string]any{}
-	if *listen != "" {
-		flags["server.listen"] = *listen
-	}
-	if *level != "" {
-		flags["log.level"] = *level
-	}
-	l, code, ok := p.load(cf, flags)
-	if !ok {
-		return code
-	}
-	log := newLogger(l.Config.Log, p.stderr)
-	log.Info("configuration loaded", "profile", l.Profile)
-	if err := serve(ctx, p, l.Config, log); err != nil {
-		log.Error("idvault stopped", "err", err)
-		return exitFail
-	}
-	return exitOK
 }
 
 // serve runs the server until ctx is cancelled, then shuts down gracefully: in-flight requests
-// finish (up to server.shutdown_timeout) and the store is closed cleanly.
-func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) error {
+// finish (up to server.shutdown_timeout), the store is closed cleanly, the address file is
+// removed, and a last line says so.
+func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err error) {
 	mk, created, err := store.LoadOrCreateMasterKey(c.Store.KeyFile)
 	if err != nil {
 		return err
@@ -58,28 +70,44 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) erro
 	if err != nil {
 		return err
 	}
+	var addr string
 	defer func() {
-		if err := st.Close(); err != nil {
-			log.Error("closing the store", "err", err)
+		if cerr := st.Close(); cerr != nil {
+			log.Error("closing the store", "err", cerr)
+			err = errors.Join(err, cerr)
+		}
+		if addr != "" {
+			removeAddrFile(c.Store.Path, addr)
+		}
+		if err == nil {
+			log.Info("idvault stopped cleanly", "data", c.Store.Path)
 		}
 	}()
 	adminToken, err := ensureAdminToken(p, c, log)
 	if err != nil {
 		return err
 	}
-	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken)
+	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Build.Version)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	defer srv.Close() // first: the readiness checks use the store and the mailer
 
 	ln, err := net.Listen("tcp", c.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Server.Listen, err)
 	}
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
+	if werr := writeAddrFile(c.Store.Path, addr); werr != nil {
+		log.Warn("could not record the listen address beside the data file; the app and backup commands will use server.listen", "err", werr)
+	}
 	log.Info("idvault listening", "addr", addr, "data", c.Store.Path,
-		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled, "verification", c.Verification.Enabled)
+		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled, "verification", c.Verification.Enabled,
+		"console", c.Console.On(c.Server.Listen))
+	if c.Console.On(c.Server.Listen) {
+		log.Info("web console: sign in with the admin token", "url", "http://"+addr+"/console/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.App.Listener(ln) }()
 	if p.env.Ready != nil {

@@ -17,6 +17,7 @@ type Config struct {
 	Log            Log            `koanf:"log"`
 	Store          Store          `koanf:"store"`
 	Admin          Admin          `koanf:"admin"`
+	Console        Console        `koanf:"console"`
 	FakeAuth       FakeAuth       `koanf:"fakeauth"`
 	IdentityServer IdentityServer `koanf:"identity_server"`
 	Verification   Verification   `koanf:"verification"`
@@ -49,7 +50,8 @@ type Log struct {
 
 // Store is the bbolt data file and the master key that seals secrets in it.
 type Store struct {
-	Path        string        `koanf:"path"`
+	Path string `koanf:"path"`
+	// KeyFile is the master key (default, when empty: master.key beside the data file).
 	KeyFile     string        `koanf:"key_file"`
 	LockTimeout time.Duration `koanf:"lock_timeout"`
 }
@@ -102,7 +104,8 @@ func Default() Config {
 			TrustedProxies: []string{}, AllowedHosts: []string{},
 		},
 		Log:            Log{Level: "info", Format: "text"},
-		Store:          Store{Path: "./data/idvault.db", KeyFile: "./data/master.key", LockTimeout: time.Second},
+		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second},
+		Console:        Console{Enabled: "auto"},
 		FakeAuth:       FakeAuth{MaxEmails: 100},
 		IdentityServer: IdentityServer{},
 		Verification:   DefaultVerification(),

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -103,4 +104,20 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: want a number with an optional unit (KiB, MiB, GiB, KB, MB, GB)", s)
 	}
 	return n * mult, nil
+}
+
+// ErrFor is Err restricted to the problems of the given sections ("exit", "log"): a command
+// that reads only those sections (idvault exit) does not fail on a problem of another.
+func (l *Loaded) ErrFor(sections ...string) error {
+	var errs []error
+	for _, e := range append(append([]error{}, l.Problems...), l.Config.Validate()...) {
+		msg := e.Error()
+		for _, s := range sections {
+			if strings.HasPrefix(msg, s+".") || strings.HasPrefix(msg, s+":") {
+				errs = append(errs, e)
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -99,6 +99,7 @@ func Load(src Sources) (*Loaded, error) {
 	problems = append(problems, singleUnderscoreEnv(src.Environ, known)...)
 	l := &Loaded{K: k, Problems: problems, Profile: profile, known: known}
 	l.Config, l.Problems = decode(k, problems)
+	derivePaths(k, &l.Config)
 	return l, nil
 }
 
@@ -136,7 +137,7 @@ func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 		key string
 		out any
 	}{
-		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin},
+		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin}, {"console", &c.Console},
 		{"fakeauth", &c.FakeAuth}, {"identity_server", &c.IdentityServer},
 		{"verification", &c.Verification}, {"mail", &c.Mail}, {"apps", &c.Apps},
 		{"exit", &c.Exit},

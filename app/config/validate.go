@@ -47,9 +47,6 @@ func (c Config) Validate() []error {
 	if strings.TrimSpace(c.Store.Path) == "" {
 		bad("store.path", "must not be empty")
 	}
-	if strings.TrimSpace(c.Store.KeyFile) == "" {
-		bad("store.key_file", "must not be empty")
-	}
 	if c.Admin.Token != "" && len(c.Admin.Token) < 16 {
 		bad("admin.token", "must be at least 16 characters")
 	}
@@ -72,6 +69,7 @@ func (c Config) Validate() []error {
 	if c.IdentityServer.Token != "" && len(c.IdentityServer.Token) < 16 {
 		bad("identity_server.token", "must be at least 16 characters")
 	}
+	errs = append(errs, c.Console.validate()...)
 	errs = append(errs, c.Verification.validate()...)
 	errs = append(errs, c.Exit.validate()...)
 	if c.Verification.Enabled {

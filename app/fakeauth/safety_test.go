@@ -79,6 +79,7 @@ func TestBinarySafety(t *testing.T) {
 		require.Contains(t, string(out), "fakeauth")
 	})
 
+	apptest.InitData(t, dir, env)
 	stdout, stderr, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "fa", "--test", "--json")
 	require.Zero(t, code, "stderr: %s", stderr)
 	var created struct {

@@ -25,6 +25,7 @@ import (
 func binaryEnv(t *testing.T, dir string) []string {
 	t.Helper()
 	env := apptest.DataEnv(t, dir)
+	apptest.InitData(t, dir, env)
 	stdout, stderr, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "x", "--json")
 	require.Zero(t, code, "stderr: %s", stderr)
 	var created struct {

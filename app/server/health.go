@@ -49,11 +49,19 @@ type readiness struct {
 	running bool
 	first   chan struct{} // closed when the first round is over
 	created time.Time
+
+	// stop cancels running checks and closed refuses new rounds (Close); rounds counts the
+	// rounds in flight, which Close waits for.
+	ctx    context.Context
+	stop   context.CancelFunc
+	closed bool
+	rounds sync.WaitGroup
 }
 
 func newReadiness(checks map[string]Checker, warnings []string, log *slog.Logger) *readiness {
 	r := &readiness{checks: checks, warnings: warnings, log: log, timeout: checkTimeout,
 		results: map[string]string{}, first: make(chan struct{}), created: time.Now()}
+	r.ctx, r.stop = context.WithCancel(context.Background())
 	for name := range checks {
 		r.results[name] = "checking"
 	}
@@ -65,19 +73,21 @@ func newReadiness(checks map[string]Checker, warnings []string, log *slog.Logger
 // and records its result as soon as it ends.
 func (r *readiness) refresh() {
 	r.mu.Lock()
-	if r.running {
+	if r.running || r.closed {
 		r.mu.Unlock()
 		return
 	}
 	r.running = true
+	r.rounds.Add(1)
 	r.mu.Unlock()
 	go func() {
+		defer r.rounds.Done()
 		var wg sync.WaitGroup
 		for name, c := range r.checks {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+				ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 				err := c.Check(ctx)
 				if err != nil && ctx.Err() != nil {
 					err = errors.Join(errTimeout, err)
@@ -119,14 +129,25 @@ func (r *readiness) record(name string, err error) {
 	r.mu.Lock()
 	before := r.results[name]
 	r.results[name] = result
+	closed := r.closed
 	r.mu.Unlock()
-	if before != result && r.log != nil {
+	if before != result && r.log != nil && !closed {
 		if err != nil {
 			r.log.Warn("readiness check failed", "check", name, "result", result, "err", err)
 		} else if before != "checking" {
 			r.log.Info("readiness check recovered", "check", name)
 		}
 	}
+}
+
+// close cancels the checks in flight and waits for them: no check outlives the server (the
+// store check would ping a closed store) and nothing is logged after its last line.
+func (r *readiness) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.stop()
+	r.rounds.Wait()
 }
 
 // snapshot returns the last results, refreshing them in the background when stale. Only a

@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/apierr"
+	"idvault/app/openapi"
 )
 
 var errFeatureOff = apierr.FeatureNotEnabled.New()
@@ -24,6 +25,7 @@ func (s *Server) routes(metrics http.Handler) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", metricsHandler(metrics))
+	app.Get("/openapi.json", openapi.Serve)
 
 	// Admin API (app management, backup), behind the admin token.
 	a := s.deps.Admin
@@ -31,6 +33,7 @@ func (s *Server) routes(metrics http.Handler) {
 	admin.Post("/apps", a.CreateApp)
 	admin.Get("/apps", a.ListApps)
 	admin.Get("/apps/:app_id", a.ShowApp)
+	admin.Patch("/apps/:app_id", a.UpdateApp)
 	admin.Post("/apps/:app_id/rotate-token", a.RotateToken)
 	admin.Delete("/apps/:app_id", a.DeleteApp)
 	admin.Get("/backup", a.Backup)
@@ -48,6 +51,11 @@ func (s *Server) routes(metrics http.Handler) {
 	app.Post("/identity", simple, on(is != nil, is.Authenticate), is.Identity)
 	app.Patch("/identity", simple, on(is != nil, is.Authenticate), is.Register)
 	app.Post("/public_identity", simple, on(is != nil, is.Authenticate), is.PublicIdentity)
+
+	// Web console (server-rendered pages; not part of the OpenAPI document).
+	if s.console != nil {
+		s.console.Register(app.Group("/console"))
+	}
 
 	// Email verification API.
 	v := s.deps.Verification

@@ -3,7 +3,9 @@
 package server
 
 import (
+	"context"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -15,6 +17,7 @@ import (
 
 	"idvault/app/admin"
 	"idvault/app/config"
+	"idvault/app/console"
 	"idvault/app/fakeauth"
 	"idvault/app/idserver"
 	"idvault/app/verification"
@@ -35,6 +38,19 @@ type Deps struct {
 	FakeAuth       *fakeauth.Handler
 	IdentityServer *idserver.Handler
 	Verification   *verification.Handler
+
+	// Console switches the web console on at /console/ (it needs Admin).
+	Console ConsoleSettings
+}
+
+// ConsoleSettings are what the console shows beyond the apps.
+type ConsoleSettings struct {
+	Enabled bool
+	Version string
+	// DataFile is the data file's path (the server page shows its size).
+	DataFile string
+	// IdentityServerAppID is identity_server.app_id (for the snippets).
+	IdentityServerAppID string
 }
 
 // ReadBufferSize is the request-header buffer (request line and headers) for a server whose
@@ -48,10 +64,15 @@ func ReadBufferSize(maxEmails int) int {
 
 // Server is the HTTP application with its dependencies.
 type Server struct {
-	deps  Deps
-	ready *readiness
-	App   *fiber.App
+	deps    Deps
+	ready   *readiness
+	console *console.Handler
+	App     *fiber.App
 }
+
+// Close stops the background readiness checks and waits for any in flight; call it after the
+// application has shut down, before closing what the checks use (the store, the mailer).
+func (s *Server) Close() { s.ready.close() }
 
 // New builds the fiber application.
 func New(d Deps) *Server {
@@ -82,9 +103,41 @@ func New(d Deps) *Server {
 	app.Use(recoverMiddleware(d.Logger))
 	app.Use(hostGuard(d.Server))
 	s.App = app
+	if d.Console.Enabled && d.Admin != nil {
+		s.console = console.New(console.Deps{
+			Admin: d.Admin, Ready: func(context.Context) (map[string]string, bool) { return s.ready.snapshot() }, Warnings: d.Warnings, Interfaces: s.interfaces(),
+			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
+			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: trustedProxies(d.Server.TrustedProxies),
+		})
+	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	s.refuseUnknownMethods(handleErr)
 	return s
+}
+
+// trustedProxies parses server.trusted_proxies (validated with the config; a bad entry is
+// skipped here).
+func trustedProxies(list []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := config.ParseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// interfaces lists the interfaces and whether each is on, for the console's server page.
+func (s *Server) interfaces() []console.Interface {
+	d := s.deps
+	return []console.Interface{
+		{Name: "Admin API", On: d.Admin != nil, Key: "admin.token", Routes: "/admin/apps, /admin/backup"},
+		{Name: "Fake authentication", On: d.FakeAuth != nil, Key: "fakeauth.enabled", Routes: "/apps/{app_id}/…", Comment: "test-mode apps; development only"},
+		{Name: "Reference identity server", On: d.IdentityServer != nil, Key: "identity_server.enabled", Routes: "/identity, /public_identity", Comment: d.Console.IdentityServerAppID},
+		{Name: "Email verification", On: d.Verification != nil, Key: "verification.enabled", Routes: "/verification/email…"},
+		{Name: "Operations", On: true, Key: "", Routes: "/healthz, /readyz, /metrics, /openapi.json"},
+		{Name: "Web console", On: true, Key: "console.enabled", Routes: "/console/"},
+	}
 }
 
 // refuseUnknownMethods answers a request whose method is not a standard HTTP method with the

@@ -42,6 +42,7 @@ func TestBinarySendsAndVerifiesCodes(t *testing.T) {
 		"IDVAULT_VERIFICATION__ENABLED=true",
 		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", smtp.Port()),
 		"IDVAULT_MAIL__TLS=none", "IDVAULT_MAIL__FROM=codes@idvault.test")
+	apptest.InitData(t, dir, env)
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "prod", "--json")
 	require.Equal(t, 0, code, errOut)
 	var created struct {
@@ -108,6 +109,7 @@ func TestBinaryShutdownLetsInFlightRequestsFinish(t *testing.T) {
 		"IDVAULT_VERIFICATION__ENABLED=true",
 		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", smtp.Port()),
 		"IDVAULT_MAIL__TLS=none", "IDVAULT_MAIL__FROM=codes@idvault.test", "IDVAULT_MAIL__TIMEOUT=20s")
+	apptest.InitData(t, dir, env)
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "t", "--test", "--json")
 	require.Equal(t, 0, code, errOut)
 	var created struct {

@@ -44,7 +44,7 @@ func (r *row) boolean(v bool) *row {
 	return r
 }
 
-func (r *row) int(v int64) *row {
+func (r *row) integer(v int64) *row {
 	r.sep()
 	r.b = strconv.AppendInt(r.b, v, 10)
 	return r

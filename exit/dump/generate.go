@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"idvault/app/identity"
@@ -363,7 +364,7 @@ func (g *gen) writeData() error {
 		if err := g.tableBufs[t].Flush(); err != nil {
 			return fmt.Errorf("dump: %w", err)
 		}
-		fmt.Fprintf(w, "\nCOPY %s (%s) FROM stdin;\n", tables[t].name, joinColumns(tables[t].columns))
+		fmt.Fprintf(w, "\nCOPY %s (%s) FROM stdin;\n", tables[t].name, strings.Join(tables[t].columns, ", "))
 		src := g.tableFiles[t]
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("dump: %w", err)
@@ -383,17 +384,6 @@ func (g *gen) writeData() error {
 		return fmt.Errorf("dump: %w", err)
 	}
 	return os.Rename(path+".tmp", path)
-}
-
-func joinColumns(cols []string) string {
-	out := ""
-	for i, c := range cols {
-		if i > 0 {
-			out += ", "
-		}
-		out += c
-	}
-	return out
 }
 
 func writeFileAtomic(path string, data []byte) error {

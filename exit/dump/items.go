@@ -67,12 +67,6 @@ func at(p, i int) time.Time {
 	return epoch.Add(time.Duration(p)*24*time.Hour + time.Duration(i)*time.Second)
 }
 
-// identityLine is one line of identities.jsonl.
-type identityLine struct {
-	Email    string `json:"email"`
-	Identity string `json:"identity"`
-}
-
 func appendJSONLine(dst []byte, v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -177,7 +171,7 @@ func (g *gen) userItem(a *app, i int, s *sink) error {
 	}
 	s.add(tUsers, s.rowFor(tUsers).bytea(a.id[:]).bytea(id.UserID).bytea(encVK).timestamp(when).end())
 	if a.main {
-		s.identities = appendJSONLine(s.identities, identityLine{Email: email, Identity: secretIdentity})
+		s.identities = appendJSONLine(s.identities, IdentityLine{Email: email, Identity: secretIdentity})
 	}
 	rec := make([]byte, 0, userRecSize)
 	rec = append(rec, first.userID[:]...)
@@ -254,7 +248,7 @@ func (g *gen) provItem(a *app, i int, s *sink) error {
 			bytea(sealed).bytea(b.Serialize()).timestamp(at(2, i)).end())
 	}
 	if a.main && i != a.withheld {
-		s.identities = appendJSONLine(s.identities, identityLine{Email: email, Identity: secretIdentity})
+		s.identities = appendJSONLine(s.identities, IdentityLine{Email: email, Identity: secretIdentity})
 	}
 	rec := make([]byte, 0, provRecSize)
 	rec = append(rec, p.PublicSignatureKey...)
@@ -386,7 +380,7 @@ func (g *gen) groupItem(a *app, i int, s *sink) error {
 func (g *gen) groupRows(s *sink, a *app, groupID, encPub [32]byte, b *block.Block, members []block.GroupMember,
 	provs []block.GroupProvisionalMember, version int, when time.Time) {
 	s.add(tUserGroups, s.rowFor(tUserGroups).bytea(a.id[:]).bytea(groupID[:]).bytea(encPub[:]).
-		int(int64(b.Nature)).bytea(b.Serialize()).timestamp(when).end())
+		integer(int64(b.Nature)).bytea(b.Serialize()).timestamp(when).end())
 	for _, m := range members {
 		var uid []byte
 		if version >= 2 {

@@ -307,7 +307,7 @@ func (g *gen) publishToProvisional(s *sink, a *app, author userRec, id encryptio
 func (g *gen) keyPublishRow(s *sink, a *app, author userRec, act block.Action, recipient, sealed []byte, id encryption.SimpleID, when time.Time) {
 	b := block.New(a.id, act, author.devID)
 	b.Sign(author.devSig)
-	s.add(tKeyPublishes, s.rowFor(tKeyPublishes).bytea(a.id[:]).bytea(id[:]).int(int64(b.Nature)).bytea(recipient).
+	s.add(tKeyPublishes, s.rowFor(tKeyPublishes).bytea(a.id[:]).bytea(id[:]).integer(int64(b.Nature)).bytea(recipient).
 		bytea(sealed).bytea(author.devID[:]).bytea(b.Serialize()).timestamp(when).end())
 	s.natures[int(b.Nature)]++
 }

@@ -6,8 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -161,7 +159,9 @@ func (v *verifier) users(dir string) {
 	app := readApp(v.t, dir)
 	appPub := v.apps[[32]byte(app.id)]
 	checked := 0
-	for _, line := range readJSONL[identityLine](v.t, filepath.Join(dir, dump.IdentitiesFile)) {
+	lines, err := dump.ReadIdentities(dir)
+	require.NoError(v.t, err)
+	for _, line := range lines {
 		p, err := identity.ParsePermanent(line.Identity, app.id, appPub)
 		if err != nil {
 			_, perr := identity.ParseProvisional(line.Identity, app.id)
@@ -331,11 +331,6 @@ func (v *verifier) tankerKeys() {
 	require.NoError(v.t, rows.Err())
 }
 
-type identityLine struct {
-	Email    string `json:"email"`
-	Identity string `json:"identity"`
-}
-
 type appFile struct {
 	id, secret []byte
 	decoys     [][]byte
@@ -343,23 +338,18 @@ type appFile struct {
 
 func readApp(t *testing.T, dir string) appFile {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, dump.AppFile))
+	a, err := dump.ReadApp(dir)
 	require.NoError(t, err)
-	var info dump.AppInfo
-	require.NoError(t, json.Unmarshal(raw, &info))
-	a := appFile{id: b64(t, info.AppID), secret: b64(t, info.AppSecret)}
-	require.NoError(t, identity.CheckApp(a.id, a.secret))
-	for _, d := range info.DecoyAppIDs {
-		a.decoys = append(a.decoys, b64(t, d))
-	}
-	return a
+	require.NoError(t, identity.CheckApp(a.ID, a.Secret))
+	return appFile{id: a.ID, secret: a.Secret, decoys: a.DecoyIDs}
 }
 
 // TestManifestMatchesTheCiphertexts checks every manifest entry against the key the
 // generator used: ok entries decrypt to their SHA-256, negative ones fail as announced.
 func TestManifestMatchesTheCiphertexts(t *testing.T) {
 	dir, sum := sharedDump(t)
-	entries := readJSONL[dump.ManifestEntry](t, filepath.Join(dir, dump.ManifestFile))
+	entries, err := dump.ReadManifest(dir)
+	require.NoError(t, err)
 	keyLines := readJSONL[dump.KeyEntry](t, filepath.Join(dir, dump.KeysFile))
 	require.Len(t, keyLines, len(entries))
 	require.Equal(t, sum.Resources+sum.Negatives, len(entries))
@@ -393,9 +383,11 @@ func TestManifestMatchesTheCiphertexts(t *testing.T) {
 			if e.Case == "tampered" {
 				require.ErrorIs(t, derr, encryption.ErrDecryptionFailed, e.File)
 			} else {
-				// A stream cut before its final chunk; the exit library maps it to
-				// decryption_failed (ErrIncompleteStream); older versions said ErrTruncated.
-				require.True(t, errors.Is(derr, encryption.ErrDecryptionFailed) || errors.Is(derr, encryption.ErrTruncated), "%s: %v", e.File, derr)
+				// A stream cut before its final chunk: the exit server answers
+				// decryption_failed, not truncated_data.
+				require.ErrorIs(t, derr, encryption.ErrIncompleteStream, e.File)
+				require.ErrorIs(t, derr, encryption.ErrDecryptionFailed, e.File)
+				require.NotErrorIs(t, derr, encryption.ErrTruncated, e.File)
 			}
 		case dump.ExpectTruncatedData:
 			_, _, err := encryption.ExtractResourceID(ct)

@@ -12,7 +12,7 @@
 // gets SIGINT if the test process dies first. Directories left by a machine crash are swept by
 // the next run.
 //
-// The binaries are looked for in $IDVAULT_PG_BIN, then /usr/lib/postgresql/<newest>/bin, then
-// $PATH. When none is found the test is skipped with a message, or fails when
+// The binaries are looked for in $IDVAULT_PG_BIN when it is set (only there), else in
+// /usr/lib/postgresql/<newest>/bin, then $PATH. When none is found the test is skipped with a message, or fails when
 // IDVAULT_REQUIRE_EXTERNAL=1 (as `make test` sets it; `make deps` installs PostgreSQL).
 package pgtest

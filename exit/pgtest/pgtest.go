@@ -24,7 +24,8 @@ import (
 
 // Environment variables read by this package.
 const (
-	// EnvPGBin names a directory holding initdb and postgres; it wins over the search.
+	// EnvPGBin names the directory holding initdb and postgres; when set, no other place is
+	// searched.
 	EnvPGBin = "IDVAULT_PG_BIN"
 	// EnvRequireExternal=1 turns a missing PostgreSQL into a test failure instead of a skip.
 	EnvRequireExternal = "IDVAULT_REQUIRE_EXTERNAL"
@@ -132,8 +133,11 @@ func findBin() string {
 		}
 		return true
 	}
-	if d := os.Getenv(EnvPGBin); d != "" && ok(d) {
-		return d
+	if d := os.Getenv(EnvPGBin); d != "" {
+		if ok(d) {
+			return d
+		}
+		return ""
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })

@@ -67,3 +67,26 @@ func TestClusterRemovedWhenTestProcessDies(t *testing.T) {
 		return os.IsNotExist(err)
 	}, 30*time.Second, 100*time.Millisecond, "cluster directory %s still there after its test process died", dataDir)
 }
+
+// TestMissingPostgreSQLSkipsOrFails runs a test of this package in a child process that finds
+// no PostgreSQL: a plain run skips with a message, IDVAULT_REQUIRE_EXTERNAL=1 makes it fail.
+func TestMissingPostgreSQLSkipsOrFails(t *testing.T) {
+	if os.Getenv("PGTEST_CHILD") != "" {
+		t.Skip("child run")
+	}
+	for _, tc := range []struct {
+		require string
+		want    string
+		fails   bool
+	}{
+		{"0", "--- SKIP: TestNewDBGivesSeparateEmptyDatabases", false},
+		{"1", "--- FAIL: TestNewDBGivesSeparateEmptyDatabases", true},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestNewDBGivesSeparateEmptyDatabases$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "IDVAULT_PG_BIN="+t.TempDir(), "IDVAULT_REQUIRE_EXTERNAL="+tc.require, "PGTEST_CHILD=missing")
+		out, err := cmd.CombinedOutput()
+		require.Equal(t, tc.fails, err != nil, "%s", out)
+		require.Contains(t, string(out), tc.want)
+		require.Contains(t, string(out), "initdb, postgres) not found")
+	}
+}

@@ -1,0 +1,103 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+)
+
+func TestBackupToADirectoryWritesADatedFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	_, _, code := run(t, dir, "app", "create", "--name", "kept")
+	require.Equal(t, 0, code)
+	backups := filepath.Join(dir, "backups")
+	require.NoError(t, os.Mkdir(backups, 0o700))
+
+	out, errOut, code := run(t, dir, "backup", "--out", backups)
+	require.Equal(t, 0, code, errOut)
+	entries, err := os.ReadDir(backups)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	name := entries[0].Name()
+	require.Regexp(t, regexp.MustCompile(`^idvault-\d{4}-\d\d-\d\dT\d{6}Z\.db$`), name)
+	require.Contains(t, out, filepath.Join(backups, name))
+	st, err := os.Stat(filepath.Join(backups, name))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	// The master key stays where it was (a backup elsewhere needs it named).
+	list, errOut, code := runEnv(t, []string{"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key")},
+		"app", "list", "--data", filepath.Join(backups, name))
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, list, "kept")
+}
+
+func TestBackupRefusesToOverwriteWithoutForce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	target := filepath.Join(dir, "backup.db")
+	require.NoError(t, os.WriteFile(target, []byte("precious"), 0o600))
+
+	_, errOut, code := run(t, dir, "backup", "--out", target)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, target+" exists: use --force")
+	raw, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "precious", string(raw), "not overwritten")
+
+	_, errOut, code = run(t, dir, "backup", "--out", target, "--force")
+	require.Equal(t, 0, code, errOut)
+	list, _, code := run(t, dir, "app", "list", "--data", target)
+	require.Equal(t, 0, code, "replaced by a working copy")
+	require.Contains(t, list, "ID")
+}
+
+// Errors name the path the user gave, never a temporary file.
+func TestBackupErrorsNameTheUsersPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	missing := filepath.Join(dir, "no-such-dir", "b.db")
+	_, errOut, code := run(t, dir, "backup", "--out", missing)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, missing)
+	require.Contains(t, errOut, "does not exist")
+	require.NotContains(t, errOut, ".idvault-backup-")
+
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o500))
+		_, errOut, code = run(t, dir, "backup", "--out", filepath.Join(ro, "b.db"))
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, filepath.Join(ro, "b.db"))
+		require.Contains(t, errOut, "permission denied")
+		require.NotContains(t, errOut, ".idvault-backup-")
+	}
+}
+
+// Through a running server: a directory works the same way, and nothing is overwritten.
+func TestHotBackupToADirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := apptest.DataEnv(t, dir)
+	apptest.Start(t, dir, env)
+	backups := filepath.Join(dir, "backups")
+	require.NoError(t, os.Mkdir(backups, 0o700))
+	out, errOut, code := apptest.RunCLI(t, dir, env, "backup", "--out", backups)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "backup written to "+backups+string(os.PathSeparator)+"idvault-")
+	entries, err := os.ReadDir(backups)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(backups, "x.db"), []byte("precious"), 0o600))
+	_, errOut, code = apptest.RunCLI(t, dir, env, "backup", "--out", filepath.Join(backups, "x.db"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "exists: use --force")
+}

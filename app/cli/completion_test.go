@@ -1,0 +1,106 @@
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+)
+
+// completionCases: words typed after "idvault" (the last one being completed) and the
+// candidates the shell must offer.
+var completionCases = []struct {
+	words []string
+	want  []string
+}{
+	{[]string{""}, nil}, // every command: checked against the command table below
+	{[]string{"app", "r"}, []string{"rotate-token"}},
+	{[]string{"app", "create", "--le"}, []string{"--legacy-errors"}},
+	{[]string{"serve", "--data", "x.db", "--li"}, []string{"--listen"}},
+	{[]string{"config", ""}, []string{"check"}},
+	{[]string{"completion", ""}, []string{"bash", "zsh"}},
+	{[]string{"exit", "gen-dump", "--us"}, []string{"--users"}}, // a run-function command
+	{[]string{"exit", "load-dump", "--db", ""}, []string{}},
+	{[]string{"backup", "--out", ""}, []string{}}, // a file name: the shell's own completion
+}
+
+// The bash script, sourced into a real bash, offers the commands and flags of the table.
+func TestBashCompletion(t *testing.T) {
+	t.Parallel()
+	bin := apptest.Binary(t)
+	for _, c := range completionCases {
+		script := `source <(idvault completion bash)
+COMP_WORDS=(idvault "$@"); COMP_CWORD=$#
+_idvault
+printf '%s\n' "${COMPREPLY[@]}"`
+		cmd := exec.Command("bash", append([]string{"-c", script, "bash"}, c.words...)...)
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		got := strings.Fields(string(out))
+		if c.want == nil {
+			require.ElementsMatch(t, topLevel(t, bin), got)
+			continue
+		}
+		if len(c.want) == 0 {
+			require.Empty(t, got, "%v", c.words)
+			continue
+		}
+		require.ElementsMatch(t, c.want, got, "%v", c.words)
+	}
+}
+
+// The zsh script, sourced into a real zsh with compadd and _files stubbed to print what they
+// would offer.
+func TestZshCompletion(t *testing.T) {
+	t.Parallel()
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("zsh is not installed: the zsh completion script is not exercised")
+	}
+	bin := apptest.Binary(t)
+	for _, c := range completionCases {
+		script := `compdef() { :; }
+compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }
+_files() { print -- FILES; }
+source <(idvault completion zsh)
+words=(idvault "$@"); CURRENT=$(( $# + 1 ))
+_idvault`
+		cmd := exec.Command(zsh, append([]string{"-f", "-c", script, "zsh"}, c.words...)...)
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		got := strings.Fields(string(out))
+		if c.want == nil {
+			require.ElementsMatch(t, topLevel(t, bin), got)
+			continue
+		}
+		if len(c.want) == 0 {
+			require.Equal(t, []string{"FILES"}, got, "%v", c.words)
+			continue
+		}
+		require.ElementsMatch(t, c.want, got, "%v", c.words)
+	}
+}
+
+// topLevel lists the commands `idvault --help` shows.
+func topLevel(t *testing.T, bin string) []string {
+	out, err := exec.Command(bin, "--help").Output()
+	require.NoError(t, err)
+	_, list, ok := strings.Cut(string(out), "\nCommands:\n")
+	require.True(t, ok)
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		if strings.HasPrefix(line, "  ") {
+			names = append(names, strings.Fields(line)[0])
+		}
+	}
+	require.Contains(t, names, "completion")
+	require.NotContains(t, names, "__complete")
+	return names
+}

@@ -1,0 +1,81 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+)
+
+// Only serve creates a data file: every other command run where there is none refuses, names
+// the path and how to set it, and leaves nothing behind (no empty store, no new master key).
+func TestCommandsOtherThanServeRefuseAMissingDataFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	id := strings.Repeat("A", 43) + "="
+	for _, args := range [][]string{
+		{"app", "list"}, {"app", "create", "--name", "x"}, {"app", "show", id}, {"app", "rotate-token", id},
+		{"app", "delete", "--yes", id}, {"backup", "--out", filepath.Join(dir, "b.db")},
+	} {
+		out, errOut, code := run(t, dir, args...)
+		require.Equal(t, 1, code, "%v", args)
+		require.Empty(t, out, "%v", args)
+		require.Contains(t, errOut, "no data file at "+filepath.Join(dir, "idvault.db"), "%v", args)
+		require.Contains(t, errOut, "idvault serve", "%v", args)
+		require.Contains(t, errOut, "--data FILE", "%v", args)
+		require.Contains(t, errOut, "store.path", "%v", args)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Empty(t, entries, "%v created files", args)
+	}
+}
+
+// A data file whose master key is missing is refused too: a new key would make every secret
+// in it unreadable.
+func TestMissingMasterKeyIsRefusedNotRecreated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	require.NoError(t, os.Rename(filepath.Join(dir, "master.key"), filepath.Join(dir, "master.key.moved")))
+	_, errOut, code := run(t, dir, "app", "list")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no master key at "+filepath.Join(dir, "master.key"))
+	require.Contains(t, errOut, "store.key_file")
+	_, err := os.Stat(filepath.Join(dir, "master.key"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// --data moves the master key and the admin token with the data file (their defaults are
+// relative to its directory); an explicit key_file stays where it was set.
+func TestDataFlagMovesKeyAndTokenFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "x", "y.db")
+	env := []string{"IDVAULT_SERVER__LISTEN=127.0.0.1:" + itoa(apptest.FreePort(t)), "IDVAULT_VERIFICATION__ENABLED=false"}
+	p := apptest.Start(t, dir, env, "--data", data)
+	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "moved", "--data", data)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "app created")
+	p.Stop(t)
+	for _, name := range []string{"y.db", "master.key", "admin.token"} {
+		st, err := os.Stat(filepath.Join(dir, "x", name))
+		require.NoError(t, err, name)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), name)
+	}
+	_, err := os.Stat(filepath.Join(dir, "data"))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing is written to ./data")
+
+	// Explicitly set: kept as given.
+	key := filepath.Join(dir, "keys", "mk")
+	out, _, code = run(t, dir, "config", "check", "--data", data)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "store.key_file = "+filepath.Join(dir, "x", "master.key"))
+	require.Contains(t, out, "admin.token_file = "+filepath.Join(dir, "x", "admin.token"))
+	out, _, code = runEnv(t, []string{"IDVAULT_STORE__KEY_FILE=" + key}, "config", "check", "--data", data)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "store.key_file = "+key)
+}

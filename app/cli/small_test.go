@@ -1,0 +1,120 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+)
+
+// The text output of app show carries the URL ID the curl examples need.
+func TestAppShowTextShowsURLID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	out, _, code := run(t, dir, "app", "create", "--name", "u", "--json")
+	require.Equal(t, 0, code)
+	var c struct {
+		App struct {
+			ID    string `json:"id"`
+			URLID string `json:"url_id"`
+		} `json:"app"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
+	require.NotEmpty(t, c.App.URLID)
+	out, _, code = run(t, dir, "app", "show", c.App.ID)
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^URL ID: +`+regexp.QuoteMeta(c.App.URLID)+`$`, out)
+}
+
+// onTerminal runs the binary with stdin and stdout on a pseudo-terminal (script(1)), typing
+// input, and returns what the terminal showed and the exit code.
+func onTerminal(t *testing.T, dir string, env []string, input string, args ...string) (string, int) {
+	t.Helper()
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) (util-linux) is needed to run a command on a terminal")
+	}
+	cmdline := apptest.Binary(t)
+	for _, a := range args {
+		cmdline += " '" + a + "'"
+	}
+	cmd := exec.Command("script", "-qec", cmdline, "/dev/null")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(input)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), code
+}
+
+// On a terminal, app delete asks first; "n" keeps the app, "y" deletes it, --yes skips the
+// question. Without a terminal (scripts) it does not ask.
+func TestAppDeleteConfirmsOnATerminal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := apptest.DataEnv(t, dir)
+	apptest.InitData(t, dir, env)
+	create := func(name string) string {
+		out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", name, "--env")
+		require.Equal(t, 0, code, errOut)
+		return regexp.MustCompile(`APP_ID='([^']+)'`).FindStringSubmatch(out)[1]
+	}
+	exists := func(id string) bool {
+		_, _, code := apptest.RunCLI(t, dir, env, "app", "show", id)
+		return code == 0
+	}
+
+	id := create("asked")
+	out, code := onTerminal(t, dir, env, "n\n", "app", "delete", id)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, `Delete app "asked"`)
+	require.Contains(t, out, "not confirmed")
+	require.True(t, exists(id), "answering no keeps the app")
+
+	out, code = onTerminal(t, dir, env, "y\n", "app", "delete", id)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "deleted app")
+	require.False(t, exists(id))
+
+	id = create("yes-flag")
+	out, code = onTerminal(t, dir, env, "", "app", "delete", "--yes", id)
+	require.Equal(t, 0, code, out)
+	require.NotContains(t, out, "Delete app")
+	require.False(t, exists(id))
+
+	id = create("script")
+	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "delete", id)
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, out+errOut, "Delete app")
+	require.False(t, exists(id))
+}
+
+// The binary built by `make build` says its semantic version, its commit and its build date.
+func TestVersionOfTheBuiltBinary(t *testing.T) {
+	t.Parallel()
+	out, _, code := apptest.RunCLI(t, t.TempDir(), nil, "version")
+	require.Equal(t, 0, code)
+	m := regexp.MustCompile(`^idvault (\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\ncommit: ([0-9a-f]{40})(-dirty)?\nbuilt:  (\S+)\n`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(string(head)), m[2])
+	built, err := time.Parse(time.RFC3339, m[4])
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now(), built, time.Hour)
+}

@@ -1,0 +1,263 @@
+package console_test
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/admin"
+	"idvault/app/apptest"
+	"idvault/app/config"
+	"idvault/app/server"
+)
+
+const adminToken = "console-admin-token-0123456789"
+
+type fixture struct {
+	env *apptest.Env
+	app *fiber.App
+}
+
+func newFixture(t *testing.T, enabled bool, declared ...config.DeclaredApp) *fixture {
+	return newFixtureWith(t, enabled, nil, declared...)
+}
+
+func newFixtureWith(t *testing.T, enabled bool, proxies []string, declared ...config.DeclaredApp) *fixture {
+	env := apptest.New(t, declared...)
+	app := env.Server(func(d *server.Deps) {
+		d.Server.TrustedProxies = proxies
+		d.Admin = admin.New(env.Apps, env.Store, adminToken)
+		d.Console = server.ConsoleSettings{Enabled: enabled, Version: "test", DataFile: env.Store.Path()}
+	})
+	return &fixture{env: env, app: app}
+}
+
+// form posts a form (with optional cookie and extra headers).
+func (f *fixture) form(t *testing.T, path, cookie string, values url.Values, hdr ...string) apptest.Response {
+	t.Helper()
+	h := []string{"Content-Type", "application/x-www-form-urlencoded"}
+	if cookie != "" {
+		h = append(h, "Cookie", cookie)
+	}
+	return apptest.Do(t, f.app, http.MethodPost, path, values.Encode(), append(h, hdr...)...)
+}
+
+func (f *fixture) get(t *testing.T, path, cookie string) apptest.Response {
+	t.Helper()
+	if cookie == "" {
+		return apptest.Do(t, f.app, http.MethodGet, path, nil)
+	}
+	return apptest.Do(t, f.app, http.MethodGet, path, nil, "Cookie", cookie)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// signIn returns the session cookie and the CSRF token of a fresh session.
+func (f *fixture) signIn(t *testing.T) (cookie, csrf string) {
+	t.Helper()
+	r := f.form(t, "/console/login", "", url.Values{"token": {adminToken}})
+	require.Equal(t, http.StatusSeeOther, r.Status, string(r.Body))
+	set := r.Header.Get("Set-Cookie")
+	require.Contains(t, set, "HttpOnly")
+	require.Contains(t, strings.ToLower(set), "samesite=strict")
+	require.Contains(t, set, "path=/console")
+	require.NotContains(t, set, "secure", "no Secure flag over plain HTTP (the browser would drop the cookie)")
+	cookie = strings.SplitN(set, ";", 2)[0]
+	page := f.get(t, "/console/apps", cookie)
+	require.Equal(t, http.StatusOK, page.Status)
+	m := csrfField.FindSubmatch(page.Body)
+	require.NotNil(t, m, "the page carries a CSRF token")
+	return cookie, string(m[1])
+}
+
+func TestConsoleOffAnswersNotFound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.get(t, "/console/login", "")
+	require.Equal(t, http.StatusNotFound, r.Status)
+	require.Equal(t, "not_found", r.ErrorCode(t))
+}
+
+func TestWrongTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	for _, tok := range []string{"", "wrong", adminToken[:10], adminToken + "x"} {
+		r := f.form(t, "/console/login", "", url.Values{"token": {tok}})
+		require.Equal(t, http.StatusUnauthorized, r.Status, tok)
+		require.Empty(t, r.Header.Get("Set-Cookie"), tok)
+		require.Contains(t, string(r.Body), "Wrong admin token")
+	}
+	// Without a session every page sends the browser to the sign-in page, and every form fails.
+	r := f.get(t, "/console/apps", "")
+	require.Equal(t, http.StatusSeeOther, r.Status)
+	require.Equal(t, "/console/login", r.Header.Get("Location"))
+	r = f.form(t, "/console/apps", "idvault_console=made-up", url.Values{"name": {"x"}, "csrf": {"x"}})
+	require.Equal(t, http.StatusUnauthorized, r.Status)
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Empty(t, list)
+}
+
+// A form without the session's CSRF token, or from another site, changes nothing.
+func TestFormsNeedTheCSRFTokenAndThisOrigin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	cases := map[string]struct {
+		values url.Values
+		hdr    []string
+	}{
+		"no csrf":        {url.Values{"name": {"a"}}, nil},
+		"wrong csrf":     {url.Values{"name": {"a"}, "csrf": {csrf[:len(csrf)-1] + "x"}}, nil},
+		"other origin":   {url.Values{"name": {"a"}, "csrf": {csrf}}, []string{"Origin", "http://evil.example"}},
+		"opaque origin":  {url.Values{"name": {"a"}, "csrf": {csrf}}, []string{"Origin", "null"}},
+		"other referrer": {url.Values{"name": {"a"}, "csrf": {csrf}}, []string{"Referer", "http://evil.example/x"}},
+	}
+	for name, c := range cases {
+		r := f.form(t, "/console/apps", cookie, c.values, c.hdr...)
+		require.Equal(t, http.StatusForbidden, r.Status, name)
+	}
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Empty(t, list, "nothing was created")
+
+	r := f.form(t, "/console/apps", cookie, url.Values{"name": {"ok"}, "csrf": {csrf}}, "Origin", "http://example.com")
+	require.Equal(t, http.StatusSeeOther, r.Status, "the same form with its token from this origin works")
+	list, err = f.env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.False(t, list[0].Test)
+}
+
+// Pages read without JavaScript: the data is in the HTML; the secret is shown once and never
+// reaches a URL or the log.
+func TestCreateShowsTheSecretOnceAndNeverLogsIt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	r := f.form(t, "/console/apps", cookie, url.Values{"name": {"shop"}, "test": {"on"}, "legacy_errors": {"on"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, r.Status)
+	loc := r.Header.Get("Location")
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	v := admin.ViewOf(list[0])
+	require.Equal(t, "/console/apps/"+v.URLID+"/secret", loc)
+	require.True(t, v.Test)
+	require.True(t, v.LegacyErrors)
+	require.False(t, v.RegisteredUsersOnly)
+
+	page := f.get(t, loc, cookie)
+	require.Equal(t, http.StatusOK, page.Status)
+	secretM := regexp.MustCompile(`id="app-secret" class="secret" readonly value="([^"]+)"`).FindSubmatch(page.Body)
+	tokenM := regexp.MustCompile(`id="auth-token" class="secret" readonly value="([^"]+)"`).FindSubmatch(page.Body)
+	require.NotNil(t, secretM)
+	require.NotNil(t, tokenM)
+	secret, token := html.UnescapeString(string(secretM[1])), html.UnescapeString(string(tokenM[1]))
+	require.Len(t, secret, 88, "the 64-byte secret in base64")
+	require.Contains(t, string(page.Body), "Shown once")
+	require.Equal(t, "no-store", page.Header.Get("Cache-Control"), "the page with the secret is not cached")
+	require.Contains(t, page.Header.Get("Content-Security-Policy"), "script-src 'self'")
+
+	again := f.get(t, loc, cookie)
+	require.Equal(t, http.StatusGone, again.Status)
+	require.NotContains(t, html.UnescapeString(string(again.Body)), secret)
+
+	apps := html.UnescapeString(string(f.get(t, "/console/apps", cookie).Body))
+	require.Contains(t, apps, v.ID)
+	require.Contains(t, apps, v.URLID)
+	require.NotContains(t, apps, token)
+
+	logs := f.env.LogBuf.String()
+	require.NotContains(t, logs, secret)
+	require.NotContains(t, logs, token)
+	require.NotContains(t, logs, adminToken)
+}
+
+// Declared apps are read-only in the console as in the admin API.
+func TestDeclaredAppIsReadOnly(t *testing.T) {
+	t.Parallel()
+	secret := "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ=="
+	f := newFixture(t, true, config.DeclaredApp{Name: "declared", Secret: secret, AuthToken: "declared-token-0123456789", Test: true})
+	cookie, csrf := f.signIn(t)
+	const id = "tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4"
+	page := f.get(t, "/console/apps/"+id, cookie)
+	require.Equal(t, http.StatusOK, page.Status)
+	require.Contains(t, string(page.Body), "declared in config")
+	require.NotContains(t, string(page.Body), `id="rotate"`)
+	for _, action := range []string{"/rotate", "/options"} {
+		r := f.form(t, "/console/apps/"+id+action, cookie, url.Values{"csrf": {csrf}, "legacy_errors": {"on"}})
+		require.Equal(t, http.StatusConflict, r.Status, action)
+		require.Contains(t, string(r.Body), "app_is_declared")
+	}
+	r := f.form(t, "/console/apps/"+id+"/delete", cookie, url.Values{"csrf": {csrf}, "confirm": {"declared"}})
+	require.Equal(t, http.StatusConflict, r.Status)
+}
+
+func TestDeleteNeedsTheNameTyped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	c := f.env.CreateApp(t, false)
+	v := admin.ViewOf(c.App)
+	r := f.form(t, "/console/apps/"+v.URLID+"/delete", cookie, url.Values{"csrf": {csrf}, "confirm": {"not the name"}})
+	require.Equal(t, http.StatusBadRequest, r.Status)
+	_, err := f.env.Apps.Get(c.App.ID)
+	require.NoError(t, err, "still there")
+	r = f.form(t, "/console/apps/"+v.URLID+"/delete", cookie, url.Values{"csrf": {csrf}, "confirm": {v.Name}})
+	require.Equal(t, http.StatusSeeOther, r.Status)
+	_, err = f.env.Apps.Get(c.App.ID)
+	require.Error(t, err, "deleted")
+}
+
+func TestSignOutEndsTheSession(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	r := f.form(t, "/console/logout", cookie, url.Values{"csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, r.Status)
+	require.Contains(t, r.Header.Get("Set-Cookie"), "expires=Thu, 01 Jan 1970", "the browser drops the cookie")
+	r = f.get(t, "/console/apps", cookie)
+	require.Equal(t, http.StatusSeeOther, r.Status, "the old cookie opens nothing")
+}
+
+func TestServerAndAPIPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, _ := f.signIn(t)
+	r := f.get(t, "/console/server", cookie)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Contains(t, string(r.Body), f.env.Store.Path())
+	require.Contains(t, string(r.Body), "/console/backup")
+	b := f.get(t, "/console/backup", cookie)
+	require.Equal(t, http.StatusOK, b.Status)
+	require.Contains(t, b.Header.Get("Content-Disposition"), "attachment")
+	require.NotEmpty(t, b.Body)
+	a := f.get(t, "/console/api", cookie)
+	require.Equal(t, http.StatusOK, a.Status)
+	for _, route := range []string{"POST /admin/apps", "GET /apps/{app_id}/private_identity", "POST /verification/email/verify", "PATCH /identity"} {
+		require.Contains(t, string(a.Body), route)
+	}
+	require.Contains(t, string(a.Body), `href="/openapi.json"`)
+}
+
+// Behind a trusted TLS proxy the session cookie is Secure; a forged X-Forwarded-Proto from any
+// other peer changes nothing.
+func TestCookieSecureBehindTrustedTLSProxy(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		proxies []string
+		secure  bool
+	}{"trusted proxy": {[]string{"0.0.0.0/8"}, true}, "untrusted peer": {[]string{"10.9.9.9"}, false}} {
+		f := newFixtureWith(t, true, c.proxies)
+		r := f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, "X-Forwarded-Proto", "https")
+		require.Equal(t, http.StatusSeeOther, r.Status, name)
+		require.Equal(t, c.secure, strings.Contains(strings.ToLower(r.Header.Get("Set-Cookie")), "; secure"), "%s: %s", name, r.Header.Get("Set-Cookie"))
+	}
+}

@@ -1,0 +1,162 @@
+package console
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+)
+
+// csp allows the console's own CSS, script and forms only: no inline script or style, no
+// framing, nothing from elsewhere.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Register mounts the console on r (the /console group).
+func (h *Handler) Register(r fiber.Router) {
+	r.Use(securityHeaders)
+	r.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(h.static), MaxAge: 3600}))
+	r.Get("/", h.home)
+	r.Get("/login", h.loginPage)
+	r.Post("/login", sameOrigin, h.login)
+
+	// Everything below needs a session; POSTs also need its CSRF token.
+	r.Post("/logout", h.signedIn, h.logout)
+	r.Get("/apps", h.signedIn, h.appsPage)
+	r.Post("/apps", h.signedIn, h.createApp)
+	r.Get("/apps/:app_id", h.signedIn, h.appPage)
+	r.Get("/apps/:app_id/secret", h.signedIn, h.revealPage)
+	r.Post("/apps/:app_id/options", h.signedIn, h.updateOptions)
+	r.Post("/apps/:app_id/rotate", h.signedIn, h.rotateToken)
+	r.Get("/apps/:app_id/delete", h.signedIn, h.deletePage)
+	r.Post("/apps/:app_id/delete", h.signedIn, h.deleteApp)
+	r.Get("/server", h.signedIn, h.serverPage)
+	r.Get("/backup", h.signedIn, h.backup)
+	r.Get("/api", h.signedIn, h.apiPage)
+	r.Use(h.notFound)
+}
+
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set("Content-Security-Policy", csp)
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("Referrer-Policy", "same-origin") // "no-referrer" would make Chromium send Origin: null on our own forms
+	c.Set("X-Frame-Options", "DENY")
+	if !strings.HasPrefix(c.Path(), "/console/static/") {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	}
+	return c.Next()
+}
+
+// sameOrigin refuses a POST sent by another site: its Origin (or, without one, its Referer)
+// must be this server. Browsers send Origin on every POST; a client without either (curl) has
+// no cookies to abuse.
+func sameOrigin(c *fiber.Ctx) error {
+	if !fromHere(c) {
+		return forbidden(c, "This form was sent from another site; it was refused.")
+	}
+	return c.Next()
+}
+
+func fromHere(c *fiber.Ctx) bool {
+	src := c.Get(fiber.HeaderOrigin)
+	if src == "null" {
+		return false // an opaque origin (sandboxed frame, data: URL) is never this console
+	}
+	if src == "" {
+		src = c.Get(fiber.HeaderReferer)
+	}
+	if src == "" {
+		return true
+	}
+	u, err := url.Parse(src)
+	return err == nil && u.Host == c.Hostname()
+}
+
+// signedIn requires a live session (a GET without one goes to the sign-in page) and, for a
+// POST, the session's CSRF token in the form and a same-origin request.
+func (h *Handler) signedIn(c *fiber.Ctx) error {
+	id := c.Cookies(cookieName)
+	sess := h.sessions.get(id)
+	if sess == nil {
+		if c.Method() == fiber.MethodGet {
+			return c.Redirect("/console/login", fiber.StatusSeeOther)
+		}
+		return h.render(c, fiber.StatusUnauthorized, "error", page{Title: "Signed out",
+			Error: "You are not signed in (or your session expired). Sign in and try again."})
+	}
+	c.Locals("session", sess)
+	c.Locals("session_id", id)
+	if c.Method() == fiber.MethodPost {
+		if !fromHere(c) {
+			return forbidden(c, "This form was sent from another site; it was refused.")
+		}
+		if !csrfOK(sess, c.FormValue("csrf")) {
+			return h.render(c, fiber.StatusForbidden, "error", page{Title: "Refused", CSRF: sess.csrf, SignedIn: true,
+				Error: "This form is missing its security token (CSRF check failed), so nothing was changed. Reload the page and try again."})
+		}
+	}
+	return c.Next()
+}
+
+func forbidden(c *fiber.Ctx, msg string) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	return c.Status(fiber.StatusForbidden).SendString(msg)
+}
+
+func sessionOf(c *fiber.Ctx) *session {
+	s, _ := c.Locals("session").(*session)
+	return s
+}
+
+func (h *Handler) setCookie(c *fiber.Ctx, value string, maxAge time.Duration) {
+	ck := &fiber.Cookie{
+		Name: cookieName, Value: value, Path: "/console", HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode,
+		Secure: h.overTLS(c),
+	}
+	if maxAge > 0 {
+		ck.MaxAge = int(maxAge.Seconds())
+	} else {
+		ck.MaxAge = -1
+		ck.Expires = time.Unix(1, 0)
+	}
+	c.Cookie(ck)
+}
+
+// overTLS reports whether the browser reached the console over TLS: directly, or through a
+// trusted proxy that says so in X-Forwarded-Proto.
+func (h *Handler) overTLS(c *fiber.Ctx) bool {
+	if c.Context().IsTLS() {
+		return true
+	}
+	peer, err := netip.ParseAddr(c.Context().RemoteIP().String())
+	if err != nil || !strings.EqualFold(c.Get(fiber.HeaderXForwardedProto), "https") {
+		return false
+	}
+	peer = peer.Unmap()
+	for _, p := range h.d.TrustedProxies {
+		if p.Contains(peer) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) home(c *fiber.Ctx) error {
+	if h.sessions.get(c.Cookies(cookieName)) != nil {
+		return c.Redirect("/console/apps", fiber.StatusSeeOther)
+	}
+	return c.Redirect("/console/login", fiber.StatusSeeOther)
+}
+
+func (h *Handler) notFound(c *fiber.Ctx) error {
+	sess := h.sessions.get(c.Cookies(cookieName))
+	p := page{Title: "Not found", Error: "There is no such page in the console."}
+	if sess != nil {
+		p.SignedIn, p.CSRF = true, sess.csrf
+	}
+	return h.render(c, fiber.StatusNotFound, "error", p)
+}

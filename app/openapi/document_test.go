@@ -1,0 +1,439 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apierr"
+)
+
+// openapi.json is written from the description below (go test ./app/openapi -update), so the
+// error answers of every operation come from the catalogue's own codes, statuses and messages.
+// Change an operation here, run with -update, and commit both files; the test fails while they
+// differ. Whether the code keeps to the document is checked by every HTTP test
+// (app/apptest/openapi.go).
+
+var update = flag.Bool("update", false, "rewrite openapi.json from the description in document_test.go")
+
+func TestDocumentIsUpToDate(t *testing.T) {
+	got := build()
+	if *update {
+		require.NoError(t, os.WriteFile("openapi.json", got, 0o644))
+		return
+	}
+	if !bytes.Equal(got, JSON) {
+		t.Fatal("openapi.json differs from the description in document_test.go: run go test ./app/openapi -update and commit it")
+	}
+}
+
+type m = map[string]any
+type list = []any
+
+const (
+	traceID = "0b6c5e5e-8f3a-4d2e-9a57-3c1f1d2b7e40"
+	appID   = "tpoxyNzh0hU9G2i9agMvHyyd+pO6zGCjO9BfhrCLjd4="
+	urlID   = "tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4"
+	privID  = "eyJ0cnVzdGNoYWluX2lkIjoidHBveHlOemgwaFU5RzJpOWFnTXZIeXlkK3BPNnpHQ2pPOUJmaHJDTGpkND0iLCJ0YXJnZXQiOiJ1c2VyIiwidmFsdWUiOiIuLi4ifQ=="
+	pubID   = "eyJ0cnVzdGNoYWluX2lkIjoidHBveHlOemgwaFU5RzJpOWFnTXZIeXlkK3BPNnpHQ2pPOUJmaHJDTGpkND0iLCJ0YXJnZXQiOiJ1c2VyIn0="
+)
+
+// errStyle is the shape of an operation's error bodies (apierr.Style).
+type errStyle int
+
+const (
+	tanker errStyle = iota // {"error": {status, code, message, trace_id}}
+	simple                 // {"error": message} (identity server)
+	send                   // tanker, or flat {status, code, message} for apps with legacy_errors
+)
+
+type builder struct {
+	examples m
+	paths    m
+}
+
+func ref(name string) m { return m{"$ref": "#/components/schemas/" + name} }
+
+func (b *builder) example(key, summary string, value any) m {
+	b.examples[key] = m{"summary": summary, "value": value}
+	return m{"$ref": "#/components/examples/" + key}
+}
+
+// errorResponse is the answer of one status: the codes listed, each with an example.
+func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle) m {
+	sort.Slice(codes, func(i, j int) bool { return codes[i].Name < codes[j].Name })
+	var names, quoted []string
+	examples := m{}
+	for _, c := range codes {
+		if c.Status != status {
+			panic(fmt.Sprintf("%s is %d, not %d", c.Name, c.Status, status))
+		}
+		names = append(names, c.Name)
+		quoted = append(quoted, "`"+c.Name+"`")
+		switch style {
+		case simple:
+			examples[c.Name] = b.example(c.Name+"_simple", c.Name, m{"error": c.Message})
+		default:
+			examples[c.Name] = b.example(c.Name, c.Name, m{"error": m{"status": status, "code": c.Name, "message": c.Message, "trace_id": traceID}})
+			if style == send {
+				examples[c.Name+"_legacy"] = b.example(c.Name+"_legacy", c.Name+" (app with legacy_errors)", m{"status": status, "code": c.Name, "message": c.Message})
+			}
+		}
+	}
+	desc := strings.Join(quoted, ", ")
+	var schema m
+	narrowed := m{"allOf": list{ref("TankerError"), m{"properties": m{"error": m{"properties": m{
+		"status": m{"const": status}, "code": m{"enum": names}}}}}}}
+	switch style {
+	case simple:
+		schema = ref("SimpleError")
+		desc = `{"error": message}; catalogue codes ` + desc
+	case send:
+		schema = m{"oneOf": list{narrowed, m{"allOf": list{ref("FlatError"), m{"properties": m{"status": m{"const": status}, "code": m{"enum": names}}}}}}}
+	default:
+		schema = narrowed
+	}
+	r := m{"description": desc, "content": m{"application/json": m{"schema": schema, "examples": examples}}}
+	if status == 429 {
+		r["headers"] = m{"Retry-After": m{"description": "seconds to wait", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
+	}
+	if status == 401 && style == simple {
+		r["headers"] = m{"WWW-Authenticate": m{"description": "Bearer realm", "schema": m{"type": "string"}}}
+	}
+	return r
+}
+
+// errors are the error answers of an operation: its codes, plus those of any route
+// (internal_error, host_not_allowed, request_header_too_large), plus body_too_large when it
+// takes a body.
+func (b *builder) errors(style errStyle, withBody bool, codes ...apierr.Code) m {
+	codes = append(slices.Clone(codes), apierr.InternalError, apierr.HostNotAllowed, apierr.HeaderTooLarge)
+	if withBody {
+		codes = append(codes, apierr.BodyTooLarge)
+	}
+	by := map[int][]apierr.Code{}
+	for _, c := range codes {
+		by[c.Status] = append(by[c.Status], c)
+	}
+	out := m{}
+	for status, cs := range by {
+		out[fmt.Sprint(status)] = b.errorResponse(status, cs, style)
+	}
+	return out
+}
+
+func ok(status, desc string, schema any, example any, ctype string) m {
+	c := m{"schema": schema}
+	if example != nil {
+		c["example"] = example
+	}
+	return m{status: m{"description": desc, "content": m{ctype: c}}}
+}
+
+func jsonOK(desc string, schema, example any) m {
+	return ok("200", desc, schema, example, "application/json")
+}
+
+func merge(parts ...m) m {
+	out := m{}
+	for _, p := range parts {
+		for k, v := range p {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func jsonBody(schema, example any, required bool, desc string) m {
+	b := m{"required": required, "content": m{"application/json": m{"schema": schema, "example": example}}}
+	if desc != "" {
+		b["description"] = desc
+	}
+	return b
+}
+
+type operation struct {
+	id, tag, summary, desc string
+	responses              m
+	params                 list
+	body                   m
+	security               list
+}
+
+func (b *builder) add(path, method string, o operation) {
+	op := m{"operationId": o.id, "tags": list{o.tag}, "summary": o.summary, "description": o.desc, "responses": o.responses, "security": o.security}
+	if o.security == nil {
+		op["security"] = list{}
+	}
+	if len(o.params) > 0 {
+		op["parameters"] = o.params
+	}
+	if o.body != nil {
+		op["requestBody"] = o.body
+		op["x-idvault-any-content-type"] = true
+	}
+	item, _ := b.paths[path].(m)
+	if item == nil {
+		item = m{}
+		b.paths[path] = item
+	}
+	item[method] = op
+}
+
+func obj(required []string, props m) m {
+	o := m{"type": "object", "additionalProperties": false, "properties": props}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+func build() []byte {
+	b := &builder{examples: m{}, paths: m{}}
+	pApp := m{"$ref": "#/components/parameters/AppID"}
+	pAdminApp := m{"$ref": "#/components/parameters/AdminAppID"}
+	pEmail := m{"$ref": "#/components/parameters/Email"}
+	adminSec := list{m{"adminToken": list{}}}
+	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.FeatureNotEnabled}
+	faErr := []apierr.Code{apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsNotTest, apierr.AppNoSecret, apierr.FeatureNotEnabled}
+	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS, apierr.UnsupportedMediaType}
+	vErr := []apierr.Code{apierr.InvalidBody, apierr.InvalidEmail, apierr.InvalidAuthToken, apierr.AppNotFound, apierr.FeatureNotEnabled}
+	with := func(base []apierr.Code, more ...apierr.Code) []apierr.Code {
+		return append(slices.Clone(base), more...)
+	}
+	appExample := m{"id": appID, "url_id": urlID, "name": "demo", "test": true, "declared": false,
+		"legacy_errors": false, "registered_users_only": false,
+		"created_at": "2026-11-22T23:00:00Z", "updated_at": "2026-11-22T23:00:00Z"}
+
+	// Operations.
+	b.add("/healthz", "get", operation{id: "healthz", tag: "operations", summary: "Liveness", desc: "Answers as long as the process serves HTTP.",
+		responses: merge(jsonOK("alive", obj([]string{"status"}, m{"status": m{"const": "ok"}}), m{"status": "ok"}), b.errors(tanker, false))})
+	readiness := ref("Readiness")
+	b.add("/readyz", "get", operation{id: "readyz", tag: "operations", summary: "Readiness",
+		desc: "Runs the readiness checks (store, SMTP when verification is on, the identity server's app when it is on), each result cached for 2 s, and lists the warnings an operator must see (fake authentication on). 200 when every check passes, 503 otherwise.",
+		responses: merge(
+			jsonOK("every check passed", readiness, m{"status": "ready", "checks": m{"store": "ok", "smtp": "ok"}, "warnings": list{}}),
+			ok("503", "a check failed (the body names it)", readiness, m{"status": "not_ready", "checks": m{"store": "ok", "smtp": "failed: dial: connection refused"}, "warnings": list{}}, "application/json"),
+			b.errors(tanker, false))})
+	b.add("/metrics", "get", operation{id: "metrics", tag: "operations", summary: "Prometheus metrics",
+		desc:      "Metrics in the Prometheus text exposition format (`idvault_http_requests_total`, `idvault_http_request_duration_seconds`, `idvault_verification_*`, Go runtime and process).",
+		responses: merge(ok("200", "metrics", m{"type": "string"}, "# HELP idvault_http_requests_total HTTP requests by route pattern, method and status.\n", "text/plain"), b.errors(tanker, false))})
+	b.add("/openapi.json", "get", operation{id: "openapi", tag: "operations", summary: "This document",
+		desc:      "The OpenAPI description of every interface (this file, embedded in the binary).",
+		responses: merge(jsonOK("the document", m{"type": "object", "required": list{"openapi", "info", "paths"}}, nil), b.errors(tanker, false))})
+
+	// Admin API.
+	b.add("/admin/apps", "post", operation{id: "createApp", tag: "admin", summary: "Create an app",
+		desc: "Creates an app with a fresh app secret and auth token. The answer is the only time either is shown.",
+		responses: merge(ok("201", "the app, its secret and its auth token (shown once)", ref("CreatedApp"),
+			m{"app": appExample, "app_secret": "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ==", "auth_token": "q3Zl0y4m2yQ1mFv0m1i7y0r8YQ2d3yQj1h0v2QqM4xE"}, "application/json"),
+			b.errors(tanker, true, with(adminErr, apierr.InvalidBody)...)),
+		body: jsonBody(ref("CreateAppRequest"), m{"name": "demo", "test": true}, true, ""), security: adminSec})
+	b.add("/admin/apps", "get", operation{id: "listApps", tag: "admin", summary: "List apps",
+		desc:      "Every app, declared in the config file and created at runtime, ordered by name.",
+		responses: merge(jsonOK("the apps", obj([]string{"apps"}, m{"apps": m{"type": "array", "items": ref("App")}}), m{"apps": list{appExample}}), b.errors(tanker, false, adminErr...)),
+		security:  adminSec})
+	b.add("/admin/apps/{app_id}", "get", operation{id: "getApp", tag: "admin", summary: "Show an app", desc: "One app, never its secret or auth token.",
+		responses: merge(jsonOK("the app", ref("AppEnvelope"), m{"app": appExample}), b.errors(tanker, false, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound)...)),
+		params:    list{pAdminApp}, security: adminSec})
+	changed := merge(appExample, m{"registered_users_only": true})
+	b.add("/admin/apps/{app_id}", "patch", operation{id: "updateApp", tag: "admin", summary: "Change an app's options",
+		desc:      "Sets the options named in the body; an option left out keeps its value. Declared apps are read-only.",
+		responses: merge(jsonOK("the changed app", ref("AppEnvelope"), m{"app": changed}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared, apierr.InvalidBody)...)),
+		params:    list{pAdminApp}, body: jsonBody(ref("UpdateAppRequest"), m{"registered_users_only": true}, true, ""), security: adminSec})
+	b.add("/admin/apps/{app_id}", "delete", operation{id: "deleteApp", tag: "admin", summary: "Delete an app",
+		desc:      "Deletes the app with every identity record, code and counter kept for it. Declared apps are read-only.",
+		responses: merge(jsonOK("the deleted app's ID", obj([]string{"deleted"}, m{"deleted": ref("StdAppID")}), m{"deleted": appID}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared)...)),
+		params:    list{pAdminApp}, security: adminSec})
+	b.add("/admin/apps/{app_id}/rotate-token", "post", operation{id: "rotateToken", tag: "admin", summary: "Rotate an app's auth token",
+		desc:      "Replaces the auth token; the old one stops working at once. The new one is shown only in this answer.",
+		responses: merge(jsonOK("the app and its new auth token (shown once)", ref("RotatedToken"), m{"app": appExample, "auth_token": "Vb4n6QmQ0m0l8wA9T1h2e3n4e5w6t7o8k9e0n1a2b3c"}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared)...)),
+		params:    list{pAdminApp}, security: adminSec})
+	b.add("/admin/backup", "get", operation{id: "backup", tag: "admin", summary: "Hot backup",
+		desc: "Streams a consistent copy of the data file (a bbolt file `idvault serve` opens as is, with the same master key; sealed values stay sealed).",
+		responses: merge(m{"200": m{"description": "the data file",
+			"headers": m{"Content-Disposition": m{"description": `attachment; filename="idvault-<UTC time>.db"`, "schema": m{"type": "string"}}},
+			"content": m{"application/octet-stream": m{}}}}, b.errors(tanker, false, adminErr...)),
+		security: adminSec})
+
+	// Fake authentication server.
+	identity := ref("Identity")
+	b.add("/apps/{app_id}/private_identity", "get", operation{id: "privateIdentity", tag: "fake authentication", summary: "Private identity of an email",
+		desc: "The email's permanent identity, the same every time (created and stored on first use), and its provisional identity when one exists.",
+		responses: merge(jsonOK("the private identities", obj([]string{"private_permanent_identity"}, m{"private_permanent_identity": identity, "private_provisional_identity": identity}), m{"private_permanent_identity": privID}),
+			b.errors(tanker, false, with(faErr, apierr.InvalidEmail)...)),
+		params: list{pApp, pEmail}})
+	b.add("/apps/{app_id}/private_identity", "put", operation{id: "registerFake", tag: "fake authentication", summary: "Mark an email as registered",
+		desc:      "Records that the user registered with Tanker (the public identity is then the permanent one). The body is empty or `{\"registered\": true}`.",
+		responses: merge(jsonOK("done", ref("Empty"), m{}), b.errors(tanker, true, with(faErr, apierr.InvalidEmail, apierr.InvalidBody, apierr.UserNotFound)...)),
+		params:    list{pApp, pEmail},
+		body: jsonBody(m{"type": "object", "properties": m{"registered": m{"enum": list{true, nil}, "description": "only true (null counts as absent); an identity cannot be unregistered"}}},
+			m{"registered": true}, false, "optional: no body, white space only, or a JSON object")})
+	b.add("/apps/{app_id}/disposable_private_identity", "get", operation{id: "disposableIdentity", tag: "fake authentication", summary: "A throwaway private identity",
+		desc:      "A new random user on each call, never stored.",
+		responses: merge(jsonOK("a new private identity", obj([]string{"private_permanent_identity"}, m{"private_permanent_identity": identity}), m{"private_permanent_identity": privID}), b.errors(tanker, false, faErr...)),
+		params:    list{pApp}})
+	b.add("/apps/{app_id}/public_identities", "get", operation{id: "publicIdentities", tag: "fake authentication", summary: "Public identities of emails",
+		desc: "One public identity per email, in request order: the permanent one when the email has one and no provisional identity or is registered, the provisional one otherwise (created and stored on first use). At most `fakeauth.max_emails` positions.",
+		responses: merge(jsonOK("the public identities", m{"type": "array", "items": obj([]string{"email", "public_identity"}, m{"email": m{"type": "string"}, "public_identity": identity})},
+			list{m{"email": "alice@example.com", "public_identity": pubID}}), b.errors(tanker, false, with(faErr, apierr.InvalidEmail, apierr.TooManyEmails)...)),
+		params: list{pApp, m{"$ref": "#/components/parameters/Emails"}, m{"$ref": "#/components/parameters/EmailInList"}}})
+
+	// Reference identity server.
+	isSec := list{m{}, m{"identityServerToken": list{}}}
+	isBody := jsonBody(ref("EmailRequest"), m{"email": "carol@example.com"}, true, "")
+	b.add("/identity", "post", operation{id: "identity", tag: "identity server", summary: "Permanent identity of an email",
+		desc: "Creates the email's permanent identity on first call (a new UUID, registered false), then returns the same record every time.",
+		responses: merge(jsonOK("the user record", obj([]string{"id", "serviceIdentity", "registered"}, m{
+			"id": m{"type": "string", "format": "uuid"}, "serviceIdentity": identity, "provisionalIdentity": identity, "registered": m{"type": "boolean"}}),
+			m{"id": "5b0f7f2e-8d4c-4f7e-9f55-2b1d0c7a9e11", "serviceIdentity": privID, "registered": false}), b.errors(simple, true, isErr...)),
+		body: isBody, security: isSec})
+	b.add("/identity", "patch", operation{id: "registerIdentity", tag: "identity server", summary: "Mark a user as registered",
+		desc:      "Sets registered to true; answers `OK` in text/plain (as Express's sendStatus(200)).",
+		responses: merge(ok("200", "done", m{"const": "OK"}, "OK", "text/plain"), b.errors(simple, true, with(isErr, apierr.UnknownUser)...)),
+		body:      isBody, security: isSec})
+	b.add("/public_identity", "post", operation{id: "publicIdentity", tag: "identity server", summary: "Public identity of an email",
+		desc:      "The permanent public identity once the user registered; otherwise the provisional one, created beside (never instead of) the permanent one.",
+		responses: merge(jsonOK("the public identity", obj([]string{"publicIdentity"}, m{"publicIdentity": identity}), m{"publicIdentity": pubID}), b.errors(simple, true, isErr...)),
+		body:      isBody, security: isSec})
+
+	// Email verification API.
+	b.add("/verification/email", "post", operation{id: "sendVerification", tag: "email verification", summary: "Send a verification code",
+		desc:      "Issues a code for email_data.to_email and mails it inside the app's own subject, html and text (every `SERVICE_VERIFICATION_CODE` is replaced by the code). Apps with `legacy_errors` get flat error bodies on this route. The body is read as JSON whatever its Content-Type.",
+		responses: merge(jsonOK("the SMTP server accepted the mail", ref("Empty"), m{}), b.errors(send, true, with(vErr, apierr.NoUnlockKey, apierr.NoUnlockEmail, apierr.MaxAttemptsReached, apierr.SendEmailError)...)),
+		body: jsonBody(ref("SendRequest"), m{"app_id": appID, "auth_token": "<auth token>", "email_data": m{
+			"subject": "Your code: SERVICE_VERIFICATION_CODE", "to_email": "alice@example.com",
+			"text": "Your code is SERVICE_VERIFICATION_CODE", "html": "<p>Code: <b>SERVICE_VERIFICATION_CODE</b></p>"}}, true, "")})
+	b.add("/verification/email/code", "post", operation{id: "readVerificationCode", tag: "email verification", summary: "Read a code back (test-mode apps)",
+		desc:      "The newest unexpired code of the address, or a new one issued without mail. Test-mode apps only.",
+		responses: merge(jsonOK("the code", obj([]string{"verification_code"}, m{"verification_code": ref("VerificationCode")}), m{"verification_code": "12345678"}), b.errors(tanker, true, with(vErr, apierr.AppIsNotTest)...)),
+		body:      jsonBody(ref("CodeRequest"), m{"app_id": appID, "auth_token": "<auth token>", "email": "alice@example.com"}, true, "")})
+	b.add("/verification/email/verify", "post", operation{id: "verifyCode", tag: "email verification", summary: "Check a code",
+		desc:      "Checks the code; a right code is used up. Three wrong codes lock the address for `verification.lock_duration`.",
+		responses: merge(jsonOK("the code was right", ref("Empty"), m{}), b.errors(tanker, true, with(vErr, apierr.InvalidVerificationCode, apierr.VerificationCodeExpired, apierr.VerificationCodeNotFound, apierr.TooManyAttempts)...)),
+		body:      jsonBody(ref("VerifyRequest"), m{"app_id": appID, "auth_token": "<auth token>", "email": "alice@example.com", "verification_code": "12345678"}, true, "")})
+
+	doc := m{
+		"openapi": "3.1.0",
+		"info": m{"title": "idvault", "version": "1",
+			"summary":     "Fake authentication, reference identity server, email verification and admin API",
+			"description": description(),
+			"license":     m{"name": "see the repository"}},
+		"servers": list{m{"url": "/", "description": "the idvault server that serves this document"}},
+		"tags": list{m{"name": "operations"}, m{"name": "admin", "description": "`Authorization: Bearer <admin token>`"},
+			m{"name": "fake authentication", "description": "`fakeauth.enabled`; test-mode apps only; development and tests only"},
+			m{"name": "identity server", "description": "`identity_server.enabled`, for the app `identity_server.app_id`"},
+			m{"name": "email verification", "description": "`verification.enabled`"}},
+		"paths":      b.paths,
+		"components": components(b.examples, appExample),
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// description is the document's introduction, with the catalogue as a table.
+func description() string {
+	var names []string
+	seen := map[string][]apierr.Code{}
+	for _, c := range apierr.Catalog {
+		if _, ok := seen[c.Name]; !ok {
+			names = append(names, c.Name)
+		}
+		seen[c.Name] = append(seen[c.Name], c)
+	}
+	sort.Strings(names)
+	var rows []string
+	for _, n := range names {
+		rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", n, seen[n][0].Status, seen[n][0].Message))
+	}
+	return "Every HTTP interface of one `idvault serve`: operations, the admin API, the fake authentication server, the reference identity server and the email verification API. Interfaces switched off in the configuration answer `feature_not_enabled` (404).\n\n" +
+		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 (also for a method that is not HTTP's), `body_too_large` 413, `host_not_allowed` 421 (a Host header outside `server.allowed_hosts`), `request_header_too_large` 431 and `internal_error` 500.\n\n" +
+		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type, except that an identity server without a token takes only `application/json` (`unsupported_media_type` 415, so that a cross-site form cannot drive it). The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
+		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
+}
+
+func components(examples, appExample m) m {
+	b64 := func(desc string) m { return m{"type": "string", "contentEncoding": "base64", "description": desc} }
+	creds := func(more m) m {
+		return merge(m{"app_id": m{"type": "string", "description": "the app ID, standard or URL-safe base64, padded or not"}, "auth_token": m{"type": "string"}}, more)
+	}
+	var codes []string
+	for _, c := range apierr.Catalog {
+		if !slices.Contains(codes, c.Name) {
+			codes = append(codes, c.Name)
+		}
+	}
+	sort.Strings(codes)
+	mailFields := m{}
+	for _, k := range []string{"subject", "to_email", "html", "text", "from_name", "to_name", "reply_to_email", "reply_to_name"} {
+		mailFields[k] = m{"type": "string"}
+	}
+	httpStatus := m{"type": "integer", "minimum": 400, "maximum": 599}
+	return m{
+		"examples": examples,
+		"securitySchemes": m{
+			"adminToken":          m{"type": "http", "scheme": "bearer", "description": "the admin token (admin.token, or the admin.token file beside the data file)"},
+			"identityServerToken": m{"type": "http", "scheme": "bearer", "description": "identity_server.token; required when it is set"}},
+		"parameters": m{
+			"AppID":       m{"name": "app_id", "in": "path", "required": true, "description": "the app ID: URL-safe base64, padded, unpadded or with `%3D` padding, or standard base64 (send `/` as `%2F`)", "schema": ref("AnyAppID"), "example": urlID},
+			"AdminAppID":  m{"name": "app_id", "in": "path", "required": true, "description": "the app ID in any base64 form (as for the fake authentication routes)", "schema": ref("AnyAppID"), "example": urlID},
+			"Email":       m{"name": "email", "in": "query", "required": true, "description": "the email address, URL-encoded (`+` as `%2B`); exactly once", "schema": m{"type": "string", "minLength": 1}, "example": "alice@example.com"},
+			"Emails":      m{"name": "emails", "in": "query", "description": "emails separated by commas (raw or `%2C`); may repeat", "schema": m{"type": "string"}, "example": "alice@example.com,bob@example.com"},
+			"EmailInList": m{"name": "email", "in": "query", "description": "more emails, as `emails`", "schema": m{"type": "string"}}},
+		"schemas": m{
+			"AnyAppID":         m{"type": "string", "pattern": "^[A-Za-z0-9+/_-]{43}=?$", "description": "32 bytes in base64 (standard or URL-safe, padded or not)"},
+			"StdAppID":         m{"type": "string", "pattern": "^[A-Za-z0-9+/]{43}=$", "description": "32 bytes in standard padded base64 (as Tanker's dashboard shows it)"},
+			"URLAppID":         m{"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$", "description": "32 bytes in URL-safe unpadded base64 (for URLs)"},
+			"Identity":         b64("a Tanker identity: base64 of its JSON"),
+			"VerificationCode": m{"type": "string", "pattern": "^[0-9]{8}$"},
+			"Empty":            m{"type": "object", "maxProperties": 0},
+			"ErrorCode":        m{"type": "string", "enum": codes, "description": "a code of the catalogue (app/apierr/catalog.go)"},
+			"TankerError": merge(obj([]string{"error"}, m{"error": obj([]string{"status", "code", "message", "trace_id"}, m{
+				"status": httpStatus, "code": ref("ErrorCode"), "message": m{"type": "string"}, "trace_id": m{"type": "string", "minLength": 1}})}),
+				m{"example": m{"error": m{"status": 404, "code": "app_not_found", "message": apierr.AppNotFound.Message, "trace_id": traceID}}}),
+			"FlatError": merge(obj([]string{"status", "code", "message"}, m{"status": httpStatus, "code": ref("ErrorCode"), "message": m{"type": "string"}}),
+				m{"example": m{"status": 401, "code": "invalid_auth_token", "message": apierr.InvalidAuthToken.Message}}),
+			"SimpleError": merge(obj([]string{"error"}, m{"error": m{"type": "string"}}), m{"example": m{"error": apierr.UnknownUser.Message}}),
+			"Readiness": obj([]string{"status", "checks", "warnings"}, m{
+				"status":   m{"enum": list{"ready", "not_ready"}},
+				"checks":   m{"type": "object", "additionalProperties": m{"type": "string"}, "description": "check name to `ok` or `failed: <cause>`"},
+				"warnings": m{"type": "array", "items": m{"type": "string"}}}),
+			"App": merge(obj([]string{"id", "url_id", "name", "test", "declared", "legacy_errors", "registered_users_only"}, m{
+				"id": ref("StdAppID"), "url_id": ref("URLAppID"), "name": m{"type": "string", "minLength": 1, "maxLength": 100},
+				"test":                  m{"type": "boolean", "description": "test mode: fake authentication and reading codes back"},
+				"declared":              m{"type": "boolean", "description": "declared in the config file (read-only)"},
+				"legacy_errors":         m{"type": "boolean"},
+				"registered_users_only": m{"type": "boolean"},
+				"created_at":            m{"type": "string", "format": "date-time", "description": "absent for declared apps"},
+				"updated_at":            m{"type": "string", "format": "date-time", "description": "absent for declared apps"}}), m{"example": appExample}),
+			"AppEnvelope": obj([]string{"app"}, m{"app": ref("App")}),
+			"CreatedApp": obj([]string{"app", "app_secret", "auth_token"}, m{"app": ref("App"),
+				"app_secret": b64("the 64-byte app secret, standard base64 (shown once)"), "auth_token": m{"type": "string", "minLength": 1, "description": "shown once"}}),
+			"RotatedToken": obj([]string{"app", "auth_token"}, m{"app": ref("App"), "auth_token": m{"type": "string", "minLength": 1}}),
+			"CreateAppRequest": m{"type": "object", "required": list{"name"}, "properties": m{
+				"name": m{"type": "string", "minLength": 1, "maxLength": 100}, "test": m{"type": "boolean", "default": false},
+				"legacy_errors": m{"type": "boolean", "default": false}, "registered_users_only": m{"type": "boolean", "default": false}}},
+			"UpdateAppRequest": obj(nil, m{"legacy_errors": m{"type": "boolean"}, "registered_users_only": m{"type": "boolean"}}),
+			"EmailRequest":     m{"type": "object", "required": list{"email"}, "properties": m{"email": m{"type": "string", "minLength": 1}}},
+			"SendRequest": m{"type": "object", "required": list{"app_id", "auth_token", "email_data"}, "properties": creds(m{"email_data": m{
+				"type": "object", "required": list{"subject", "to_email"}, "properties": mailFields,
+				"anyOf": list{m{"required": list{"html"}}, m{"required": list{"text"}}}}})},
+			"CodeRequest":   m{"type": "object", "required": list{"app_id", "auth_token", "email"}, "properties": creds(m{"email": m{"type": "string"}})},
+			"VerifyRequest": m{"type": "object", "required": list{"app_id", "auth_token", "email", "verification_code"}, "properties": creds(m{"email": m{"type": "string"}, "verification_code": m{"type": "string"}})},
+		},
+	}
+}
