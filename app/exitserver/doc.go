@@ -12,14 +12,15 @@
 // constant time). Errors are {"error": {"status", "code", "message", "trace_id"}} with the codes
 // of app/apierr; invalid_identity adds "entries": [{"index", "reason"}].
 //
-// Decrypting streams both ways: the request body is read as it arrives (fiber's
-// StreamRequestBody) and the clear text is written as chunked transfer encoding while it is
-// produced, so memory stays at one encrypted chunk whatever the size. Clear bytes are written
-// only after the chunk holding them verified. The first chunk is verified before the 200 is
-// committed, so a wrong key or a corrupt start still gets a JSON error; a stream that fails
-// later aborts the connection without the terminating zero-length chunk, so no HTTP client can
-// take a cut output for a whole one. Simple (non-stream) formats are read whole, up to
-// MaxBody bytes (payload_too_large beyond).
+// Decrypting stream formats streams both ways: the request body is read as it arrives (fiber's
+// StreamRequestBody) and the clear text is written as HTTP/1.1 chunked transfer encoding on the
+// hijacked connection, one HTTP chunk per verified encryption chunk, so memory stays at one
+// encrypted chunk whatever the size. Clear bytes are written only after the chunk holding them
+// verified. The first chunk is verified before the 200 is committed, so a wrong key or a
+// corrupt start still gets a JSON error; a stream that fails later drops the connection without
+// the terminating zero-length chunk, so no HTTP client can take a cut output for a whole one.
+// Simple (non-stream) formats are read whole, up to MaxBody bytes (payload_too_large beyond),
+// and answered with a Content-Length on a keep-alive connection.
 //
 // The package depends on the database through the small DB interface (db.go); the exit/exitdb
 // implementation is adapted to it by the command line, and tests use an in-memory fake.
