@@ -62,7 +62,8 @@ var (
 	DatabaseUnavailable = Code{http.StatusServiceUnavailable, "database_unavailable", "the database is unavailable; retry later"}
 )
 
-// Catalog lists every code, for the README's reference and for tests.
+// Catalog lists every code of `idvault serve`'s interfaces, for the README's reference, the
+// OpenAPI document and tests. The exit server's codes are in ExitCatalog.
 var Catalog = []Code{
 	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, HeaderTooLarge, InternalError, FeatureNotEnabled, HostNotAllowed,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
@@ -71,6 +72,11 @@ var Catalog = []Code{
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared,
-	InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed, PayloadTooLarge,
-	DatabaseUnavailable,
+}
+
+// ExitCatalog lists every code the exit server (`idvault exit`, a separate server with its own
+// API) answers, for the README's reference and for tests.
+var ExitCatalog = []Code{
+	InvalidBody, InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed,
+	PayloadTooLarge, Unauthorized, DatabaseUnavailable, NotFound, MethodNotAllowed, InternalError,
 }

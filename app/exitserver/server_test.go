@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apierr"
 	"idvault/app/apptest"
 	"idvault/app/exitserver"
 	"idvault/app/exitserver/exitfake"
@@ -90,6 +92,9 @@ func requireError(t *testing.T, status int, raw []byte, wantStatus int, wantCode
 	require.Equal(t, wantStatus, e.Error.Status)
 	require.NotEmpty(t, e.Error.TraceID)
 	require.NotEmpty(t, e.Error.Message)
+	require.True(t, slices.ContainsFunc(apierr.ExitCatalog, func(c apierr.Code) bool {
+		return c.Name == wantCode && c.Status == wantStatus
+	}), "%s %d is in apierr.ExitCatalog", wantCode, wantStatus)
 	return e
 }
 
