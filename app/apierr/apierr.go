@@ -24,6 +24,9 @@ type Error struct {
 	Cause   error
 	// RetryAfter, when positive, is sent as a Retry-After header (seconds, rounded up).
 	RetryAfter time.Duration
+	// Fields, when set, are extra members of the error object in the Tanker style (for example
+	// "entries": the per-entry reasons of invalid_identity). Never secrets.
+	Fields map[string]any
 }
 
 func (e *Error) Error() string {

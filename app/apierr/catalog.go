@@ -51,9 +51,19 @@ var (
 	AdminUnauthorized = Code{http.StatusUnauthorized, "invalid_admin_token", "missing or wrong admin token"}
 	AdminDisabled     = Code{http.StatusNotFound, "admin_disabled", "the admin API has no token configured"}
 	AppIsDeclared     = Code{http.StatusConflict, "app_is_declared", "this app is declared in the config file and is read-only"}
+
+	// Exit tool (idvault exit). Unauthorized (above) answers a missing or wrong bearer token.
+	InvalidIdentity     = Code{http.StatusBadRequest, "invalid_identity", "some identities cannot be imported; nothing was stored"}
+	UnsupportedFormat   = Code{http.StatusBadRequest, "unsupported_format", "the data is not in a known encryption format"}
+	TruncatedData       = Code{http.StatusBadRequest, "truncated_data", "the data is too short to hold its format's header"}
+	KeyNotFound         = Code{http.StatusNotFound, "key_not_found", "no imported identity gives the key of this resource"}
+	DecryptionFailed    = Code{http.StatusUnprocessableEntity, "decryption_failed", "the data does not decrypt: tampered, cut short or under another key"}
+	PayloadTooLarge     = Code{http.StatusRequestEntityTooLarge, "payload_too_large", "the request is over the configured size limit"}
+	DatabaseUnavailable = Code{http.StatusServiceUnavailable, "database_unavailable", "the database is unavailable; retry later"}
 )
 
-// Catalog lists every code, for the README's reference and for tests.
+// Catalog lists every code of `idvault serve`'s interfaces, for the README's reference, the
+// OpenAPI document and tests. The exit server's codes are in ExitCatalog.
 var Catalog = []Code{
 	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, HeaderTooLarge, InternalError, FeatureNotEnabled, HostNotAllowed,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
@@ -62,4 +72,11 @@ var Catalog = []Code{
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared,
+}
+
+// ExitCatalog lists every code the exit server (`idvault exit`, a separate server with its own
+// API) answers, for the README's reference and for tests.
+var ExitCatalog = []Code{
+	InvalidBody, InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed,
+	PayloadTooLarge, Unauthorized, DatabaseUnavailable, NotFound, MethodNotAllowed, InternalError,
 }

@@ -3,20 +3,21 @@ package apierr
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// Every code of the catalogue is an error status, has a message, and is documented in the
-// README's API reference.
+// Every code of the catalogues (idvault serve's and the exit server's) is an error status, has
+// a message, and is documented in the README's API reference.
 func TestCatalogIsCompleteAndDocumented(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	seen := map[string]int{}
-	for _, c := range Catalog {
+	for _, c := range append(slices.Clone(Catalog), ExitCatalog...) {
 		require.GreaterOrEqual(t, c.Status, 400, c.Name)
 		require.Less(t, c.Status, 600, c.Name)
 		require.NotEmpty(t, c.Message, c.Name)

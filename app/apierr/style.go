@@ -44,8 +44,12 @@ func Body(e *Error, s Style, traceID string) any {
 	case StyleSimple:
 		return fiber.Map{"error": e.Message}
 	default:
-		return fiber.Map{"error": fiber.Map{
-			"status": e.Code.Status, "code": e.Code.Name, "message": e.Message, "trace_id": traceID,
-		}}
+		obj := fiber.Map{"status": e.Code.Status, "code": e.Code.Name, "message": e.Message, "trace_id": traceID}
+		for k, v := range e.Fields {
+			if _, taken := obj[k]; !taken {
+				obj[k] = v
+			}
+		}
+		return fiber.Map{"error": obj}
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"context"
 	"flag"
 	"io"
+
+	"idvault/app/config"
+	"idvault/app/exitserver"
 )
 
 // Env is what the program receives from main.
@@ -23,6 +26,8 @@ type Env struct {
 	Stdin io.Reader
 	// Ready, when set, receives the server's listen address once it accepts connections (tests).
 	Ready func(addr string)
+	// OpenExitDB, when set, replaces the exit server's database (tests with a fake).
+	OpenExitDB func(ctx context.Context, c config.Exit) (exitserver.DB, func(), error)
 }
 
 // Exit codes.

@@ -1,18 +1,17 @@
 package cli
 
-import (
-	"context"
-	"fmt"
-)
-
-// exitCommand is `idvault exit`: the exit tooling. The exit server itself runs when `idvault
-// exit` is given flags and no subcommand.
+// exitCommand is `idvault exit`: the exit server when given flags and no subcommand
+// (exit_serve_cmd.go), and the exit tooling subcommands.
 func exitCommand() *command {
 	return &command{
 		name:    "exit",
-		summary: "exit tooling: gen-dump, load-dump",
-		subs:    exitSubcommands(),
-		run:     runExitServer,
+		summary: "the exit server over a restored dump; exit tooling: gen-dump, load-dump, import, decrypt",
+		help: `Without a subcommand, runs the exit server: it imports users' private identities into the
+database restored from an exit dump (PUT /v1/identities) and decrypts the app's data
+(POST /v1/decrypt). Every flag is also a key of the config's exit: section and an
+IDVAULT_EXIT__* variable (IDVAULT_EXIT__DB, IDVAULT_EXIT__TOKEN keep secrets off the command line).`,
+		subs:  exitSubcommands(),
+		setup: exitServerSetup,
 	}
 }
 
@@ -21,15 +20,7 @@ func exitSubcommands() []*command {
 	return []*command{
 		{name: "gen-dump", summary: "write a synthetic dump (SQL files, identities, ciphertexts, manifest)", run: runGenDump},
 		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
+		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
+		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
 	}
-}
-
-// runExitServer runs the exit HTTP server (`idvault exit --listen ... --db ... --app-id ...`).
-func runExitServer(_ context.Context, p *prog, args []string) int {
-	if len(args) == 0 {
-		p.printHelp(p.stderr, exitCommand(), "exit")
-		return exitUsage
-	}
-	fmt.Fprintln(p.stderr, "idvault exit: the exit server is not part of this build yet; see `idvault exit --help`")
-	return exitUsage
 }

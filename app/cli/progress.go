@@ -43,6 +43,7 @@ func newBar(w io.Writer, stage string, total int64) *progressbar.ProgressBar {
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(stage),
 		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond),

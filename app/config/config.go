@@ -23,6 +23,7 @@ type Config struct {
 	Verification   Verification   `koanf:"verification"`
 	Mail           mail.Config    `koanf:"mail"`
 	Apps           []DeclaredApp  `koanf:"apps"`
+	Exit           Exit           `koanf:"exit"`
 }
 
 // Server is the HTTP listener.
@@ -110,5 +111,6 @@ func Default() Config {
 		Verification:   DefaultVerification(),
 		Mail:           mail.DefaultConfig(),
 		Apps:           []DeclaredApp{},
+		Exit:           DefaultExit(),
 	}
 }

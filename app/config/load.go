@@ -140,6 +140,7 @@ func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin}, {"console", &c.Console},
 		{"fakeauth", &c.FakeAuth}, {"identity_server", &c.IdentityServer},
 		{"verification", &c.Verification}, {"mail", &c.Mail}, {"apps", &c.Apps},
+		{"exit", &c.Exit},
 	}
 	for _, t := range targets {
 		if err := decodeValue(k.Get(t.key), t.out); err != nil && !mentions(typeProblems, t.key) {
@@ -253,6 +254,12 @@ func (l *Loaded) Redacted() []string {
 // isSecretKey reports whether a key's value must not be printed: its last part names a
 // password, token, secret or key (but not a file holding one, such as store.key_file).
 func isSecretKey(key string) bool {
+	switch key {
+	case "exit.db": // a connection string may hold a password
+		return true
+	case "exit.key_cache": // a count of cached keys, not a key
+		return false
+	}
 	last := strings.ToLower(key[strings.LastIndex(key, ".")+1:])
 	for _, s := range []string{"token", "password", "passwd", "pwd", "secret", "key", "credential"} {
 		if strings.Contains(last, s) && !strings.HasSuffix(last, "_file") {

@@ -71,6 +71,7 @@ func (c Config) Validate() []error {
 	}
 	errs = append(errs, c.Console.validate()...)
 	errs = append(errs, c.Verification.validate()...)
+	errs = append(errs, c.Exit.validate()...)
 	if c.Verification.Enabled {
 		errs = append(errs, splitJoined(c.Mail.Validate())...)
 	}

@@ -40,6 +40,11 @@ type cluster struct {
 	dir  string // temp directory: data/, the socket, server.log
 	bin  string
 	port int
+
+	// Set by run, for Stop and Start (restart.go).
+	cred   *syscall.Credential
+	proc   *exec.Cmd
+	exited chan error
 }
 
 var (
@@ -213,6 +218,9 @@ func (c *cluster) run(cred *syscall.Credential) error {
 	if err != nil {
 		return err
 	}
+	if c.proc != nil { // a restart (Start): the databases' DSNs name the old port
+		port = c.port
+	}
 	c.port = port
 	logPath := filepath.Join(c.dir, "server.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -232,6 +240,7 @@ func (c *cluster) run(cred *syscall.Credential) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	c.cred, c.proc, c.exited = cred, cmd, exited
 	c.watch(cmd.Process.Pid)
 
 	deadline := time.Now().Add(60 * time.Second)

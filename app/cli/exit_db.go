@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+
+	"idvault/app/config"
+	"idvault/app/exitserver"
+	"idvault/exit/exitdb"
+)
+
+// openExitDB opens the restored dump for the exit server: it checks the dump's tables and the
+// app's trustchains row, and creates the exit_* tables if missing.
+func openExitDB(ctx context.Context, c config.Exit) (exitserver.DB, func(), error) {
+	appID, err := decodeAppID(c.AppID)
+	if err != nil {
+		return nil, nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	db, err := exitdb.Open(octx, exitdb.Config{DSN: c.DB, AppID: appID, KeyCacheSize: c.KeyCache})
+	if err != nil {
+		return nil, nil, fmt.Errorf("exit: open the database: %w", err)
+	}
+	return exitserver.FromExitDB(db), db.Close, nil
+}
+
+func decodeAppID(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil && len(b) == 32 {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("exit: the app ID is not the base64 of 32 bytes")
+}

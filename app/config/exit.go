@@ -1,0 +1,123 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exit is the exit tool (`idvault exit`): a separate server over a PostgreSQL database restored
+// from an exit dump. It runs only when started explicitly; its keys are read by that command.
+type Exit struct {
+	// Listen is the exit server's address (host:port).
+	Listen string `koanf:"listen"`
+	// DB is the PostgreSQL connection string (DSN or postgres:// URL) of the restored dump.
+	DB string `koanf:"db"`
+	// AppID is the base64 app ID whose rows are used (a dump may hold several apps).
+	AppID string `koanf:"app_id"`
+	// Token, when set, is required as a bearer token on every route but /healthz.
+	Token string `koanf:"token"`
+	// Insecure allows a non-loopback Listen without a token.
+	Insecure bool `koanf:"insecure"`
+	// BatchLimit is the most identities one import request may carry.
+	BatchLimit int `koanf:"batch_limit"`
+	// MaxBody is the largest simple-format ciphertext accepted, as a size ("64MiB", "1048576").
+	MaxBody string `koanf:"max_body"`
+	// KeyCache is how many resolved resource keys are kept in memory (bounded LRU).
+	KeyCache int `koanf:"key_cache"`
+	// ShutdownTimeout is how long in-flight requests get on SIGINT/SIGTERM.
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+}
+
+// DefaultExit holds the built-in exit settings.
+func DefaultExit() Exit {
+	return Exit{
+		Listen: "127.0.0.1:8000", BatchLimit: 1000, MaxBody: "64MiB", KeyCache: 100_000,
+		ShutdownTimeout: 15 * time.Second,
+	}
+}
+
+func (e Exit) validate() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	host, _, err := net.SplitHostPort(e.Listen)
+	if err != nil {
+		bad("exit.listen", "want host:port, got %q", e.Listen)
+	} else if !IsLoopback(host) && e.Token == "" && !e.Insecure {
+		bad("exit.listen", "%s is reachable from other machines and exit.token is empty: set a token, listen on 127.0.0.1, or set exit.insecure", e.Listen)
+	}
+	if e.AppID != "" {
+		if id, err := decodeB64(e.AppID); err != nil || len(id) != 32 {
+			bad("exit.app_id", "must be the base64 of a 32-byte app ID")
+		}
+	}
+	if e.Token != "" && len(e.Token) < 16 {
+		bad("exit.token", "must be at least 16 characters")
+	}
+	if e.BatchLimit < 1 || e.BatchLimit > 100_000 {
+		bad("exit.batch_limit", "must be between 1 and 100000")
+	}
+	if n, err := ParseSize(e.MaxBody); err != nil || n < 1024 {
+		bad("exit.max_body", "want a size of at least 1KiB such as 64MiB, got %q", e.MaxBody)
+	}
+	if e.KeyCache < 0 {
+		bad("exit.key_cache", "must not be negative")
+	}
+	if e.ShutdownTimeout <= 0 {
+		bad("exit.shutdown_timeout", "must be a positive duration such as 15s")
+	}
+	return errs
+}
+
+// MaxBodyBytes is MaxBody in bytes (after Validate).
+func (e Exit) MaxBodyBytes() int64 {
+	n, _ := ParseSize(e.MaxBody)
+	return n
+}
+
+// ParseSize reads a byte size: a number with an optional unit, B, KB/MB/GB (powers of 1000)
+// or KiB/MiB/GiB (powers of 1024), case-insensitive ("64MiB", "1gb", "1048576").
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	units := []struct {
+		suffix string
+		mult   int64
+	}{
+		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+		{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
+	}
+	mult := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q: want a number with an optional unit (KiB, MiB, GiB, KB, MB, GB)", s)
+	}
+	return n * mult, nil
+}
+
+// ErrFor is Err restricted to the problems of the given sections ("exit", "log"): a command
+// that reads only those sections (idvault exit) does not fail on a problem of another.
+func (l *Loaded) ErrFor(sections ...string) error {
+	var errs []error
+	for _, e := range append(append([]error{}, l.Problems...), l.Config.Validate()...) {
+		msg := e.Error()
+		for _, s := range sections {
+			if strings.HasPrefix(msg, s+".") || strings.HasPrefix(msg, s+":") {
+				errs = append(errs, e)
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,55 @@
+package exitserver
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/apierr"
+)
+
+// authenticate checks the bearer token when one is configured. Both sides are hashed first so
+// that the comparison takes the same time whatever the length of the token sent.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	if s.cfg.Token == "" {
+		return c.Next()
+	}
+	got, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	want := sha256.Sum256([]byte(s.cfg.Token))
+	sent := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	if subtle.ConstantTimeCompare(want[:], sent[:]) != 1 || !ok {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="idvault exit"`)
+		return apierr.Unauthorized.Msg("missing or wrong bearer token")
+	}
+	return c.Next()
+}
+
+// CheckListen refuses a listen address that is reachable from other machines when no token
+// protects the server, unless insecure is set. Loopback addresses ("127.0.0.1:8000",
+// "[::1]:8000", "localhost:8000") are always allowed.
+func CheckListen(addr, token string, insecure bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: want host:port", addr)
+	}
+	if token != "" || insecure || IsLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("listen address %q is reachable from other machines and no token is set: "+
+		"set --token (or exit.token), listen on 127.0.0.1, or pass --insecure", addr)
+}
+
+// IsLoopback reports whether host (an IP or "localhost") only accepts local connections. An
+// empty host listens on every interface, so it is not loopback.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

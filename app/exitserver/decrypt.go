@@ -1,0 +1,195 @@
+package exitserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/apierr"
+	"idvault/exit/encryption"
+)
+
+// keyLookupTimeout bounds the database work of resolving one resource key.
+const keyLookupTimeout = 30 * time.Second
+
+// decrypt is POST /v1/decrypt: the raw ciphertext in, the clear bytes out.
+func (s *Server) decrypt(c *fiber.Ctx) error {
+	body := requestBody(c)
+	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
+	defer cancel()
+	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
+	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits))
+	if err != nil {
+		return classifyDecryptError(err)
+	}
+	if !dr.Version().IsStream() {
+		// A simple format was read and decrypted whole (up to MaxBody): send it with its length.
+		var clear bytes.Buffer
+		if _, err := dr.WriteTo(&clear); err != nil {
+			return classifyDecryptError(err)
+		}
+		c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+		return c.Send(clear.Bytes())
+	}
+	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
+	// still gets its error code. Read returns only bytes of verified chunks.
+	first := make([]byte, 32<<10)
+	n, err := io.ReadFull(dr, first)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		if err := noTrailingData(body); err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+		return c.Send(first[:n])
+	case err != nil:
+		return classifyDecryptError(err)
+	}
+	c.Status(fiber.StatusOK)
+	// The rest is written on the raw connection once this handler returned (fasthttp's own
+	// chunked writer sends 4 KiB pieces, a syscall each, which caps a stream far below the
+	// decryption rate): one HTTP chunk per verified encryption chunk. Nothing below may touch c.
+	st := &clearStream{dr: dr, body: body, reqID: requestID(c), log: s.cfg.Logger}
+	st.pending = first[:n]
+	s.streams.Add(1)
+	c.Context().HijackSetNoResponse(true)
+	c.Context().Hijack(func(conn net.Conn) {
+		defer s.streams.Done()
+		st.run(conn)
+	})
+	return nil
+}
+
+// streamIdle bounds how long a stream waits on a client that neither sends nor reads.
+const streamIdle = 5 * time.Minute
+
+// clearStream writes a decrypt answer as HTTP/1.1 chunked transfer encoding on a hijacked
+// connection. On any failure it closes the connection without the final zero-length chunk.
+type clearStream struct {
+	pending []byte // clear bytes verified before the answer started
+	dr      io.Reader
+	body    io.Reader
+	reqID   string
+	log     *slog.Logger
+
+	conn    net.Conn
+	bw      *bufio.Writer
+	werr    error // the client went away
+	hexbuf  [20]byte
+	written int64
+}
+
+func (s *clearStream) run(conn net.Conn) {
+	s.conn = conn
+	s.bw = bufio.NewWriterSize(conn, 64<<10)
+	_ = conn.SetDeadline(time.Now().Add(streamIdle))
+	s.bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
+		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: " + headerSafe(s.reqID) + "\r\n\r\n")
+	_, err := s.Write(s.pending)
+	if err == nil {
+		_, err = io.Copy(s, s.dr) // DecryptReader.WriteTo: one Write per verified chunk
+	}
+	if err == nil {
+		err = noTrailingData(s.body)
+	}
+	if err == nil {
+		if _, err = s.bw.WriteString("0\r\n\r\n"); err == nil {
+			err = s.bw.Flush()
+		}
+		if err == nil {
+			return
+		}
+	}
+	if s.werr != nil {
+		s.log.Info("decrypt stream: the client went away", "request_id", s.reqID, "clear_bytes", s.written)
+		return
+	}
+	e := apierr.As(classifyDecryptError(err))
+	s.log.Warn("decrypt stream failed midway: connection dropped without the final chunk",
+		"request_id", s.reqID, "code", e.Code.Name, "clear_bytes", s.written, "err", e.Error())
+}
+
+// Write sends p as one HTTP chunk.
+func (s *clearStream) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	_ = s.conn.SetDeadline(time.Now().Add(streamIdle))
+	b := strconv.AppendInt(s.hexbuf[:0], int64(len(p)), 16)
+	b = append(b, '\r', '\n')
+	s.bw.Write(b)
+	s.bw.Write(p)
+	s.bw.WriteString("\r\n")
+	if err := s.bw.Flush(); err != nil {
+		s.werr = err
+		return 0, err
+	}
+	s.written += int64(len(p))
+	return len(p), nil
+}
+
+// headerSafe keeps a header value to printable ASCII.
+func headerSafe(v string) string {
+	b := []byte(v)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// noTrailingData checks that the ciphertext ended with its format: bytes after the final chunk
+// mean the body is not one whole ciphertext.
+func noTrailingData(body io.Reader) error {
+	var b [1]byte
+	n, err := io.ReadFull(body, b[:])
+	if n > 0 {
+		return apierr.DecryptionFailed.Msg("the body goes on after the end of the encrypted data")
+	}
+	if err != nil && err != io.EOF {
+		return apierr.InvalidBody.Msg("reading the body: %v", err)
+	}
+	return nil
+}
+
+// classifyDecryptError maps the library's and the database's errors to the catalogue.
+func classifyDecryptError(err error) error {
+	if apierr.As(err) != nil {
+		return err
+	}
+	var knf *KeyNotFoundError
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		return apierr.DatabaseUnavailable.Wrap(err)
+	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0:
+		return apierr.KeyNotFound.Msg("no imported identity gives the key of this resource; "+
+			"import the identity of user %s, who created it", base64.StdEncoding.EncodeToString(knf.CreatorUserID))
+	case errors.Is(err, encryption.ErrKeyNotFound):
+		return apierr.KeyNotFound.New()
+	case errors.Is(err, encryption.ErrLimitExceeded):
+		return apierr.PayloadTooLarge.Msg("%s", limitMessage(err))
+	case errors.Is(err, encryption.ErrUnknownFormat):
+		return apierr.UnsupportedFormat.New()
+	case errors.Is(err, encryption.ErrDecryptionFailed), errors.Is(err, encryption.ErrBadPadding):
+		return apierr.DecryptionFailed.New()
+	case errors.Is(err, encryption.ErrTruncated):
+		return apierr.TruncatedData.New()
+	}
+	return apierr.Internal(err)
+}
+
+// limitMessage explains which limit a ciphertext went over. The library's message names the
+// sizes (never data).
+func limitMessage(err error) string {
+	return "the encrypted data is over a configured limit (exit.max_body for simple formats): " + err.Error()
+}

@@ -1,0 +1,27 @@
+// Package exitserver is the HTTP interface of the exit tool (`idvault exit`): it imports users'
+// private identities into a database restored from an exit dump and decrypts the app's data.
+//
+// Routes (one list in routes.go):
+//
+//	GET  /healthz        200 while the process runs (never authenticated)
+//	GET  /readyz         200 when the database answers, 503 otherwise
+//	PUT  /v1/identities  {"identities": ["<private identity>", ...]} -> 201 {"imported", "already_imported"}
+//	POST /v1/decrypt     the encrypted bytes as the raw body -> 200, the clear bytes
+//
+// With a token every route but /healthz needs "Authorization: Bearer <token>" (compared in
+// constant time). Errors are {"error": {"status", "code", "message", "trace_id"}} with the codes
+// of app/apierr; invalid_identity adds "entries": [{"index", "reason"}].
+//
+// Decrypting stream formats streams both ways: the request body is read as it arrives (fiber's
+// StreamRequestBody) and the clear text is written as HTTP/1.1 chunked transfer encoding on the
+// hijacked connection, one HTTP chunk per verified encryption chunk, so memory stays at one
+// encrypted chunk whatever the size. Clear bytes are written only after the chunk holding them
+// verified. The first chunk is verified before the 200 is committed, so a wrong key or a
+// corrupt start still gets a JSON error; a stream that fails later drops the connection without
+// the terminating zero-length chunk, so no HTTP client can take a cut output for a whole one.
+// Simple (non-stream) formats are read whole, up to MaxBody bytes (payload_too_large beyond),
+// and answered with a Content-Length on a keep-alive connection.
+//
+// The package depends on the database through the small DB interface (db.go); the exit/exitdb
+// implementation is adapted to it by the command line, and tests use an in-memory fake.
+package exitserver

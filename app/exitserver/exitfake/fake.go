@@ -1,0 +1,139 @@
+// Package exitfake is an in-memory exitserver.DB for tests: users with published keys, an
+// import that accepts only known identities, and a switch that makes the database unavailable.
+// It stands in for exit/exitdb where a real PostgreSQL is not the point of the test.
+package exitfake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+
+	"idvault/app/exitserver"
+	"idvault/exit/encryption"
+)
+
+// DB is the fake. The zero value is not usable: call New.
+type DB struct {
+	mu       sync.Mutex
+	users    map[string][]byte // identity -> user ID
+	imported map[string]bool
+	keys     map[encryption.SimpleID]published
+	down     bool
+	// Lookups counts FindKey calls (tests of caching in front of the DB).
+	Lookups int
+}
+
+type published struct {
+	key   []byte
+	owner string // identity that unlocks it
+}
+
+// New returns an empty fake database.
+func New() *DB {
+	return &DB{users: map[string][]byte{}, imported: map[string]bool{}, keys: map[encryption.SimpleID]published{}}
+}
+
+// AddUser makes a user and returns its (fake) private identity and user ID.
+func (d *DB) AddUser() (identity string, userID []byte) {
+	userID = make([]byte, 32)
+	_, _ = rand.Read(userID)
+	identity = "fake-identity-" + hex.EncodeToString(userID)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.users[identity] = userID
+	return identity, userID
+}
+
+// Encrypt encrypts clear in format v for the user of identity (its creator) and publishes the
+// key: under the resource ID for formats 2 to 8, under the session ID for 9 to 11.
+func (d *DB) Encrypt(identity string, v encryption.Version, clear []byte, opts encryption.EncryptOptions) ([]byte, error) {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	out, rid, err := encryption.Encrypt(v, key, clear, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.Publish(identity, rid.ID, key)
+	return out, nil
+}
+
+// Publish records key under id, unlocked by identity.
+func (d *DB) Publish(identity string, id encryption.SimpleID, key []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keys[id] = published{key: key, owner: identity}
+}
+
+// SetDown makes every call fail with exitserver.ErrUnavailable (true) or work again (false).
+func (d *DB) SetDown(down bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.down = down
+}
+
+// IsImported reports whether identity was imported.
+func (d *DB) IsImported(identity string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.imported[identity]
+}
+
+// Ping implements exitserver.DB.
+func (d *DB) Ping(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return fmt.Errorf("ping: %w", exitserver.ErrUnavailable)
+	}
+	return nil
+}
+
+// Import implements exitserver.DB: every identity must be one of AddUser's.
+func (d *DB) Import(_ context.Context, identities []string) (exitserver.ImportResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return exitserver.ImportResult{}, fmt.Errorf("import: %w", exitserver.ErrUnavailable)
+	}
+	var bad []exitserver.EntryError
+	for i, id := range identities {
+		if _, ok := d.users[id]; !ok {
+			bad = append(bad, exitserver.EntryError{Index: i, Reason: "user not in the dump"})
+		}
+	}
+	if bad != nil {
+		return exitserver.ImportResult{}, &exitserver.ImportError{Entries: bad}
+	}
+	var res exitserver.ImportResult
+	for _, id := range identities {
+		if d.imported[id] {
+			res.AlreadyImported++
+			continue
+		}
+		d.imported[id] = true
+		res.Imported++
+	}
+	return res, nil
+}
+
+// KeyFinder implements exitserver.DB.
+func (d *DB) KeyFinder(context.Context) encryption.KeyFinder {
+	return encryption.KeyFinderFunc(func(id encryption.SimpleID) ([]byte, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.Lookups++
+		if d.down {
+			return nil, fmt.Errorf("find key: %w", exitserver.ErrUnavailable)
+		}
+		p, ok := d.keys[id]
+		switch {
+		case !ok:
+			return nil, encryption.ErrKeyNotFound
+		case !d.imported[p.owner]:
+			return nil, &exitserver.KeyNotFoundError{CreatorUserID: d.users[p.owner], Err: encryption.ErrKeyNotFound}
+		}
+		return p.key, nil
+	})
+}

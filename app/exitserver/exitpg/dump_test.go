@@ -1,0 +1,124 @@
+package exitpg_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/exitclient"
+	"idvault/exit/dump"
+)
+
+// A generated dump with decoy apps: identities imported through one instance, then every
+// manifest entry decrypted through another instance on the same database: ok entries to their
+// SHA-256, negative cases to their error code. Concurrent imports of the same identities
+// through both instances both succeed.
+func TestDumpThroughTwoInstances(t *testing.T) {
+	t.Parallel()
+	l := loadDump(t, dump.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
+	a, b := serve(t, l, 0), serve(t, l, 0)
+	ids := a.identities(t, l)
+	require.NotEmpty(t, ids)
+
+	// The first identities through both instances at once.
+	first := ids[:min(8, len(ids))]
+	var wg sync.WaitGroup
+	sums := make([]exitclient.ImportSummary, 2)
+	errs := make([]error, 2)
+	for i, in := range []*instance{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[i], errs[i] = in.client.Import(context.Background(), first, exitclient.ImportOptions{Batch: 4})
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.Empty(t, sums[0].Refused)
+	require.Empty(t, sums[1].Refused)
+	require.Equal(t, len(first), sums[0].Imported+sums[1].Imported, "each identity stored once across both instances")
+	require.Equal(t, 2*len(first), sums[0].Imported+sums[0].AlreadyImported+sums[1].Imported+sums[1].AlreadyImported)
+
+	sum, err := a.client.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 500})
+	require.NoError(t, err)
+	require.Empty(t, sum.Refused, "gen-dump's identities.jsonl imports as is")
+	require.Equal(t, len(ids), sum.Imported+sum.AlreadyImported)
+
+	userIDs := userIDsByEmail(t, l)
+	counts := map[string]int{}
+	named := 0
+	for _, e := range l.manifest {
+		status, got, msg := b.decryptMsg(t, filepath.Join(l.dir, e.File))
+		if e.Expected == dump.ExpectOK {
+			require.Equal(t, 200, status, "%s: %s", e.File, got)
+			require.Equal(t, e.SHA256, got, "%s decrypts to its SHA-256", e.File)
+		} else {
+			require.Equal(t, e.Expected, got, "%s (%s)", e.File, e.Case)
+		}
+		if e.Expected == dump.ExpectKeyNotFound && userIDs[e.Creator] != "" {
+			require.Contains(t, msg, userIDs[e.Creator], "%s: key_not_found names the creator's user ID", e.File)
+			named++
+		}
+		counts[e.Expected]++
+	}
+	require.Positive(t, named, "some key_not_found case has a known creator")
+	t.Logf("manifest outcomes: %v", counts)
+	require.Greater(t, counts[dump.ExpectOK], 60)
+	for _, code := range []string{dump.ExpectDecryptionFailed, dump.ExpectTruncatedData, dump.ExpectUnsupportedFormat, dump.ExpectKeyNotFound} {
+		require.Positive(t, counts[code], "the dump has %s cases", code)
+	}
+
+	// The bulk client mirrors the dump's data directory through the second instance.
+	out := filepath.Join(t.TempDir(), "clear")
+	rep, err := b.client.DecryptTree(context.Background(), filepath.Join(l.dir, "data"), out, exitclient.DecryptOptions{Jobs: 3})
+	require.NoError(t, err)
+	failed := map[string]string{}
+	for _, f := range rep.Failures {
+		failed["data/"+filepath.ToSlash(f.File)] = f.Code
+	}
+	for _, e := range l.manifest {
+		if e.Expected == dump.ExpectOK {
+			require.NotContains(t, failed, e.File)
+			continue
+		}
+		code := failed[e.File]
+		if code == "stream_aborted" { // a stream failing past its first chunk cannot carry a code
+			require.Equal(t, dump.ExpectDecryptionFailed, e.Expected, e.File)
+			continue
+		}
+		require.Equal(t, e.Expected, code, e.File)
+	}
+	require.Equal(t, counts[dump.ExpectOK], rep.Decrypted)
+}
+
+// userIDsByEmail maps each email of identities.jsonl to the base64 user ID of its permanent
+// identity (the identity's "value").
+func userIDsByEmail(t *testing.T, l *loaded) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(l.dir, "identities.jsonl"))
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var e struct{ Email, Identity string }
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		dec, err := base64.StdEncoding.DecodeString(e.Identity)
+		require.NoError(t, err)
+		var id struct {
+			Target string `json:"target"`
+			Value  string `json:"value"`
+		}
+		require.NoError(t, json.Unmarshal(dec, &id))
+		if id.Target == "user" {
+			out[e.Email] = id.Value
+		}
+	}
+	return out
+}

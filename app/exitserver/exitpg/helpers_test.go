@@ -1,0 +1,139 @@
+package exitpg_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/app/exitclient"
+	"idvault/app/exitserver"
+	"idvault/exit/dump"
+	"idvault/exit/exitdb"
+	"idvault/exit/pgtest"
+)
+
+const token = "exitpg-test-token-0123456789"
+
+// loaded is a generated dump in a fresh database.
+type loaded struct {
+	dir      string
+	dsn      string
+	appID    []byte
+	manifest []dump.ManifestEntry
+}
+
+func loadDump(t testing.TB, opts dump.Options) *loaded {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l := &loaded{dir: t.TempDir(), dsn: pgtest.NewDB(t)}
+	sum, err := dump.Generate(ctx, l.dir, opts)
+	require.NoError(t, err)
+	l.appID = sum.AppID
+	_, err = dump.Load(ctx, l.dsn, l.dir, nil)
+	require.NoError(t, err)
+	f, err := os.Open(filepath.Join(l.dir, "manifest.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e dump.ManifestEntry
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		l.manifest = append(l.manifest, e)
+	}
+	require.NoError(t, sc.Err())
+	return l
+}
+
+// instance is one exit server over the dump's database.
+type instance struct {
+	url    string
+	client *exitclient.Client
+	http   *http.Client
+}
+
+func serve(t testing.TB, l *loaded, keyCache int) *instance {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := exitdb.Open(ctx, exitdb.Config{DSN: l.dsn, AppID: l.appID, KeyCacheSize: keyCache})
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	srv := exitserver.New(exitserver.FromExitDB(db), exitserver.Config{Token: token})
+	url, hc := apptest.Serve(t, srv.App)
+	c := exitclient.New(url, token)
+	c.Backoff = 20 * time.Millisecond
+	return &instance{url: url, client: c, http: hc}
+}
+
+func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
+	t.Helper()
+	f, err := os.Open(filepath.Join(l.dir, "identities.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	ids, err := exitclient.ReadIdentities(f)
+	require.NoError(t, err)
+	return ids
+}
+
+// decrypt posts a file and returns the status, the SHA-256 of a 200 body (hex) or the error
+// code of an error body.
+func (in *instance) decrypt(t testing.TB, path string) (int, string) {
+	status, got, _ := in.decryptMsg(t, path)
+	return status, got
+}
+
+// decryptMsg is decrypt that also returns the message of an error body.
+func (in *instance) decryptMsg(t testing.TB, path string) (int, string, string) {
+	t.Helper()
+	status, got, msg, err := in.tryDecrypt(path)
+	require.NoError(t, err)
+	return status, got, msg
+}
+
+// tryDecrypt is decryptMsg for goroutines other than the test's: it returns its errors.
+func (in *instance) tryDecrypt(path string) (int, string, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer f.Close()
+	req, err := http.NewRequest("POST", in.url+"/v1/decrypt", f)
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := in.http.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		var body struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			return 0, "", "", err
+		}
+		return resp.StatusCode, body.Error.Code, body.Error.Message, nil
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, resp.Body); err != nil {
+		return -1, "stream_aborted", "", nil
+	}
+	return 200, hex.EncodeToString(h.Sum(nil)), "", nil
+}

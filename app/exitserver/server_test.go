@@ -1,0 +1,315 @@
+package exitserver_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apierr"
+	"idvault/app/apptest"
+	"idvault/app/exitserver"
+	"idvault/app/exitserver/exitfake"
+	"idvault/exit/encryption"
+)
+
+const testToken = "s3cret-token-for-tests"
+
+type fixture struct {
+	db     *exitfake.DB
+	url    string
+	client *http.Client
+	logs   *bytes.Buffer
+}
+
+func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
+	t.Helper()
+	f := &fixture{db: exitfake.New(), logs: &bytes.Buffer{}}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(&lockedBuffer{b: f.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv := exitserver.New(f.db, cfg)
+	f.url, f.client = apptest.Serve(t, srv.App)
+	return f
+}
+
+// do sends a request with the test token (unless auth is "") and returns status, body.
+func (f *fixture) do(t *testing.T, method, path, auth string, body io.Reader) (int, []byte, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.url+path, body)
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, raw, resp.Header
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (f *fixture) logText() string {
+	return f.logs.String()
+}
+
+type errBody struct {
+	Error struct {
+		Status  int                     `json:"status"`
+		Code    string                  `json:"code"`
+		Message string                  `json:"message"`
+		TraceID string                  `json:"trace_id"`
+		Entries []exitserver.EntryError `json:"entries"`
+	} `json:"error"`
+}
+
+func requireError(t *testing.T, status int, raw []byte, wantStatus int, wantCode string) errBody {
+	t.Helper()
+	var e errBody
+	require.NoError(t, json.Unmarshal(raw, &e), "body: %s", raw)
+	require.Equal(t, wantStatus, status, "body: %s", raw)
+	require.Equal(t, wantCode, e.Error.Code, "body: %s", raw)
+	require.Equal(t, wantStatus, e.Error.Status)
+	require.NotEmpty(t, e.Error.TraceID)
+	require.NotEmpty(t, e.Error.Message)
+	require.True(t, slices.ContainsFunc(apierr.ExitCatalog, func(c apierr.Code) bool {
+		return c.Name == wantCode && c.Status == wantStatus
+	}), "%s %d is in apierr.ExitCatalog", wantCode, wantStatus)
+	return e
+}
+
+func importBody(ids ...string) io.Reader {
+	raw, _ := json.Marshal(map[string][]string{"identities": ids})
+	return bytes.NewReader(raw)
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken})
+	status, raw, _ := f.do(t, "GET", "/healthz", "", nil)
+	require.Equal(t, 200, status, "healthz needs no token: %s", raw)
+
+	status, raw, _ = f.do(t, "GET", "/readyz", "", nil)
+	requireError(t, status, raw, 401, "unauthorized")
+	status, raw, _ = f.do(t, "GET", "/readyz", testToken, nil)
+	require.Equal(t, 200, status, "%s", raw)
+
+	f.db.SetDown(true)
+	status, raw, hdr := f.do(t, "GET", "/readyz", testToken, nil)
+	requireError(t, status, raw, 503, "database_unavailable")
+	require.NotEmpty(t, hdr.Get("Retry-After"))
+	f.db.SetDown(false)
+	status, _, _ = f.do(t, "GET", "/readyz", testToken, nil)
+	require.Equal(t, 200, status, "recovers by itself once the database is back")
+}
+
+func TestBearerToken(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken})
+	for name, auth := range map[string]string{
+		"missing": "", "wrong": "not-the-token", "prefix": testToken[:5], "longer": testToken + "x",
+	} {
+		for _, route := range []struct{ method, path string }{{"PUT", "/v1/identities"}, {"POST", "/v1/decrypt"}, {"GET", "/readyz"}} {
+			status, raw, hdr := f.do(t, route.method, route.path, auth, strings.NewReader("{}"))
+			requireError(t, status, raw, 401, "unauthorized")
+			require.Contains(t, hdr.Get("WWW-Authenticate"), "Bearer", name)
+		}
+	}
+	// Without a configured token, routes are open (loopback use).
+	open := newFixture(t, exitserver.Config{})
+	status, _, _ := open.do(t, "GET", "/readyz", "", nil)
+	require.Equal(t, 200, status)
+	require.NotContains(t, f.logs.String(), testToken, "the token never reaches the log")
+}
+
+func TestCheckListen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		addr, token string
+		insecure    bool
+		ok          bool
+	}{
+		{"127.0.0.1:8000", "", false, true},
+		{"[::1]:8000", "", false, true},
+		{"localhost:8000", "", false, true},
+		{"0.0.0.0:8000", "", false, false},
+		{":8000", "", false, false},
+		{"192.168.1.10:8000", "", false, false},
+		{"0.0.0.0:8000", "tok", false, true},
+		{"0.0.0.0:8000", "", true, true},
+		{"nonsense", "tok", false, false},
+	} {
+		err := exitserver.CheckListen(tc.addr, tc.token, tc.insecure)
+		if tc.ok {
+			require.NoError(t, err, tc.addr)
+		} else {
+			require.Error(t, err, tc.addr)
+		}
+	}
+}
+
+func TestImport(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken, BatchLimit: 3})
+	a, _ := f.db.AddUser()
+	b, _ := f.db.AddUser()
+
+	status, raw, _ := f.do(t, "PUT", "/v1/identities", testToken, importBody(a))
+	require.Equal(t, 201, status, "%s", raw)
+	require.JSONEq(t, `{"imported": 1, "already_imported": 0}`, string(raw))
+
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, importBody(a, b))
+	require.Equal(t, 201, status, "%s", raw)
+	require.JSONEq(t, `{"imported": 1, "already_imported": 1}`, string(raw), "re-importing is harmless")
+
+	// All or nothing: one bad entry, nothing stored, each bad entry listed by index.
+	c, _ := f.db.AddUser()
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, importBody("garbage", c, "more garbage"))
+	e := requireError(t, status, raw, 400, "invalid_identity")
+	require.Equal(t, []exitserver.EntryError{{Index: 0, Reason: "user not in the dump"}, {Index: 2, Reason: "user not in the dump"}}, e.Error.Entries)
+	require.False(t, f.db.IsImported(c), "nothing stored from a refused batch")
+	require.NotContains(t, string(raw), "garbage", "the answer never echoes identities")
+
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, importBody(a, b, c, a))
+	e = requireError(t, status, raw, 413, "payload_too_large")
+	require.Contains(t, e.Error.Message, "limit is 3")
+
+	for name, body := range map[string]string{
+		"not json": "identities=a", "empty": "", "wrong type": `{"identities": "a"}`,
+		"numbers": `{"identities": [1]}`, "unknown field": `{"identity": ["a"]}`, "two objects": `{"identities": []}{}`,
+		"missing list": `{}`,
+	} {
+		status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(body))
+		requireError(t, status, raw, 400, "invalid_body")
+		require.NotEmpty(t, name)
+	}
+	huge := `{"identities": ["` + strings.Repeat("A", 64<<10) + `"]}`
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(huge))
+	requireError(t, status, raw, 413, "payload_too_large")
+
+	f.db.SetDown(true)
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, importBody(c))
+	requireError(t, status, raw, 503, "database_unavailable")
+	f.db.SetDown(false)
+	require.NotContains(t, f.logs.String(), a[:20], "identities never reach the log")
+}
+
+// Every format decrypts through the API, at sizes around a chunk boundary.
+func TestDecryptEveryFormat(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken})
+	who, _ := f.db.AddUser()
+	status, raw, _ := f.do(t, "PUT", "/v1/identities", testToken, importBody(who))
+	require.Equal(t, 201, status, "%s", raw)
+	for v := encryption.V2; v <= encryption.V11; v++ {
+		for _, size := range []int{0, 1, 1000, 40 << 10, 200 << 10} {
+			clear := randomBytes(size)
+			opts := encryption.EncryptOptions{}
+			if v.IsStream() {
+				opts.ChunkSize = 16 << 10
+			}
+			enc, err := f.db.Encrypt(who, v, clear, opts)
+			require.NoError(t, err)
+			status, got, hdr := f.do(t, "POST", "/v1/decrypt", testToken, bytes.NewReader(enc))
+			require.Equal(t, 200, status, "%s size %d: %s", v, size, got)
+			require.True(t, bytes.Equal(clear, got), "%s size %d: clear text differs", v, size)
+			require.Equal(t, "application/octet-stream", hdr.Get("Content-Type"))
+		}
+	}
+}
+
+func TestDecryptErrors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken, MaxBody: 4096})
+	who, _ := f.db.AddUser()
+	other, _ := f.db.AddUser()
+	status, raw, _ := f.do(t, "PUT", "/v1/identities", testToken, importBody(who))
+	require.Equal(t, 201, status, "%s", raw)
+
+	// Format 5 carries its resource ID in front, so tampering or trailing bytes keep the key.
+	mine, err := f.db.Encrypt(who, encryption.V5, []byte("hello"), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	notImported, err := f.db.Encrypt(other, encryption.V3, []byte("hello"), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	unknown, _, err := encryption.Encrypt(encryption.V3, randomBytes(32), []byte("hello"), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	tampered := bytes.Clone(mine)
+	tampered[len(tampered)-1] ^= 1
+	big, err := f.db.Encrypt(who, encryption.V2, randomBytes(8000), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	bigStream, err := f.db.Encrypt(who, encryption.V4, randomBytes(8000), encryption.EncryptOptions{ChunkSize: 1024})
+	require.NoError(t, err)
+
+	cases := []struct {
+		name   string
+		body   []byte
+		status int
+		code   string
+	}{
+		{"tampered", tampered, 422, "decryption_failed"},
+		{"unknown version", append([]byte{42}, mine[1:]...), 400, "unsupported_format"},
+		{"empty body", nil, 400, "unsupported_format"},
+		{"short header", mine[:5], 400, "truncated_data"},
+		{"key never published", unknown, 404, "key_not_found"},
+		{"creator not imported", notImported, 404, "key_not_found"},
+		{"simple format over max body", big, 413, "payload_too_large"},
+		{"trailing data", append(bytes.Clone(mine), 0), 422, "decryption_failed"},
+	}
+	for _, tc := range cases {
+		status, raw, _ := f.do(t, "POST", "/v1/decrypt", testToken, bytes.NewReader(tc.body))
+		requireError(t, status, raw, tc.status, tc.code)
+	}
+	// A stream is not bound by max body.
+	status, raw, _ = f.do(t, "POST", "/v1/decrypt", testToken, bytes.NewReader(bigStream))
+	require.Equal(t, 200, status, "%s", raw)
+
+	f.db.SetDown(true)
+	status, raw, _ = f.do(t, "POST", "/v1/decrypt", testToken, bytes.NewReader(mine))
+	requireError(t, status, raw, 503, "database_unavailable")
+	f.db.SetDown(false)
+	status, _, _ = f.do(t, "POST", "/v1/decrypt", testToken, bytes.NewReader(mine))
+	require.Equal(t, 200, status, "recovers without a restart")
+}
+
+// The key_not_found message names the creator whose identity is missing.
+func TestKeyNotFoundNamesCreator(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{})
+	other, otherID := f.db.AddUser()
+	enc, err := f.db.Encrypt(other, encryption.V5, []byte("hello"), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	status, raw, _ := f.do(t, "POST", "/v1/decrypt", "", bytes.NewReader(enc))
+	e := requireError(t, status, raw, 404, "key_not_found")
+	require.Contains(t, e.Error.Message, base64.StdEncoding.EncodeToString(otherID))
+	status, _, _ = f.do(t, "PUT", "/v1/identities", "", importBody(other))
+	require.Equal(t, 201, status)
+	status, got, _ := f.do(t, "POST", "/v1/decrypt", "", bytes.NewReader(enc))
+	require.Equal(t, 200, status)
+	require.Equal(t, "hello", string(got))
+}

@@ -1,0 +1,163 @@
+package exitserver_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/exitserver"
+	"idvault/exit/encryption"
+)
+
+const chunk = 16 << 10 // encrypted chunk size of the streams below
+
+// streamFixture is a server with one imported user and a v11 session key published for it.
+func streamFixture(t *testing.T) (*fixture, []byte, encryption.SimpleID) {
+	t.Helper()
+	f := newFixture(t, exitserver.Config{})
+	who, _ := f.db.AddUser()
+	status, raw, _ := f.do(t, "PUT", "/v1/identities", "", importBody(who))
+	require.Equal(t, 201, status, "%s", raw)
+	key := randomBytes(32)
+	var sid encryption.SimpleID
+	copy(sid[:], randomBytes(16))
+	f.db.Publish(who, sid, key)
+	return f, key, sid
+}
+
+// A stream that fails midway drops the connection: the client gets an error, never a clean
+// end, and only clear bytes of chunks before the bad one.
+func TestDecryptStreamFailingMidwayAborts(t *testing.T) {
+	t.Parallel()
+	f, key, sid := streamFixture(t)
+	clear := randomBytes(40 * chunk)
+	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
+	require.NoError(t, err)
+
+	cases := map[string][]byte{
+		"tampered chunk": func() []byte { b := bytes.Clone(enc); b[len(b)/2] ^= 1; return b }(),
+		"cut short":      enc[:len(enc)/2],
+	}
+	for name, body := range cases {
+		resp, err := f.client.Post(f.url+"/v1/decrypt", "application/octet-stream", bytes.NewReader(body))
+		require.NoError(t, err, name)
+		require.Equal(t, 200, resp.StatusCode, name)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Error(t, err, "%s: the client must see a broken transfer, not an end", name)
+		require.Less(t, len(got), len(enc)/2, name)
+		require.True(t, bytes.Equal(clear[:len(got)], got), "%s: only verified clear bytes", name)
+	}
+	// The server keeps serving afterwards.
+	status, got, _ := f.do(t, "POST", "/v1/decrypt", "", bytes.NewReader(enc))
+	require.Equal(t, 200, status)
+	require.True(t, bytes.Equal(clear, got))
+
+	// A stream that fails in its first chunks still gets its error code.
+	bad := bytes.Clone(enc)
+	bad[100] ^= 1
+	status, raw, _ := f.do(t, "POST", "/v1/decrypt", "", bytes.NewReader(bad))
+	requireError(t, status, raw, 422, "decryption_failed")
+	status, raw, _ = f.do(t, "POST", "/v1/decrypt", "", bytes.NewReader(enc[:chunk+100]))
+	requireError(t, status, raw, 422, "decryption_failed")
+}
+
+// Clear bytes come out while the ciphertext is still going in: neither side is buffered whole.
+func TestDecryptStreamsBothWays(t *testing.T) {
+	t.Parallel()
+	f, key, sid := streamFixture(t)
+	clear := randomBytes(20 * chunk)
+	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
+	require.NoError(t, err)
+
+	pr, pw := io.Pipe()
+	firstBytes := make(chan struct{})
+	go func() {
+		_, _ = pw.Write(enc[:4*chunk]) // header and a few chunks
+		select {
+		case <-firstBytes:
+			_, _ = pw.Write(enc[4*chunk:])
+			_ = pw.Close()
+		case <-time.After(20 * time.Second):
+			_ = pw.CloseWithError(io.ErrClosedPipe)
+		}
+	}()
+	req, err := http.NewRequest("POST", f.url+"/v1/decrypt", pr)
+	require.NoError(t, err)
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	head := make([]byte, 1000)
+	_, err = io.ReadFull(resp.Body, head)
+	require.NoError(t, err, "clear bytes arrive before the upload ends")
+	close(firstBytes)
+	rest, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(clear, append(head, rest...)))
+}
+
+// Streaming 64 MiB through the server keeps the heap small: the body is never held whole.
+// Not parallel: it samples the whole process's heap.
+func TestDecryptStreamConstantMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 64 MiB")
+	}
+	f, key, sid := streamFixture(t)
+	const size = 64 << 20
+	src := rand.NewChaCha8([32]byte{7})
+	wantHash := sha256.New()
+	pr, pw := io.Pipe()
+	go func() {
+		w, err := encryption.NewEncryptWriter(pw, encryption.V11, key, encryption.EncryptOptions{SessionID: &sid})
+		if err != nil {
+			_ = pw.CloseWithError(err)
+			return
+		}
+		if _, err := io.Copy(w, io.TeeReader(io.LimitReader(src, size), wantHash)); err != nil {
+			_ = pw.CloseWithError(err)
+			return
+		}
+		_ = pw.CloseWithError(w.Close())
+	}()
+
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	runtime.GC()
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	resp, err := f.client.Post(f.url+"/v1/decrypt", "application/octet-stream", pr)
+	require.NoError(t, err)
+	gotHash := sha256.New()
+	n, err := io.Copy(gotHash, resp.Body)
+	resp.Body.Close()
+	close(stop)
+	<-sampled
+	require.NoError(t, err)
+	require.Equal(t, int64(size), n)
+	require.Equal(t, wantHash.Sum(nil), gotHash.Sum(nil))
+	t.Logf("peak heap in use while streaming 64 MiB: %.1f MiB", float64(peak.Load())/(1<<20))
+	require.Less(t, peak.Load(), uint64(24<<20), "the server must not hold the stream in memory")
+}
