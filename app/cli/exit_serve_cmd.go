@@ -86,7 +86,8 @@ func runExitServer(ctx context.Context, cl *cmdline, cf configFlags, flags map[s
 		fmt.Fprintf(p.stderr, "idvault exit: %v\n", err)
 		return exitConfig
 	}
-	log := newLogger(l.Config.Log, p.stderr)
+	log, closeLog := newLogger(l.Config.Log, p.stderr)
+	defer closeLog() //nolint:errcheck // stderr: nothing to report a failure to
 	if err := serveExit(ctx, p, c, log); err != nil {
 		log.Error("idvault exit stopped", "err", err)
 		return exitFail
