@@ -1,7 +1,6 @@
 package exitserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -27,7 +26,11 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
-	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits))
+	st := &clearStream{body: body, reqID: requestID(c), log: s.cfg.Logger}
+	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
+	// read waiting for it is cut by a read deadline in the past.
+	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits),
+		encryption.WithReadAhead(st.interruptRead))
 	if err != nil {
 		return classifyDecryptError(err)
 	}
@@ -58,13 +61,16 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	// The rest is written on the raw connection once this handler returned (fasthttp's own
 	// chunked writer sends 4 KiB pieces, a syscall each, which caps a stream far below the
 	// decryption rate): one HTTP chunk per verified encryption chunk. Nothing below may touch c.
-	st := &clearStream{dr: dr, body: body, reqID: requestID(c), log: s.cfg.Logger}
+	st.dr = dr
 	st.pending = first[:n]
+	// The answer is written on the connection itself, not fasthttp's wrapper of it, so that a
+	// chunk goes out in one writev (net.Buffers) with its framing.
+	raw := c.Context().Conn()
 	s.streams.Add(1)
 	c.Context().HijackSetNoResponse(true)
-	c.Context().Hijack(func(conn net.Conn) {
+	c.Context().Hijack(func(net.Conn) {
 		defer s.streams.Done()
-		st.run(conn)
+		st.run(raw)
 	})
 	return nil
 }
@@ -82,19 +88,26 @@ type clearStream struct {
 	log     *slog.Logger
 
 	conn    net.Conn
-	bw      *bufio.Writer
-	werr    error // the client went away
-	hexbuf  [20]byte
+	werr    error    // the client went away
+	head    [20]byte // chunk size line
+	bufs    [3][]byte
 	written int64
+}
+
+// interruptRead makes a read of the request body waiting for data return at once (the
+// decrypter's read-ahead, when the stream stops early).
+func (s *clearStream) interruptRead() {
+	_ = s.conn.SetReadDeadline(time.Now())
 }
 
 func (s *clearStream) run(conn net.Conn) {
 	s.conn = conn
-	s.bw = bufio.NewWriterSize(conn, 64<<10)
 	_ = conn.SetDeadline(time.Now().Add(streamIdle))
-	s.bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
-		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: " + headerSafe(s.reqID) + "\r\n\r\n")
-	_, err := s.Write(s.pending)
+	_, err := s.send([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
+		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
+	if err == nil {
+		_, err = s.Write(s.pending)
+	}
 	if err == nil {
 		_, err = io.Copy(s, s.dr) // DecryptReader.WriteTo: one Write per verified chunk
 	}
@@ -102,10 +115,7 @@ func (s *clearStream) run(conn net.Conn) {
 		err = noTrailingData(s.body)
 	}
 	if err == nil {
-		if _, err = s.bw.WriteString("0\r\n\r\n"); err == nil {
-			err = s.bw.Flush()
-		}
-		if err == nil {
+		if _, err = s.send([]byte("0\r\n\r\n"), nil, nil); err == nil {
 			return
 		}
 	}
@@ -123,18 +133,27 @@ func (s *clearStream) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	_ = s.conn.SetDeadline(time.Now().Add(streamIdle))
-	b := strconv.AppendInt(s.hexbuf[:0], int64(len(p)), 16)
-	b = append(b, '\r', '\n')
-	s.bw.Write(b)
-	s.bw.Write(p)
-	s.bw.WriteString("\r\n")
-	if err := s.bw.Flush(); err != nil {
-		s.werr = err
+	head := strconv.AppendInt(s.head[:0], int64(len(p)), 16)
+	head = append(head, '\r', '\n')
+	if _, err := s.send(head, p, crlf); err != nil {
 		return 0, err
 	}
 	s.written += int64(len(p))
 	return len(p), nil
+}
+
+var crlf = []byte("\r\n")
+
+// send writes a, b and c in one writev, refreshing the idle deadline.
+func (s *clearStream) send(a, b, c []byte) (int64, error) {
+	_ = s.conn.SetDeadline(time.Now().Add(streamIdle))
+	s.bufs = [3][]byte{a, b, c}
+	bufs := net.Buffers(s.bufs[:])
+	n, err := bufs.WriteTo(s.conn)
+	if err != nil {
+		s.werr = err
+	}
+	return n, err
 }
 
 // headerSafe keeps a header value to printable ASCII.

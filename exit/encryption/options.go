@@ -103,7 +103,8 @@ func (o EncryptOptions) params(v Version) (*encryptParams, error) {
 type Option func(*decryptConfig)
 
 type decryptConfig struct {
-	limits Limits
+	limits    Limits
+	interrupt func() // WithReadAhead
 }
 
 // WithLimits replaces the default Limits.

@@ -34,6 +34,7 @@ type streamDecrypter struct {
 	seed        [ivSize]byte // format 11: sessionID || 8 zero bytes
 	onlyPadding bool         // a chunk carried padding: later ones must be empty
 	final       bool         // the short final chunk was processed
+	interrupt   func()       // WithReadAhead: WriteTo reads ahead in a goroutine
 }
 
 // streamChunkSize returns the encrypted chunk size declared in a stream
@@ -67,12 +68,13 @@ func newStreamDecrypter(src io.Reader, v Version, header, key []byte, cfg decryp
 		return nil, err
 	}
 	d := &streamDecrypter{
-		src:    src,
-		v:      v,
-		aead:   aead,
-		size:   size,
-		ivs:    newIVDeriver(),
-		header: append([]byte(nil), header...),
+		src:       src,
+		v:         v,
+		aead:      aead,
+		size:      size,
+		ivs:       newIVDeriver(),
+		header:    append([]byte(nil), header...),
+		interrupt: cfg.interrupt,
 	}
 	if v == V11 {
 		copy(d.seed[:], header[1:1+IDSize])
@@ -121,6 +123,14 @@ func (d *streamDecrypter) WriteTo(w io.Writer) (int64, error) {
 			total += n
 			d.err = err
 			continue
+		}
+		if d.interrupt != nil && !d.final {
+			n, err := d.writeToReadAhead(w)
+			total += n
+			if err != nil {
+				d.err = err
+			}
+			return total, err
 		}
 		d.err = d.next()
 	}

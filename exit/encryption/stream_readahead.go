@@ -1,0 +1,183 @@
+package encryption
+
+import (
+	"fmt"
+	"io"
+)
+
+// WithReadAhead makes WriteTo of a stream format read the next encrypted
+// chunk from the source in a second goroutine while it decrypts and writes
+// the current one, so reading the input overlaps decryption and output
+// (with two cores, a stream then moves at the rate of its slowest stage
+// instead of the sum of all three). The decrypter then holds two chunk
+// buffers instead of one; a chunk's clear text is still written only after
+// its tag verified, in order, and nothing after a failed chunk.
+//
+// interrupt must make a Read of the source that is blocked, or would block,
+// return promptly (for a network connection: a read deadline in the past).
+// WriteTo calls it when it stops before the end of the stream (a bad chunk
+// or a failed write) and returns only once the reading goroutine ended, so
+// the source is never read after WriteTo returned. Read, and sources that
+// are io.WriterTo, are not affected by this option.
+func WithReadAhead(interrupt func()) Option {
+	return func(c *decryptConfig) { c.interrupt = interrupt }
+}
+
+// readChunk is one encrypted chunk read ahead: buf[:n] holds it (a short n
+// is the final chunk), or err tells why reading failed.
+type readChunk struct {
+	buf []byte
+	n   int
+	err error
+}
+
+// writeToReadAhead is WriteTo as a three-stage pipeline over two chunk
+// buffers: a goroutine reads chunk i+1 while this one decrypts chunk i in
+// place and a third goroutine writes the clear text of chunk i-1. A buffer
+// goes from the reader to the decrypter to the writer and back, so a clear
+// chunk reaches w only after its tag verified, in order, and nothing after a
+// chunk that failed.
+func (d *streamDecrypter) writeToReadAhead(w io.Writer) (int64, error) {
+	free := make(chan []byte, 2)
+	full := make(chan readChunk, 2)
+	verified := make(chan clearChunk, 2)
+	stop := make(chan struct{})
+	free <- d.buf
+	free <- nil // the second buffer is allocated as data arrives, as the first was
+	d.buf = nil
+	first := 0
+	if d.index == 0 && d.v != V11 {
+		first = v48Header // chunk 0 of formats 4 and 8 starts with the header already read
+	}
+	go d.readAhead(free, full, stop, first)
+	wr := &chunkWriter{w: w, done: make(chan struct{})}
+	go wr.run(verified, free, stop)
+
+	// finish stops both goroutines and returns once neither touches the source or w.
+	finish := func(err error) (int64, error) {
+		close(stop)
+		d.interrupt()
+		for range full {
+		}
+		close(verified)
+		<-wr.done
+		return wr.total, err
+	}
+	for {
+		var c readChunk
+		select {
+		case c = <-full:
+		case <-wr.done:
+			return finish(wr.err)
+		}
+		if c.err != nil {
+			return finish(fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, c.err))
+		}
+		if c.n == 0 {
+			return finish(d.missingFinal())
+		}
+		if d.index == 0 && d.v != V11 {
+			copy(c.buf, d.header)
+		}
+		pt, err := d.decryptChunk(c.buf[:c.n], true)
+		if err != nil {
+			return finish(err)
+		}
+		verified <- clearChunk{buf: c.buf, pt: pt} // never blocks: two buffers, room for two
+		if d.final {
+			d.err = io.EOF
+			for range full { // the reader stopped after the short chunk
+			}
+			close(verified)
+			<-wr.done
+			return wr.total, wr.err
+		}
+	}
+}
+
+// clearChunk is the verified clear text pt of a chunk, inside its buffer buf.
+type clearChunk struct {
+	buf, pt []byte
+}
+
+// chunkWriter writes verified chunks in order and gives their buffers back to
+// the reader. It stops at the first failed write; done is closed when it
+// returned, err and total are then final.
+type chunkWriter struct {
+	w     io.Writer
+	total int64
+	err   error
+	done  chan struct{}
+}
+
+func (cw *chunkWriter) run(verified <-chan clearChunk, free chan<- []byte, stop <-chan struct{}) {
+	defer close(cw.done)
+	for c := range verified {
+		select {
+		case <-stop:
+			continue // the stream failed: drop what is left
+		default:
+		}
+		n, err := cw.w.Write(c.pt)
+		cw.total += int64(n)
+		if err != nil {
+			cw.err = err
+			return
+		}
+		free <- c.buf // never blocks: it held one of the two buffers
+	}
+}
+
+// readAhead fills the buffers it gets from free with whole chunks (the first
+// one from offset first, the header being put there by the decrypting side)
+// and hands them over through full, until a short chunk, an error, or stop.
+func (d *streamDecrypter) readAhead(free <-chan []byte, full chan<- readChunk, stop <-chan struct{}, first int) {
+	defer close(full)
+	off := first
+	for {
+		var buf []byte
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		select {
+		case buf = <-free:
+		case <-stop:
+			return
+		}
+		buf, n, err := fillChunk(d.src, buf, off, d.size)
+		off = 0
+		full <- readChunk{buf: buf, n: n, err: err} // never blocks: two buffers, room for two
+		if err != nil || n < d.size {
+			return
+		}
+	}
+}
+
+// fillChunk reads up to size bytes into buf from offset off, growing buf as
+// data arrives (first to initialChunkBuffer, then to size, never beyond),
+// and returns the buffer and the bytes in it; fewer than size means the
+// source ended. An offset counts as bytes in the buffer.
+func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
+	n := off
+	if len(buf) < min(size, max(off, initialChunkBuffer)) {
+		buf = make([]byte, min(size, max(off, initialChunkBuffer)))
+	}
+	for n < size {
+		if n == len(buf) {
+			grown := make([]byte, size)
+			copy(grown, buf[:n])
+			buf = grown
+		}
+		m, err := io.ReadFull(src, buf[n:])
+		n += m
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return buf, n, nil
+		}
+		if err != nil {
+			return buf, n, fmt.Errorf("read encrypted stream: %w", err)
+		}
+	}
+	return buf, n, nil
+}
