@@ -304,11 +304,9 @@ func (b *batch) tankerHalves() error {
 	}
 	b.each(provisional, func(e *entry) {
 		p := e.prov
-		app, err := keys.EncryptionKeyPairFromPrivate(p.PrivateEncryptionKey)
-		if err != nil {
-			e.err = invalid("the identity's private encryption key is invalid")
-			return
-		}
+		// The app half is the identity's own pair: ParseProvisional checked that its private
+		// encryption key gives its public one, so it is not derived a second time.
+		app := keys.EncryptionKeyPair{Public: [keys.KeySize]byte(p.PublicEncryptionKey), Private: [keys.KeySize]byte(p.PrivateEncryptionKey)}
 		e.m = &Material{Kind: Provisional, ID: bytes.Clone(p.PublicSignatureKey)}
 		for _, h := range byApp[string(p.PublicSignatureKey)] {
 			if h.Target != p.Target || !bytes.Equal(h.HashedValue, p.HashedValue()) {
