@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -30,7 +31,7 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
 	// read waiting for it is cut by a read deadline in the past.
 	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits),
-		encryption.WithReadAhead(st.interruptRead))
+		encryption.WithReadAhead(st.cut))
 	if err != nil {
 		return classifyDecryptError(err)
 	}
@@ -92,17 +93,33 @@ type clearStream struct {
 	head    [20]byte // chunk size line
 	bufs    [3][]byte
 	written int64
+
+	mu      sync.Mutex
+	stopped bool // cut: the stream failed, the connection is being dropped
 }
 
-// interruptRead makes a read of the request body waiting for data return at once (the
-// decrypter's read-ahead, when the stream stops early).
-func (s *clearStream) interruptRead() {
-	_ = s.conn.SetReadDeadline(time.Now())
+// cut makes the connection's pending and later reads and writes fail at once: the decrypter
+// calls it when the stream stops early, to end the read it has waiting for the next chunk (and
+// a write of an earlier chunk, if one is blocked). Nothing refreshes the deadline afterwards.
+func (s *clearStream) cut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	_ = s.conn.SetDeadline(time.Now())
+}
+
+// extendDeadline gives the client another streamIdle to send or read, unless the stream was cut.
+func (s *clearStream) extendDeadline() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopped {
+		_ = s.conn.SetDeadline(time.Now().Add(streamIdle))
+	}
 }
 
 func (s *clearStream) run(conn net.Conn) {
 	s.conn = conn
-	_ = conn.SetDeadline(time.Now().Add(streamIdle))
+	s.extendDeadline()
 	_, err := s.send([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
 		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
 	if err == nil {
@@ -146,12 +163,16 @@ var crlf = []byte("\r\n")
 
 // send writes a, b and c in one writev, refreshing the idle deadline.
 func (s *clearStream) send(a, b, c []byte) (int64, error) {
-	_ = s.conn.SetDeadline(time.Now().Add(streamIdle))
+	s.extendDeadline()
 	s.bufs = [3][]byte{a, b, c}
 	bufs := net.Buffers(s.bufs[:])
 	n, err := bufs.WriteTo(s.conn)
 	if err != nil {
-		s.werr = err
+		s.mu.Lock()
+		if !s.stopped { // a write cut because the stream failed is not the client's doing
+			s.werr = err
+		}
+		s.mu.Unlock()
 	}
 	return n, err
 }

@@ -29,13 +29,16 @@ type fixture struct {
 	url    string
 	client *http.Client
 	logs   *bytes.Buffer
+	logMu  *sync.Mutex // held by the server's log writes
 }
 
 func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
 	t.Helper()
 	f := &fixture{db: exitfake.New(), logs: &bytes.Buffer{}}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(&lockedBuffer{b: f.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		lb := &lockedBuffer{b: f.logs}
+		f.logMu = &lb.mu
+		cfg.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv := exitserver.New(f.db, cfg)
 	f.url, f.client = apptest.Serve(t, srv.App)
@@ -70,6 +73,10 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 
 func (f *fixture) logText() string {
+	if f.logMu != nil {
+		f.logMu.Lock()
+		defer f.logMu.Unlock()
+	}
 	return f.logs.String()
 }
 

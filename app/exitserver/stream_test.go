@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,4 +161,49 @@ func TestDecryptStreamConstantMemory(t *testing.T) {
 	require.Equal(t, wantHash.Sum(nil), gotHash.Sum(nil))
 	t.Logf("peak heap in use while streaming 64 MiB: %.1f MiB", float64(peak.Load())/(1<<20))
 	require.Less(t, peak.Load(), uint64(24<<20), "the server must not hold the stream in memory")
+}
+
+// stallingBody sends data, then neither sends more nor ends, until released.
+type stallingBody struct {
+	data    io.Reader
+	release chan struct{}
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	n, err := b.data.Read(p)
+	if err == io.EOF {
+		<-b.release
+	}
+	return n, err
+}
+
+// A client that sent a bad chunk and then stalls (the body not finished, the connection open) is
+// dropped at once: the read the server had waiting for the next chunk is cut, rather than left to
+// the 5-minute idle timeout.
+func TestDecryptStreamFailureCutsStalledClient(t *testing.T) {
+	t.Parallel()
+	f, key, sid := streamFixture(t)
+	clear := randomBytes(40 * chunk)
+	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
+	require.NoError(t, err)
+	const header = 1 + 2*16 + 4 // format 11's stream header
+	bad := (len(enc)/2 - header) / chunk
+	enc[header+bad*chunk+100] ^= 1
+	// Everything up to the end of the bad chunk, so that the server then waits for the next one.
+	body := &stallingBody{data: bytes.NewReader(enc[:header+(bad+1)*chunk]), release: make(chan struct{})}
+	defer close(body.release)
+	req, err := http.NewRequest(http.MethodPost, f.url+"/v1/decrypt", body)
+	require.NoError(t, err)
+	req.ContentLength = int64(len(enc))
+	start := time.Now()
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Error(t, err, "the client must see a broken transfer")
+	// The server's stream ends (and logs its failure) without waiting for the stalled client.
+	require.Eventually(t, func() bool { return strings.Contains(f.logText(), "failed midway") },
+		10*time.Second, 10*time.Millisecond, "the stream still waits for the stalled client")
+	require.Less(t, time.Since(start), 10*time.Second)
 }
