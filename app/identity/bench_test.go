@@ -74,3 +74,32 @@ func BenchmarkEd25519Sign(b *testing.B) {
 		ed25519.Sign(priv, msg)
 	}
 }
+
+// BenchmarkIssuerCreatePermanent is what a server pays per new permanent identity: the app
+// checked once, the public identity built beside the secret one (compare with
+// BenchmarkCreatePermanent followed by BenchmarkPublicIdentity/permanent).
+func BenchmarkIssuerCreatePermanent(b *testing.B) {
+	appID, appSecret, _ := vecApp(b)
+	is, err := NewIssuer(appID, appSecret)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := is.CreatePermanent(vecUserID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCreateProvisionalPair is what a server pays per new provisional identity, its
+// public identity included.
+func BenchmarkCreateProvisionalPair(b *testing.B) {
+	appID, _, _ := vecApp(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := CreateProvisionalPair(appID, TargetEmail, vecEmail, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

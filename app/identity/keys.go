@@ -2,6 +2,7 @@ package identity
 
 import (
 	"bytes"
+	"crypto/ecdh"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
@@ -171,12 +172,28 @@ func newEncryptionKeyPair(r io.Reader) (pub, priv []byte, err error) {
 	priv[0] &= 248
 	priv[31] &= 127
 	priv[31] |= 64
-	pub, err = curve25519.X25519(priv, curve25519.Basepoint)
-	if err != nil { // unreachable for a clamped scalar and the base point
+	pub, err = x25519Base(priv)
+	if err != nil { // unreachable for a 32-byte scalar
 		return nil, nil, fmt.Errorf("derive encryption key: %w", err)
 	}
 	return pub, priv, nil
 }
+
+// x25519Base is X25519(scalar, base point): the public key of an X25519 private key (clamped
+// as X25519 clamps). It runs one Montgomery ladder: curve25519.X25519(scalar, Basepoint) runs
+// two (crypto/ecdh's NewPrivateKey computes the public key, then ECDH multiplies the base
+// point again), which cost a provisional identity more than the rest of its key work.
+func x25519Base(scalar []byte) ([]byte, error) {
+	priv, err := ecdh.X25519().NewPrivateKey(scalar)
+	if err != nil {
+		return nil, err
+	}
+	return priv.PublicKey().Bytes(), nil
+}
+
+// constantTimeEqual reports whether a and b are equal, in time that depends only on their
+// lengths.
+func constantTimeEqual(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
 
 // HashUserID returns the hashed user ID H_32(utf8(userID) || appID), the
 // value of a permanent identity.
