@@ -2,6 +2,7 @@ package identity
 
 import (
 	"crypto/ed25519"
+	crand "crypto/rand"
 	"testing"
 )
 
@@ -102,4 +103,25 @@ func BenchmarkCreateProvisionalPair(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEncryptionKeyPair compares the X25519 key pair of a provisional identity made with
+// the ladder (given randomness) and through Ed25519's fixed-base table (crypto/rand), in one run.
+func BenchmarkEncryptionKeyPair(b *testing.B) {
+	b.Run("ladder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := newEncryptionKeyPair(crand.Reader); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fixed-base", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := newEncryptionKeyPairFast(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
