@@ -53,11 +53,15 @@ func randomReader(r io.Reader) io.Reader {
 // hash32 is unkeyed BLAKE2b with a 32-byte digest over the concatenation of
 // parts.
 func hash32(parts ...[]byte) []byte {
-	h, _ := blake2b.New256(nil) // cannot fail without a key
+	// The parts are short (keys, IDs, an email): hashing their concatenation in one call
+	// avoids the digest state a streaming hash puts on the heap at every identity.
+	var buf [256]byte
+	b := buf[:0]
 	for _, p := range parts {
-		h.Write(p)
+		b = append(b, p...)
 	}
-	return h.Sum(nil)
+	sum := blake2b.Sum256(b)
+	return sum[:]
 }
 
 // hash16 is unkeyed BLAKE2b with a 16-byte digest (not a truncated hash).
