@@ -116,19 +116,5 @@ func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) er
 	addr := ln.Addr().String()
 	log.Info("idvault exit listening", "addr", addr, "app_id", c.AppID, "token", c.Token != "",
 		"batch_limit", c.BatchLimit, "max_body", strconv.FormatInt(c.MaxBodyBytes(), 10), "key_cache", c.KeyCache)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.App.Listener(ln) }()
-	if p.env.Ready != nil {
-		p.env.Ready(addr)
-	}
-	select {
-	case err := <-errc:
-		return fmt.Errorf("server: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: finishing in-flight requests", "timeout", c.ShutdownTimeout.String())
-	if err := srv.Shutdown(c.ShutdownTimeout); err != nil {
-		log.Error("shutdown", "err", err)
-	}
-	return nil
+	return serveUntilDone(ctx, p, srv.App, ln, log, c.ShutdownTimeout, srv.Shutdown)
 }

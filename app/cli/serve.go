@@ -109,21 +109,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if c.Console.On(c.Server.Listen) {
 		log.Info("web console: sign in with the admin token", "url", "http://"+addr+"/console/")
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.App.Listener(ln) }()
-	if p.env.Ready != nil {
-		p.env.Ready(addr)
-	}
-	select {
-	case err := <-errc:
-		return fmt.Errorf("server: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: finishing in-flight requests", "timeout", c.Server.ShutdownTimeout.String())
-	if err := srv.App.ShutdownWithTimeout(c.Server.ShutdownTimeout); err != nil {
-		log.Error("shutdown", "err", err)
-	}
-	return nil
+	return serveUntilDone(ctx, p, srv.App, ln, log, c.Server.ShutdownTimeout, srv.App.ShutdownWithTimeout)
 }
 
 // ensureAdminToken returns the admin token: admin.token when set, else the one in the token
