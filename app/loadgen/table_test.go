@@ -136,7 +136,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 			after := env.Store.RecordCommits()
 			m := measure{
 				rate: routeRes.PerSecond(), bare: bareRes.PerSecond(),
-				cpu:     float64(cpu.Microseconds()) / float64(max(routeRes.Requests, 1)),
+				cpu:       float64(cpu.Microseconds()) / float64(max(routeRes.Requests, 1)),
 				bareCPU:   float64(bareCPU.Microseconds()) / float64(max(bareRes.Requests, 1)),
 				clientCPU: float64(clientCPU.Microseconds()) / float64(max(routeRes.Requests, 1)),
 			}
