@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -137,26 +138,37 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 	return r, nil
 }
 
+// putRecord seals the record's identities and stores it. Each identity is sealed straight into
+// the record's value (one buffer for the whole record, one associated-data buffer reused),
+// rather than into a buffer of its own that the encoding then copies.
 func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 	key := recordKey(r.AppID, r.Email)
-	d := recordDisk{
-		userID: []byte(r.UserID), registered: r.Registered, createdAt: r.CreatedAt, updatedAt: r.UpdatedAt,
+	fields := [...]struct{ clear, name string }{
+		{r.PermanentIdentity, "permanent"},
+		{r.ProvisionalIdentity, "provisional"},
+		{r.PublicPermanent, "public permanent"},
+		{r.PublicProvisional, "public provisional"},
 	}
-	for _, f := range []struct {
-		clear, name string
-		out         *[]byte
-	}{
-		{r.PermanentIdentity, "permanent", &d.permanent},
-		{r.ProvisionalIdentity, "provisional", &d.provisional},
-		{r.PublicPermanent, "public permanent", &d.publicPermanent},
-		{r.PublicProvisional, "public provisional", &d.publicProvisional},
-	} {
+	size := recordHeaderSize + 5*binary.MaxVarintLen64 + len(r.UserID)
+	for _, f := range fields {
+		size += sealedSize(len(f.clear))
+	}
+	out := appendRecordHeader(make([]byte, 0, size), r.Registered, r.CreatedAt, r.UpdatedAt)
+	out = appendRecordField(out, []byte(r.UserID))
+	ad := make([]byte, 0, len(bucketRecords)+len(key)+len("public provisional")+2)
+	for _, f := range fields {
+		if f.clear == "" {
+			out = appendRecordField(out, nil)
+			continue
+		}
+		out = binary.AppendUvarint(out, uint64(sealedSize(len(f.clear))))
+		ad = appendAD(ad[:0], bucketRecords, key, f.name)
 		var err error
-		if *f.out, err = s.seal.sealString(f.clear, adFor(bucketRecords, key, f.name)); err != nil {
+		if out, err = s.seal.appendSeal(out, f.clear, ad); err != nil {
 			return err
 		}
 	}
-	return tx.Bucket(bucketRecords).Put(key, d.encode())
+	return tx.Bucket(bucketRecords).Put(key, out)
 }
 
 // CountRecords returns how many identity records an app has (admin views, metrics).

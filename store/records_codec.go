@@ -30,22 +30,36 @@ type recordDisk struct {
 
 func (d recordDisk) encode() []byte {
 	fields := [][]byte{d.userID, d.permanent, d.provisional, d.publicPermanent, d.publicProvisional}
-	size := 18
+	size := recordHeaderSize
 	for _, f := range fields {
 		size += binary.MaxVarintLen64 + len(f)
 	}
-	out := make([]byte, 2, size)
-	out[0] = recordFormat
-	if d.registered {
-		out[1] = 1
-	}
-	out = binary.BigEndian.AppendUint64(out, uint64(d.createdAt.UnixNano()))
-	out = binary.BigEndian.AppendUint64(out, uint64(d.updatedAt.UnixNano()))
+	out := appendRecordHeader(make([]byte, 0, size), d.registered, d.createdAt, d.updatedAt)
 	for _, f := range fields {
-		out = binary.AppendUvarint(out, uint64(len(f)))
-		out = append(out, f...)
+		out = appendRecordField(out, f)
 	}
 	return out
+}
+
+// recordHeaderSize is the size of a record value's fixed part: format, flags, two times.
+const recordHeaderSize = 18
+
+// appendRecordHeader appends a record value's fixed part; the five fields follow, each
+// written by appendRecordField (or, for a field sealed in place, its length then its bytes).
+func appendRecordHeader(out []byte, registered bool, createdAt, updatedAt time.Time) []byte {
+	flags := byte(0)
+	if registered {
+		flags = 1
+	}
+	out = append(out, recordFormat, flags)
+	out = binary.BigEndian.AppendUint64(out, uint64(createdAt.UnixNano()))
+	return binary.BigEndian.AppendUint64(out, uint64(updatedAt.UnixNano()))
+}
+
+// appendRecordField appends one field: uvarint(length) || bytes.
+func appendRecordField(out, f []byte) []byte {
+	out = binary.AppendUvarint(out, uint64(len(f)))
+	return append(out, f...)
 }
 
 var errRecordLayout = errors.New("store: decode record: truncated or unknown layout")
@@ -56,7 +70,7 @@ func decodeRecord(v []byte) (recordDisk, error) {
 	if len(v) > 0 && v[0] == '{' {
 		return decodeRecordJSON(v)
 	}
-	if len(v) < 18 || v[0] != recordFormat || v[1] > 1 {
+	if len(v) < recordHeaderSize || v[0] != recordFormat || v[1] > 1 {
 		return recordDisk{}, errRecordLayout
 	}
 	d := recordDisk{
@@ -64,7 +78,7 @@ func decodeRecord(v []byte) (recordDisk, error) {
 		createdAt:  time.Unix(0, int64(binary.BigEndian.Uint64(v[2:]))).UTC(),
 		updatedAt:  time.Unix(0, int64(binary.BigEndian.Uint64(v[10:]))).UTC(),
 	}
-	rest := v[18:]
+	rest := v[recordHeaderSize:]
 	var fields [5][]byte
 	for i := range fields {
 		n, k := binary.Uvarint(rest)

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -291,4 +293,47 @@ func TestLingerOnlyUnderLoad(t *testing.T) {
 	g.noLinger = true
 	_, budget = g.lingerBudget(true, now)
 	require.Zero(t, budget)
+}
+
+// A record's identities are sealed in place in its value: the value is the layout encode
+// writes, each identity sealed with its own nonce and bound to its field, and reads give back
+// what was written.
+func TestPutRecordSealsInPlace(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t, newKey(t))
+	app := bytes.Repeat([]byte{3}, 32)
+	want := Record{UserID: "uid", PermanentIdentity: strings.Repeat("p", 600), ProvisionalIdentity: "prov",
+		PublicPermanent: "pub-perm", Registered: true}
+	_, err := s.UpdateRecord(app, "a@x.io", func(r *Record, _ bool) (bool, error) {
+		r.UserID, r.PermanentIdentity, r.ProvisionalIdentity, r.PublicPermanent, r.Registered =
+			want.UserID, want.PermanentIdentity, want.ProvisionalIdentity, want.PublicPermanent, want.Registered
+		return true, nil
+	})
+	require.NoError(t, err)
+	key := recordKey(app, "a@x.io")
+	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketRecords).Get(key)
+		d, err := decodeRecord(v)
+		require.NoError(t, err)
+		require.Equal(t, v, d.encode(), "the record layout")
+		require.Equal(t, "uid", string(d.userID))
+		require.Len(t, d.permanent, sealedSize(600))
+		require.Len(t, d.provisional, sealedSize(4))
+		require.Len(t, d.publicPermanent, sealedSize(8))
+		require.Empty(t, d.publicProvisional)
+		require.NotContains(t, string(v), "prov")
+		require.NotContains(t, string(v), "pppp")
+		require.NotEqual(t, d.permanent[1:25], d.provisional[1:25], "a nonce per field")
+		// Each field is bound to its name: opened as another field, it fails.
+		_, err = s.seal.open(d.provisional, adFor(bucketRecords, key, "permanent"))
+		require.ErrorIs(t, err, ErrSealed)
+		return nil
+	}))
+	got, err := s.Record(app, "a@x.io")
+	require.NoError(t, err)
+	require.Equal(t, want.PermanentIdentity, got.PermanentIdentity)
+	require.Equal(t, want.ProvisionalIdentity, got.ProvisionalIdentity)
+	require.Equal(t, want.PublicPermanent, got.PublicPermanent)
+	require.Empty(t, got.PublicProvisional)
+	require.True(t, got.Registered)
 }

@@ -34,6 +34,29 @@ func (s *sealer) seal(plain, ad []byte) ([]byte, error) {
 	return s.aead.Seal(out, out[1:1+chacha20poly1305.NonceSizeX], plain, ad), nil
 }
 
+// sealedSize is the size of the sealed form of a value of n bytes (0 stays 0: an empty
+// string is stored empty, see sealString).
+func sealedSize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return 1 + chacha20poly1305.NonceSizeX + n + chacha20poly1305.Overhead
+}
+
+// appendSeal appends the sealed form of plain (sealedSize(len(plain)) bytes, the layout of
+// seal) to dst.
+func (s *sealer) appendSeal(dst []byte, plain string, ad []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, sealVersion)
+	dst = append(dst, make([]byte, chacha20poly1305.NonceSizeX)...)
+	nonce := dst[start+1 : start+1+chacha20poly1305.NonceSizeX]
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("store: seal: %w", err)
+	}
+	// Seal appends after the nonce (its output starts at len(dst)), so the two do not overlap.
+	return s.aead.Seal(dst, nonce, []byte(plain), ad), nil
+}
+
 // open decrypts a value made by seal with the same ad.
 func (s *sealer) open(sealed, ad []byte) ([]byte, error) {
 	return s.openTo(nil, sealed, ad)

@@ -71,13 +71,9 @@ func (d *Directory) createProvisionals(app apps.App, unique []string, missing []
 	provPubs := make([]string, len(missing))
 	batch := make([]string, len(missing))
 	for j, i := range missing {
-		prov, err := identity.CreateProvisional(app.ID, identity.TargetEmail, unique[i])
+		prov, pub, err := identity.CreateProvisionalPair(app.ID, identity.TargetEmail, unique[i], nil)
 		if err != nil {
-			return fmt.Errorf("directory: create provisional identity: %w", err)
-		}
-		pub, err := identity.PublicIdentity(prov)
-		if err != nil {
-			return fmt.Errorf("directory: public identity: %w", err)
+			return fmt.Errorf("directory: %w", err)
 		}
 		provs[j], provPubs[j], batch[j] = prov, pub, unique[i]
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/google/uuid"
 
 	"idvault/app/apps"
-	"idvault/app/identity"
 	"idvault/store"
 )
 
@@ -37,7 +36,8 @@ type Store interface {
 
 // Directory creates and finds identity records.
 type Directory struct {
-	st Store
+	st      Store
+	issuers issuers
 }
 
 // New makes a directory over st.
@@ -64,14 +64,14 @@ func (d *Directory) Permanent(app apps.App, email string) (store.Record, error) 
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return store.Record{}, err
 	}
-	userID := uuid.NewString()
-	perm, err := identity.CreatePermanent(app.ID, app.Secret, userID)
+	is, err := d.issuers.get(app)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("directory: create permanent identity: %w", err)
 	}
-	pub, err := identity.PublicIdentity(perm)
+	userID := uuid.NewString()
+	perm, pub, err := is.CreatePermanent(userID)
 	if err != nil {
-		return store.Record{}, fmt.Errorf("directory: public identity: %w", err)
+		return store.Record{}, fmt.Errorf("directory: %w", err)
 	}
 	return d.st.UpdateRecord(app.ID, email, func(r *store.Record, _ bool) (bool, error) {
 		if r.PermanentIdentity != "" {

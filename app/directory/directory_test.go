@@ -189,3 +189,28 @@ func TestRecordsWithoutPublicIdentitiesAreDerivedAndCached(t *testing.T) {
 		require.Equal(t, "old-user", r.UserID, "%s: the rest of the record unchanged", email)
 	}
 }
+
+// The app's secret is checked once per app and kept, but a cached check never vouches for
+// another secret: an app whose stored secret no longer derives its public key is refused even
+// after identities were created with the good one, and the good one still works afterwards.
+func TestPermanentChecksTheSecretItIsGiven(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	r, err := d.Permanent(a, "first@example.com")
+	require.NoError(t, err)
+	p, err := identity.ParsePermanent(r.PermanentIdentity, a.ID, a.Secret[32:])
+	require.NoError(t, err, "the delegation is signed by the app's key")
+	require.NoError(t, p.CheckUserID(r.UserID))
+	require.Equal(t, pub(t, r.PermanentIdentity), r.PublicPermanent, "the stored public identity is the derived one")
+
+	bad := a
+	bad.Secret = append([]byte(nil), a.Secret...)
+	bad.Secret[0] ^= 1
+	_, err = d.Permanent(bad, "second@example.com")
+	require.ErrorIs(t, err, identity.ErrInvalidAppSecret)
+	_, err = d.Lookup(a, "second@example.com")
+	require.ErrorIs(t, err, directory.ErrUnknownUser, "nothing stored")
+
+	_, err = d.Permanent(a, "third@example.com")
+	require.NoError(t, err)
+}

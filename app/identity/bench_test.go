@@ -2,6 +2,7 @@ package identity
 
 import (
 	"crypto/ed25519"
+	crand "crypto/rand"
 	"testing"
 )
 
@@ -73,4 +74,54 @@ func BenchmarkEd25519Sign(b *testing.B) {
 	for b.Loop() {
 		ed25519.Sign(priv, msg)
 	}
+}
+
+// BenchmarkIssuerCreatePermanent is what a server pays per new permanent identity: the app
+// checked once, the public identity built beside the secret one (compare with
+// BenchmarkCreatePermanent followed by BenchmarkPublicIdentity/permanent).
+func BenchmarkIssuerCreatePermanent(b *testing.B) {
+	appID, appSecret, _ := vecApp(b)
+	is, err := NewIssuer(appID, appSecret)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := is.CreatePermanent(vecUserID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCreateProvisionalPair is what a server pays per new provisional identity, its
+// public identity included.
+func BenchmarkCreateProvisionalPair(b *testing.B) {
+	appID, _, _ := vecApp(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := CreateProvisionalPair(appID, TargetEmail, vecEmail, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncryptionKeyPair compares the X25519 key pair of a provisional identity made with
+// the ladder (given randomness) and through Ed25519's fixed-base table (crypto/rand), in one run.
+func BenchmarkEncryptionKeyPair(b *testing.B) {
+	b.Run("ladder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := newEncryptionKeyPair(crand.Reader); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fixed-base", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := newEncryptionKeyPairFast(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"bytes"
+	"crypto/ecdh"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
@@ -52,11 +53,15 @@ func randomReader(r io.Reader) io.Reader {
 // hash32 is unkeyed BLAKE2b with a 32-byte digest over the concatenation of
 // parts.
 func hash32(parts ...[]byte) []byte {
-	h, _ := blake2b.New256(nil) // cannot fail without a key
+	// The parts are short (keys, IDs, an email): hashing their concatenation in one call
+	// avoids the digest state a streaming hash puts on the heap at every identity.
+	var buf [256]byte
+	b := buf[:0]
 	for _, p := range parts {
-		h.Write(p)
+		b = append(b, p...)
 	}
-	return h.Sum(nil)
+	sum := blake2b.Sum256(b)
+	return sum[:]
 }
 
 // hash16 is unkeyed BLAKE2b with a 16-byte digest (not a truncated hash).
@@ -171,12 +176,28 @@ func newEncryptionKeyPair(r io.Reader) (pub, priv []byte, err error) {
 	priv[0] &= 248
 	priv[31] &= 127
 	priv[31] |= 64
-	pub, err = curve25519.X25519(priv, curve25519.Basepoint)
-	if err != nil { // unreachable for a clamped scalar and the base point
+	pub, err = x25519Base(priv)
+	if err != nil { // unreachable for a 32-byte scalar
 		return nil, nil, fmt.Errorf("derive encryption key: %w", err)
 	}
 	return pub, priv, nil
 }
+
+// x25519Base is X25519(scalar, base point): the public key of an X25519 private key (clamped
+// as X25519 clamps). It runs one Montgomery ladder: curve25519.X25519(scalar, Basepoint) runs
+// two (crypto/ecdh's NewPrivateKey computes the public key, then ECDH multiplies the base
+// point again), which cost a provisional identity more than the rest of its key work.
+func x25519Base(scalar []byte) ([]byte, error) {
+	priv, err := ecdh.X25519().NewPrivateKey(scalar)
+	if err != nil {
+		return nil, err
+	}
+	return priv.PublicKey().Bytes(), nil
+}
+
+// constantTimeEqual reports whether a and b are equal, in time that depends only on their
+// lengths.
+func constantTimeEqual(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
 
 // HashUserID returns the hashed user ID H_32(utf8(userID) || appID), the
 // value of a permanent identity.

@@ -52,29 +52,42 @@ func CreatePermanentWith(appID, appSecret []byte, userID string, rand io.Reader)
 
 // createPermanent builds the identity once the app has been checked.
 func createPermanent(appID, appSecret []byte, userID string, rand io.Reader) (string, error) {
+	p, err := newPermanent(appID, appSecret, userID, rand)
+	if err != nil {
+		return "", err
+	}
+	defer p.wipe()
+	return p.SecretIdentity(), nil
+}
+
+// newPermanent makes the keys of a permanent identity of a checked app; the caller wipes it.
+func newPermanent(appID, appSecret []byte, userID string, rand io.Reader) (*Permanent, error) {
 	r := randomReader(rand)
 	hashedUserID := HashUserID(appID, userID)
 	ephPub, ephPriv, err := newSignatureKeyPair(r)
 	if err != nil {
-		return "", fmt.Errorf("ephemeral key: %w", err)
+		return nil, fmt.Errorf("ephemeral key: %w", err)
 	}
-	defer clear(ephPriv)
 	userSecret, err := newUserSecret(r, hashedUserID)
 	if err != nil {
-		return "", fmt.Errorf("user secret: %w", err)
+		clear(ephPriv)
+		return nil, fmt.Errorf("user secret: %w", err)
 	}
-	defer clear(userSecret)
 	sig := ed25519.Sign(ed25519.PrivateKey(appSecret), delegationPayload(ephPub, hashedUserID))
-
-	p := Permanent{
+	return &Permanent{
 		AppID:                        appID,
 		UserID:                       hashedUserID,
 		DelegationSignature:          sig,
 		EphemeralPublicSignatureKey:  ephPub,
 		EphemeralPrivateSignatureKey: ephPriv,
 		UserSecret:                   userSecret,
-	}
-	return p.SecretIdentity(), nil
+	}, nil
+}
+
+// wipe clears the secret fields.
+func (p *Permanent) wipe() {
+	clear(p.EphemeralPrivateSignatureKey)
+	clear(p.UserSecret)
 }
 
 // SecretIdentity returns the b64 secret permanent identity in canonical

@@ -47,3 +47,15 @@ func FuzzIdentityResponseJSON(f *testing.F) {
 		require.Equal(t, string(want), string(r.appendJSON(nil)))
 	})
 }
+
+// The hand-written POST /public_identity answer is what encoding/json writes.
+func FuzzPublicIdentityResponseJSON(f *testing.F) {
+	f.Add("eyJ0cnVzdGNoYWluX2lkIjoidHBveHlOemgwaFU5RzJpOWFnTXZIeXlkK3BPNnpHQ2pPOUJmaHJDTGpkND0ifQ==")
+	f.Add("<&>\"\\\x00é\u2028")
+	f.Fuzz(func(t *testing.T, pub string) {
+		r := PublicIdentityResponse{PublicIdentity: pub}
+		want, err := json.Marshal(r)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(r.appendJSON(nil)))
+	})
+}

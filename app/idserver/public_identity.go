@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/directory"
+	"idvault/app/jsonw"
 )
 
 // PublicIdentityResponse is the body of POST /public_identity.
@@ -25,5 +26,14 @@ func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("public identity", err)
 	}
-	return c.JSON(PublicIdentityResponse{PublicIdentity: pub})
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(PublicIdentityResponse{PublicIdentity: pub}.appendJSON(make([]byte, 0, 24+len(pub))))
+}
+
+// appendJSON writes the response as encoding/json would (a test compares them), without
+// reflection.
+func (r PublicIdentityResponse) appendJSON(buf []byte) []byte {
+	buf = append(buf, '{')
+	buf = jsonw.AppendField(buf, true, "publicIdentity", r.PublicIdentity)
+	return append(buf, '}')
 }

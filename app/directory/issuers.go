@@ -1,0 +1,41 @@
+package directory
+
+import (
+	"sync"
+
+	"idvault/app/apps"
+	"idvault/app/identity"
+)
+
+// issuers caches one identity.Issuer per app, so that the app's secret is checked (its public
+// key derived from its seed) once rather than at every new permanent identity. An entry is
+// used only while the app's ID and secret are those it was made from (compared in constant
+// time), so a changed secret is checked again and replaces it.
+type issuers struct {
+	mu sync.RWMutex
+	m  map[string]*identity.Issuer
+}
+
+// maxIssuers bounds the cache: past it, the cache starts over (apps are few; this only keeps a
+// server that saw a great many apps from holding all their secrets).
+const maxIssuers = 1024
+
+func (c *issuers) get(app apps.App) (*identity.Issuer, error) {
+	c.mu.RLock()
+	is := c.m[string(app.ID)]
+	c.mu.RUnlock()
+	if is != nil && is.Matches(app.ID, app.Secret) {
+		return is, nil
+	}
+	is, err := identity.NewIssuer(app.ID, app.Secret)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxIssuers {
+		c.m = map[string]*identity.Issuer{}
+	}
+	c.m[string(app.ID)] = is
+	c.mu.Unlock()
+	return is, nil
+}

@@ -1,0 +1,173 @@
+package loadgen_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"idvault/app/loadgen"
+)
+
+// The load generator of BenchmarkHTTPLoad runs in a process of its own (this test binary,
+// started again to run TestGeneratorProcess), so that the benchmark's process holds only the
+// servers: its CPU time is then the servers' alone, and the generator reports its own. With
+// both in one process, the CPU per request mixed the two (the generator took about a third).
+
+// spec is one turn the generator process runs: Kind names the requests (see requests).
+type spec struct {
+	Addr    string
+	Kind    string
+	From    int64 // number of the turn's first request (new emails stay new)
+	Run     int64 // nonce of the benchmark run (new emails stay new across runs)
+	ListURI string
+}
+
+// turn is what the generator process answers for a spec: the run's result and the CPU time
+// the generator process spent on it, or an error.
+type turn struct {
+	loadgen.Result
+	CPU time.Duration
+	Err string
+}
+
+const (
+	generatorEnv = "IDVAULT_LOADGEN_PROCESS"
+	resultPrefix = "loadgen-result "
+)
+
+// generator is a running generator process: specs go to its stdin, results come back on its
+// stdout, one JSON line each.
+type generator struct {
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+// startGenerator starts the generator process; it ends with the benchmark.
+func startGenerator(b *testing.B) *generator {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGeneratorProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), generatorEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = in.Close() // the process ends when its input does
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &generator{in: in, out: sc}
+}
+
+// drive runs one turn in the generator process.
+func (g *generator) drive(b *testing.B, s spec) turn {
+	line, err := json.Marshal(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := g.in.Write(append(line, '\n')); err != nil {
+		b.Fatalf("load generator process: %v", err)
+	}
+	for g.out.Scan() {
+		rest, ok := strings.CutPrefix(g.out.Text(), resultPrefix)
+		if !ok {
+			continue // the test framework's own lines
+		}
+		var t turn
+		if err := json.Unmarshal([]byte(rest), &t); err != nil {
+			b.Fatal(err)
+		}
+		if t.Err != "" {
+			b.Fatalf("load generator process: %s", t.Err)
+		}
+		return t
+	}
+	b.Fatalf("load generator process ended: %v", g.out.Err())
+	return turn{}
+}
+
+// TestGeneratorProcess is the generator process of BenchmarkHTTPLoad; it does nothing unless
+// started by it. It reads one spec per line and answers one result line each, until its input
+// ends.
+func TestGeneratorProcess(t *testing.T) {
+	if os.Getenv(generatorEnv) == "" {
+		t.Skip("the load generator process of BenchmarkHTTPLoad (make bench-http)")
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var s spec
+		var res turn
+		if err := json.Unmarshal(in.Bytes(), &s); err != nil {
+			res.Err = err.Error()
+		} else if next, err := requests(s); err != nil {
+			res.Err = err.Error()
+		} else {
+			c0 := cpuTime()
+			r, err := loadgen.Run(context.Background(), loadgen.Config{
+				Addr: s.Addr, Clients: clients, Duration: slice, MaxRequests: 1_000_000, Want: fiber.StatusOK,
+				Next: func(i int64, req *fasthttp.Request) { next(s.From+i, req) },
+			})
+			res = turn{Result: r, CPU: cpuTime() - c0}
+			if err != nil {
+				res.Err = err.Error()
+			}
+		}
+		line, _ := json.Marshal(res)
+		fmt.Printf("%s%s\n", resultPrefix, line)
+	}
+}
+
+// requests are the requests of a kind of turn: "echo" (the bare route), "known" and "new"
+// (POST /identity with one of 100 known emails, or a new one), "public-new" (POST
+// /public_identity with a new email) and "list" (GET ListURI).
+func requests(s spec) (loadgen.Request, error) {
+	postEmail := func(path string, email func(i int64) string) loadgen.Request {
+		return func(i int64, req *fasthttp.Request) {
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURI(path)
+			req.Header.SetContentType(fiber.MIMEApplicationJSON)
+			req.SetBodyString(`{"email":"` + email(i) + `"}`)
+		}
+	}
+	switch s.Kind {
+	case "echo":
+		return postEmail("/echo", func(int64) string { return "bench@example.com" }), nil
+	case "known":
+		return postEmail("/identity", func(i int64) string { return knownEmail(int(i % 100)) }), nil
+	case "new":
+		return postEmail("/identity", func(i int64) string { return fmt.Sprintf("n%d-%d@example.com", s.Run, i) }), nil
+	case "public-new":
+		return postEmail("/public_identity", func(i int64) string { return fmt.Sprintf("p%d-%d@example.com", s.Run, i) }), nil
+	case "list":
+		return func(_ int64, req *fasthttp.Request) { req.SetRequestURI(s.ListURI) }, nil
+	}
+	return nil, fmt.Errorf("unknown kind of turn %q", s.Kind)
+}
+
+// knownEmail is the i-th of the 100 emails the benchmark creates before it starts.
+func knownEmail(i int) string { return fmt.Sprintf("known%d@example.com", i) }
