@@ -34,15 +34,21 @@ func newEncryptionKeyPairFast() (pub, priv []byte, err error) {
 		return nil, nil, fmt.Errorf("read random: %w", err)
 	}
 	defer clear(seed[:])
-	return encryptionKeyPairFromSeed(seed[:])
+	return EncryptionKeyPairFromSeed(seed[:])
 }
 
 // errDegenerate is returned for an Edwards point with y = 1 (the identity), which no clamped
 // scalar reaches: its Montgomery form is the point at infinity.
 var errDegenerate = errors.New("derive encryption key: degenerate point")
 
-// encryptionKeyPairFromSeed is newEncryptionKeyPairFast's derivation, for a given seed.
-func encryptionKeyPairFromSeed(seed []byte) (pub, priv []byte, err error) {
+// EncryptionKeyPairFromSeed is newEncryptionKeyPairFast's derivation for a given 32-byte seed:
+// the X25519 pair whose private key is clamp(SHA-512(seed)[:32]), as libsodium's
+// crypto_sign_ed25519_{sk,pk}_to_curve25519 give it, computed on Ed25519's fixed-base table.
+// The exit packages (dump generation, sealing) use it too: one implementation of the trick.
+func EncryptionKeyPairFromSeed(seed []byte) (pub, priv []byte, err error) {
+	if len(seed) != ed25519.SeedSize {
+		return nil, nil, fmt.Errorf("derive encryption key: seed of %d bytes, want %d", len(seed), ed25519.SeedSize)
+	}
 	h := sha512.Sum512(seed)
 	defer clear(h[:])
 	priv = make([]byte, EncryptionKeySize)

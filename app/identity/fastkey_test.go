@@ -18,7 +18,7 @@ func TestEncryptionKeyPairFromSeedMatchesLadder(t *testing.T) {
 		seeds = append(seeds, s)
 	}
 	for _, seed := range seeds {
-		pub, priv, err := encryptionKeyPairFromSeed(seed)
+		pub, priv, err := EncryptionKeyPairFromSeed(seed)
 		require.NoError(t, err)
 		require.Equal(t, byte(0), priv[0]&7, "clamped")
 		require.Equal(t, byte(64), priv[31]&0xc0, "clamped")

@@ -2,53 +2,33 @@ package keys
 
 import (
 	"crypto/ed25519"
-	"crypto/sha512"
 	"fmt"
 	"io"
-	"math/big"
 
 	"golang.org/x/crypto/blake2b"
 	"golang.org/x/crypto/nacl/box"
-)
 
-// fieldPrime is 2^255 - 19.
-var fieldPrime = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	"idvault/app/identity"
+)
 
 // EncryptionKeyPairFromSeed derives an X25519 key pair from a 32-byte seed through Ed25519,
 // as libsodium's crypto_sign_ed25519_{sk,pk}_to_curve25519 do: the private key is the
 // clamped Ed25519 secret scalar, clamp(SHA-512(seed)[:32]), and the public key the Montgomery
-// u = (1 + y) / (1 - y) of the Ed25519 public key. The base-point multiplication runs on
-// Ed25519's precomputed table, several times faster than the X25519 ladder; the pair is the
-// one X25519 itself gives for that private key.
+// form of the Ed25519 public key. The base-point multiplication runs on Ed25519's precomputed
+// table, several times faster than the X25519 ladder; the pair is the one X25519 itself gives
+// for that private key. The derivation is app/identity's (identity.EncryptionKeyPairFromSeed).
 func EncryptionKeyPairFromSeed(seed []byte) (EncryptionKeyPair, error) {
 	var kp EncryptionKeyPair
 	if len(seed) != ed25519.SeedSize {
 		return kp, fmt.Errorf("encryption key pair from seed: %w: seed of %d bytes", ErrInvalidLength, len(seed))
 	}
-	h := sha512.Sum512(seed)
-	copy(kp.Private[:], h[:32])
-	kp.Private[0] &= 248
-	kp.Private[31] &= 127
-	kp.Private[31] |= 64
-	edPub := ed25519.NewKeyFromSeed(seed)[32:]
-
-	var be [32]byte // y, big-endian, without the sign bit of x
-	for i := range be {
-		be[i] = edPub[31-i]
+	pub, priv, err := identity.EncryptionKeyPairFromSeed(seed)
+	if err != nil {
+		return kp, fmt.Errorf("encryption key pair from seed: %w", err)
 	}
-	be[0] &= 0x7f
-	y := new(big.Int).SetBytes(be[:])
-	den := new(big.Int).Sub(big.NewInt(1), y)
-	den.Mod(den, fieldPrime)
-	if den.ModInverse(den, fieldPrime) == nil {
-		return kp, fmt.Errorf("encryption key pair from seed: degenerate point") // y = 1: not reachable from a clamped scalar
-	}
-	u := new(big.Int).Add(big.NewInt(1), y)
-	u.Mul(u, den).Mod(u, fieldPrime)
-	u.FillBytes(be[:])
-	for i := range be {
-		kp.Public[i] = be[31-i]
-	}
+	copy(kp.Public[:], pub)
+	copy(kp.Private[:], priv)
+	clear(priv)
 	return kp, nil
 }
 
