@@ -117,26 +117,17 @@ func (s *Store) Apps() ([]App, error) {
 
 // SetAppAuthTokenHash replaces an app's auth token hash; ErrNotFound if there is no such app.
 func (s *Store) SetAppAuthTokenHash(id, hash []byte) (App, error) {
-	var a App
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketApps)
-		v := b.Get(id)
-		if v == nil {
-			return ErrNotFound
-		}
-		var err error
-		if a, err = s.decodeApp(id, v); err != nil {
-			return err
-		}
-		a.AuthTokenHash = hash
-		a.UpdatedAt = s.now().UTC()
-		return s.putApp(b, a)
-	})
-	return a, err
+	return s.updateApp(id, func(a *App) { a.AuthTokenHash = hash })
 }
 
 // SetAppOptions replaces an app's options; ErrNotFound if there is no such app.
 func (s *Store) SetAppOptions(id []byte, opts AppOptions) (App, error) {
+	return s.updateApp(id, func(a *App) { a.Options = opts })
+}
+
+// updateApp reads an app, applies change, stamps UpdatedAt and stores it, in one transaction;
+// ErrNotFound if there is no such app.
+func (s *Store) updateApp(id []byte, change func(*App)) (App, error) {
 	var a App
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketApps)
@@ -148,7 +139,7 @@ func (s *Store) SetAppOptions(id []byte, opts AppOptions) (App, error) {
 		if a, err = s.decodeApp(id, v); err != nil {
 			return err
 		}
-		a.Options = opts
+		change(&a)
 		a.UpdatedAt = s.now().UTC()
 		return s.putApp(b, a)
 	})
