@@ -113,7 +113,16 @@ func groupVersion(n Nature) int {
 }
 
 func appendMembers(dst []byte, version int, members []GroupMember, provisional []GroupProvisionalMember) []byte {
-	dst = AppendVarint(dst, uint64(len(members)))
+	return appendMemberLists(dst, version, members, provisional, true)
+}
+
+// appendMemberLists writes the member list and (version 2 on) the provisional member list of a
+// group block, each preceded by its varint count when withCounts (the payload), without the
+// counts for what the self signature covers.
+func appendMemberLists(dst []byte, version int, members []GroupMember, provisional []GroupProvisionalMember, withCounts bool) []byte {
+	if withCounts {
+		dst = AppendVarint(dst, uint64(len(members)))
+	}
 	for _, m := range members {
 		if version >= 2 {
 			dst = append(dst, m.UserID[:]...)
@@ -124,7 +133,9 @@ func appendMembers(dst []byte, version int, members []GroupMember, provisional [
 	if version < 2 {
 		return dst
 	}
-	dst = AppendVarint(dst, uint64(len(provisional)))
+	if withCounts {
+		dst = AppendVarint(dst, uint64(len(provisional)))
+	}
 	for _, p := range provisional {
 		dst = append(dst, p.AppPublicSignatureKey[:]...)
 		dst = append(dst, p.TankerPublicSignatureKey[:]...)

@@ -60,26 +60,7 @@ func (a *UserGroupAdditionAction) VerifySelfSignature() error {
 // appendMemberEntries appends the member entries of a group block as the self signature
 // covers them: the lists of appendMembers without their counts.
 func appendMemberEntries(dst []byte, version int, members []GroupMember, provisional []GroupProvisionalMember) []byte {
-	for _, m := range members {
-		if version >= 2 {
-			dst = append(dst, m.UserID[:]...)
-		}
-		dst = append(dst, m.UserPublicEncryptionKey[:]...)
-		dst = append(dst, m.SealedPrivateEncryptionKey[:]...)
-	}
-	if version < 2 {
-		return dst
-	}
-	for _, p := range provisional {
-		dst = append(dst, p.AppPublicSignatureKey[:]...)
-		dst = append(dst, p.TankerPublicSignatureKey[:]...)
-		if version >= 3 {
-			dst = append(dst, p.AppPublicEncryptionKey[:]...)
-			dst = append(dst, p.TankerPublicEncryptionKey[:]...)
-		}
-		dst = append(dst, p.TwoTimesSealedPrivateEncryptionKey[:]...)
-	}
-	return dst
+	return appendMemberLists(dst, version, members, provisional, false)
 }
 
 // SignatureData returns what the claim's two author signatures cover: the author device ID
