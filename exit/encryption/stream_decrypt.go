@@ -8,12 +8,14 @@ import (
 	"io"
 )
 
-// initialChunkBuffer is the first allocation of the chunk buffer; it grows
-// to the declared chunk size, in one step, only once more data actually
-// arrived, so a header declaring a huge chunk costs nothing until the data
-// is there. A stream therefore allocates at most this plus one chunk,
-// whatever the pattern of the source's reads or writes.
-const initialChunkBuffer = 64 << 10
+// chunkBufferSteps are the sizes the chunk buffer takes before the declared
+// chunk size: it starts at the smallest step that holds what arrived and grows
+// to the chunk size only once more data actually arrived, so a header declaring
+// a huge chunk costs nothing until the data is there, and a small stream (a
+// 1 KiB file in 1 MiB chunks) allocates 4 KiB, not a chunk. A stream therefore
+// allocates at most the steps plus one chunk, whatever the pattern of the
+// source's reads or writes.
+var chunkBufferSteps = [...]int{4 << 10, 80 << 10, 320 << 10}
 
 // streamDecrypter decrypts formats 4, 8 and 11 chunk by chunk with a single
 // chunk buffer. It releases a chunk's plaintext only after its tag
@@ -204,13 +206,15 @@ func (d *streamDecrypter) fill(off int) (int, error) {
 }
 
 // grow makes the chunk buffer hold at least need bytes (at most the
-// declared chunk size), keeping its first keep bytes. The buffer has two
-// sizes only: initialChunkBuffer (or the chunk size if smaller) and the
-// chunk size, so growth costs at most one copy of the initial buffer.
+// declared chunk size), keeping its first keep bytes. The buffer takes the
+// sizes of chunkBufferSteps (each capped at the chunk size), then the chunk
+// size, so growth costs at most one copy of each step.
 func (d *streamDecrypter) grow(need, keep int) {
-	if need <= initialChunkBuffer {
-		d.ensure(min(d.size, initialChunkBuffer), keep)
-		return
+	for _, step := range chunkBufferSteps {
+		if need <= step {
+			d.ensure(min(d.size, step), keep)
+			return
+		}
 	}
 	d.ensure(d.size, keep)
 }

@@ -155,14 +155,17 @@ func (d *streamDecrypter) readAhead(free <-chan []byte, full chan<- readChunk, s
 	}
 }
 
+// readAheadFirstBuffer is the first size of each of the read-ahead's two chunk buffers.
+const readAheadFirstBuffer = 64 << 10
+
 // fillChunk reads up to size bytes into buf from offset off, growing buf as
-// data arrives (first to initialChunkBuffer, then to size, never beyond),
+// data arrives (first to readAheadFirstBuffer, then to size, never beyond),
 // and returns the buffer and the bytes in it; fewer than size means the
 // source ended. An offset counts as bytes in the buffer.
 func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
 	n := off
-	if len(buf) < min(size, max(off, initialChunkBuffer)) {
-		buf = make([]byte, min(size, max(off, initialChunkBuffer)))
+	if first := min(size, max(off, readAheadFirstBuffer)); len(buf) < first {
+		buf = make([]byte, first)
 	}
 	for n < size {
 		if n == len(buf) {
