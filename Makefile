@@ -16,7 +16,7 @@ export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 .PHONY: help build run test bench bench-http lint cover fuzz deps clean
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build the idvault binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
