@@ -322,13 +322,13 @@ func (g *gen) finish() error {
 	if err := writeFileAtomic(filepath.Join(g.dir, AppFile), append(appJSON, '\n')); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(g.dir, SchemaFile), []byte(schemaSQL)); err != nil {
+	if err := writeFileAtomic(filepath.Join(g.dir, SchemaFile), []byte(SchemaSQL)); err != nil {
 		return err
 	}
 	if err := g.writeData(); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(g.dir, IndexesFile), []byte(indexesSQL))
+	return writeFileAtomic(filepath.Join(g.dir, IndexesFile), []byte(IndexesSQL))
 }
 
 // AppInfo is the content of app.json.

@@ -47,8 +47,8 @@ var tables = [numTables]table{
 		"tanker_public_signature_key", "tanker_public_encryption_key", "tanker_private_signature_key", "tanker_private_encryption_key"}},
 }
 
-// schemaSQL is 1_schema.sql, as exit-dump.md fixes it.
-const schemaSQL = `-- idvault exit dump: schema (exit-dump.md). Runs on PostgreSQL 11 and later.
+// SchemaSQL is 1_schema.sql, as exit-dump.md fixes it.
+const SchemaSQL = `-- idvault exit dump: schema (exit-dump.md). Runs on PostgreSQL 11 and later.
 
 CREATE TABLE trustchains (
     id                   bytea       NOT NULL,
@@ -136,8 +136,8 @@ CREATE TABLE tanker_provisional_keys (
 );
 `
 
-// indexesSQL is 3_indexes.sql, as exit-dump.md fixes it.
-const indexesSQL = `-- idvault exit dump: primary keys and indexes (exit-dump.md).
+// IndexesSQL is 3_indexes.sql, as exit-dump.md fixes it.
+const IndexesSQL = `-- idvault exit dump: primary keys and indexes (exit-dump.md).
 
 ALTER TABLE trustchains ADD PRIMARY KEY (id);
 ALTER TABLE users ADD PRIMARY KEY (trustchain_id, user_id);

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idvault/exit/chain/chaintest"
+	"idvault/exit/dump"
 	"idvault/exit/pgtest"
 )
 
@@ -23,23 +23,18 @@ func newDSN(t testing.TB) string {
 	return pgtest.NewDB(t)
 }
 
-// execFile runs a SQL file of testdata.
-func execFile(t testing.TB, conn *pgx.Conn, name string) {
-	t.Helper()
-	sql, err := os.ReadFile("testdata/" + name)
-	require.NoError(t, err)
-	_, err = conn.Exec(context.Background(), string(sql))
-	require.NoError(t, err)
-}
-
-// createDumpSchema creates the tables and indexes of exit-dump.md.
+// createDumpSchema creates the tables and indexes of exit-dump.md, as the dump generator
+// writes them (1_schema.sql and 3_indexes.sql).
 func createDumpSchema(t testing.TB, dsn string) {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	execFile(t, conn, "1_schema.sql")
-	execFile(t, conn, "3_indexes.sql")
+	defer conn.Close(ctx)
+	for _, sql := range []string{dump.SchemaSQL, dump.IndexesSQL} {
+		_, err = conn.Exec(ctx, sql)
+		require.NoError(t, err)
+	}
 }
 
 // load inserts the rows of a World's dump, as a restored dump holds them.
