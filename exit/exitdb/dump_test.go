@@ -1,16 +1,12 @@
 package exitdb_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -18,43 +14,18 @@ import (
 
 	"idvault/app/identity"
 	"idvault/exit/dump"
+	"idvault/exit/dump/dumptest"
 	"idvault/exit/encryption"
 	"idvault/exit/exitdb"
 	"idvault/exit/keys"
-	"idvault/exit/pgtest"
 )
 
 // The tests below run on a dump made by the project's generator (with
 // decoy apps) and loaded by its loader, as an operator would.
 
-var (
-	genOnce sync.Once
-	genDir  string
-	genErr  error
-)
-
-// generated returns the directory of a small dump, made once per test
-// binary (the tests only read it).
-func generated(t *testing.T) string {
-	t.Helper()
-	genOnce.Do(func() {
-		var tmp string
-		if tmp, genErr = os.MkdirTemp("", "idvault-exitdb-dump-"); genErr != nil {
-			return
-		}
-		genDir = filepath.Join(tmp, "dump")
-		_, genErr = dump.Generate(context.Background(), genDir,
-			dump.Options{Users: 24, Groups: 9, Resources: 90, DecoyApps: 2, Big: 1, Seed: 11})
-	})
-	require.NoError(t, genErr)
-	return genDir
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if genDir != "" {
-		_ = os.RemoveAll(filepath.Dir(genDir))
-	}
+	dumptest.Cleanup()
 	os.Exit(code)
 }
 
@@ -64,30 +35,17 @@ type loaded struct {
 	dsn        string
 	appID      []byte
 	appSecret  []byte
-	identities []identityLine
+	identities []dump.IdentityLine
 	manifest   []dump.ManifestEntry
 }
 
-type identityLine struct {
-	Email    string `json:"email"`
-	Identity string `json:"identity"`
-}
-
+// loadGenerated loads dumptest's shared small dump (with decoy apps) into a fresh database.
 func loadGenerated(t *testing.T) *loaded {
 	t.Helper()
-	l := &loaded{dir: generated(t), dsn: pgtest.NewDB(t)}
-	_, err := dump.Load(t.Context(), l.dsn, l.dir, nil)
-	require.NoError(t, err)
-	raw, err := os.ReadFile(filepath.Join(l.dir, dump.AppFile))
-	require.NoError(t, err)
-	var app dump.AppInfo
-	require.NoError(t, json.Unmarshal(raw, &app))
-	require.NotEmpty(t, app.DecoyAppIDs)
-	l.appID = b64(t, app.AppID)
-	l.appSecret = b64(t, app.AppSecret)
-	l.identities = readJSONL[identityLine](t, filepath.Join(l.dir, dump.IdentitiesFile))
-	l.manifest = readJSONL[dump.ManifestEntry](t, filepath.Join(l.dir, dump.ManifestFile))
-	return l
+	d := dumptest.Shared(t)
+	require.NotEmpty(t, d.App.DecoyIDs)
+	return &loaded{dir: d.Dir, dsn: d.Load(t), appID: d.App.ID, appSecret: d.App.Secret,
+		identities: d.Identities, manifest: d.Manifest}
 }
 
 func (l *loaded) open(t *testing.T) *exitdb.DB {
@@ -103,30 +61,6 @@ func (l *loaded) all() []string {
 	for i, id := range l.identities {
 		out[i] = id.Identity
 	}
-	return out
-}
-
-func b64(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := base64.StdEncoding.DecodeString(s)
-	require.NoError(t, err)
-	return b
-}
-
-func readJSONL[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var v T
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &v))
-		out = append(out, v)
-	}
-	require.NoError(t, sc.Err())
 	return out
 }
 
@@ -228,7 +162,7 @@ func TestGeneratedDump(t *testing.T) {
 func TestGeneratedDumpImportFailures(t *testing.T) {
 	t.Parallel()
 	l := loadGenerated(t)
-	var perm []identityLine
+	var perm []dump.IdentityLine
 	for _, id := range l.identities {
 		if _, err := identity.ParsePermanent(id.Identity, l.appID, l.appSecret[32:]); err == nil {
 			perm = append(perm, id)
