@@ -138,12 +138,7 @@ func TestBinaryCrashKeepsAcknowledgedRecords(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for count.Load() < 150 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	p.Kill9(t)
-	wg.Wait()
+	killUnderLoad(t, p, &wg, &count, 150, 10*time.Second)
 	require.GreaterOrEqual(t, count.Load(), int64(20), "the stream made progress before the crash")
 
 	p2 := apptest.Start(t, dir, env)
@@ -222,4 +217,16 @@ func TestBinaryRefusesUnauthenticatedRemote(t *testing.T) {
 	require.ErrorAs(t, err, &ee, "output: %s", out)
 	require.NotZero(t, ee.ExitCode())
 	require.Contains(t, string(out), "identity_server.token")
+}
+
+// killUnderLoad lets the clients run until count reaches want (or within passed), then kills the
+// server with kill -9 while they are still sending, and waits for the clients to finish.
+func killUnderLoad(t *testing.T, p *apptest.Proc, wg *sync.WaitGroup, count *atomic.Int64, want int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for count.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Kill9(t)
+	wg.Wait()
 }

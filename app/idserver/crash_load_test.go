@@ -81,12 +81,7 @@ func TestBinaryCrashUnderConcurrentLoad(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for count.Load() < 1500 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	p.Kill9(t)
-	wg.Wait()
+	killUnderLoad(t, p, &wg, &count, 1500, 15*time.Second)
 	require.GreaterOrEqual(t, count.Load(), int64(200), "the load made progress before the crash")
 
 	p2 := apptest.Start(t, dir, env)
