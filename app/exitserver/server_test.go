@@ -42,7 +42,7 @@ func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
 		cfg.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv := exitserver.New(f.db, cfg)
-	f.url, f.client = apptest.Serve(t, srv.App)
+	f.url, f.client = apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
 	return f
 }
 

@@ -71,8 +71,9 @@ func serve(t testing.TB, l *loaded, keyCache int) *instance {
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
 	srv := exitserver.New(db, exitserver.Config{Token: token})
-	url, hc := apptest.Serve(t, srv.App)
+	url, hc := apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
 	c := exitclient.New(url, token)
+	c.HTTP.Transport = apptest.CheckTransport(c.HTTP.Transport, apptest.LoadExitAPIDoc)
 	c.Backoff = 20 * time.Millisecond
 	return &instance{url: url, client: c, http: hc}
 }
