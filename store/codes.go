@@ -139,11 +139,21 @@ func deleteCode(tx *bolt.Tx, appID, addr []byte, sc storedCode) error {
 	return b.Delete(indexKey(appID, sc.deleteAt, addr, sc.ID))
 }
 
-// putCode stores a new code for in, and deletes the address's oldest codes beyond in.Keep.
+// errMACSize refuses a code whose MAC is not 32 bytes (checked before any transaction).
+var errMACSize = errors.New("store: verification code MAC must be 32 bytes")
+
+// Code writes (IssueCode, TestCode, UseCode, WithdrawCode, WithdrawSend) go through the store's
+// group commit, as identity records do: a lone request commits at once, concurrent ones share a
+// commit. Each function given to it may therefore run twice (when another write of its group
+// fails, the group rolls back and every write is retried alone), so each one resets its results
+// when it starts, decides only from what it reads in its transaction, and reports refusals
+// (throttled, wrong code...) as values with a nil error, so that what they write (a wrong-code
+// count) commits. An error returned before the function wrote anything is wrapped by clean: that
+// write fails alone and its group commits; an error after a write rolls the group back.
+
+// putCode stores a new code for in (whose MAC has been checked), and deletes the address's
+// oldest codes beyond in.Keep. Its errors come after a write (the sequence): never clean.
 func (s *Store) putCode(tx *bolt.Tx, in Issue, addr []byte, now time.Time) (Code, error) {
-	if len(in.MAC) != macSize {
-		return Code{}, errors.New("store: verification code MAC must be 32 bytes")
-	}
 	b := tx.Bucket(bucketCodes)
 	id, err := b.NextSequence()
 	if err != nil {
@@ -182,19 +192,27 @@ func (s *Store) putCode(tx *bolt.Tx, in Issue, addr []byte, now time.Time) (Code
 	return c, nil
 }
 
+// writeFunc runs a write transaction: the group commit in production; benchmarks pass other
+// write paths (db.Update, db.Batch) to compare.
+type writeFunc func(func(*bolt.Tx) error) error
+
 // IssueCode stores a new code. With in.Limits set, it first checks the address's wrong-code lock
 // and the send limits, and returns a *ThrottleError (storing nothing, consuming nothing) when one
-// refuses.
-func (s *Store) IssueCode(in Issue) (Code, error) {
+// refuses. It returns once the code (and what the send consumed) is on disk.
+func (s *Store) IssueCode(in Issue) (Code, error) { return s.issueCode(s.group.update, in) }
+
+func (s *Store) issueCode(write writeFunc, in Issue) (Code, error) {
+	if len(in.MAC) != macSize {
+		return Code{}, fmt.Errorf("store: issue code: %w", errMACSize)
+	}
 	addr := addrKey(in.Email)
 	var out Code
 	var refused error
-	// Batch: concurrent sends share one commit (one fsync). fn may run again if another
-	// function of the batch fails, so it only sets its results and reports refusals as values.
-	err := s.db.Batch(func(tx *bolt.Tx) error {
+	err := write(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		out, refused = Code{}, nil
 		if in.Limits != nil {
+			// admitSend writes nothing when it refuses; its other errors may follow a write.
 			err := admitSend(tx, in.AppID, addr, *in.Limits, in.Attempts, now)
 			var te *ThrottleError
 			if errors.As(err, &te) {
@@ -222,13 +240,16 @@ func (s *Store) IssueCode(in Issue) (Code, error) {
 // (test-mode apps), or, when there is none, stores in (unthrottled) and returns it with
 // issued=true.
 func (s *Store) TestCode(in Issue) (c Code, issued bool, err error) {
+	if len(in.MAC) != macSize {
+		return Code{}, false, fmt.Errorf("store: test code: %w", errMACSize)
+	}
 	addr := addrKey(in.Email)
-	err = s.db.Batch(func(tx *bolt.Tx) error { // see IssueCode on Batch
+	err = s.group.update(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		c, issued = Code{}, false
 		codes, err := addressCodes(tx, in.AppID, addr)
 		if err != nil {
-			return err
+			return clean(err)
 		}
 		for i := len(codes) - 1; i >= 0; i-- {
 			sc := codes[i]
@@ -237,7 +258,7 @@ func (s *Store) TestCode(in Issue) (c Code, issued bool, err error) {
 			}
 			plain, err := s.seal.open(sc.sealed, adFor(bucketCodes, sc.key, "code"))
 			if err != nil {
-				return err
+				return clean(err)
 			}
 			c, c.Plain = sc.Code, string(plain)
 			return nil
@@ -252,20 +273,24 @@ func (s *Store) TestCode(in Issue) (c Code, issued bool, err error) {
 	return c, issued, nil
 }
 
+// withdrawCode deletes one code if it is still there. Only its decoding error is clean.
+func withdrawCode(tx *bolt.Tx, appID, addr []byte, id uint64) error {
+	key := codeKey(appID, addr, id)
+	v := tx.Bucket(bucketCodes).Get(key)
+	if v == nil {
+		return nil
+	}
+	sc, err := decodeCode(key, v)
+	if err != nil {
+		return clean(err)
+	}
+	return deleteCode(tx, appID, addr, sc)
+}
+
 // WithdrawCode deletes one code (its mail could not be sent). A code already gone is no error.
 func (s *Store) WithdrawCode(appID []byte, email string, id uint64) error {
 	addr := addrKey(email)
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketCodes).Get(codeKey(appID, addr, id))
-		if v == nil {
-			return nil
-		}
-		sc, err := decodeCode(codeKey(appID, addr, id), v)
-		if err != nil {
-			return err
-		}
-		return deleteCode(tx, appID, addr, sc)
-	})
+	err := s.group.update(func(tx *bolt.Tx) error { return withdrawCode(tx, appID, addr, id) })
 	if err != nil {
 		return fmt.Errorf("store: withdraw code: %w", err)
 	}
@@ -277,11 +302,12 @@ func (s *Store) WithdrawCode(appID []byte, email string, id uint64) error {
 // order: a *ThrottleError while the address is locked (even for a right code); ErrCodeExpired
 // when mac matches an expired code; ErrNotFound when the address has no code; ErrCodeMismatch
 // otherwise, after counting a wrong code (att.MaxWrong of them lock the address for att.Lock).
-// MACs are compared in constant time.
+// MACs are compared in constant time. It returns once the outcome (the code deleted, the wrong
+// code counted) is on disk, so of concurrent uses of one code exactly one succeeds.
 func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimits) error {
 	addr := addrKey(email)
 	var result error
-	err := s.db.Batch(func(tx *bolt.Tx) error { // see IssueCode on Batch
+	err := s.group.update(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		result = nil
 		akey := throttleKey(appID, kindAttempts, addr)
@@ -291,7 +317,7 @@ func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimit
 		}
 		codes, err := addressCodes(tx, appID, addr)
 		if err != nil {
-			return err
+			return clean(err)
 		}
 		match, expired := -1, false
 		for i, sc := range codes {
@@ -314,6 +340,7 @@ func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimit
 		case len(codes) == 0:
 			result = ErrNotFound
 		default:
+			// A value, not an error: the wrong code's count must commit.
 			result = ErrCodeMismatch
 			return recordWrong(tx, akey, att, now)
 		}

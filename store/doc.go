@@ -8,8 +8,9 @@
 // and key as associated data, so a value cannot be moved to another record unnoticed.
 //
 // Every write is committed by bbolt, which fsyncs on commit: when a method returns nil, the change
-// is on disk. Identity record writes that arrive together share one transaction (a leader/follower
-// group commit, see groupcommit.go), and verification code writes use bbolt's Batch; neither
-// answers before the commit that holds the write. Methods never perform network I/O inside a
-// transaction.
+// is on disk. Identity record and verification code writes (with their throttle counters) that
+// arrive together share one transaction (a leader/follower group commit, see groupcommit.go),
+// which answers no write before the commit that holds it; a lone write commits at once. Admin
+// writes (apps) and the sweeps use their own transaction. Methods never perform network I/O inside
+// a transaction.
 package store

@@ -224,14 +224,15 @@ func unwrapClean(err error) error {
 	return err
 }
 
-// CommitStats are counters of the identity record write path since the store opened.
+// CommitStats are counters of the group commit since the store opened.
 type CommitStats struct {
 	Commits int64         // transactions committed
 	Writes  int64         // writes they held: Writes/Commits is the mean group size
 	Busy    time.Duration // time spent in them (fsyncs included): Busy/Commits is a commit's time
 }
 
-// RecordCommits returns the counters of the identity record write path.
+// RecordCommits returns the counters of the group commit, the write path of identity records and
+// of verification codes (sends, uses and withdrawals of codes, with their throttle counters).
 func (s *Store) RecordCommits() CommitStats {
 	return CommitStats{Commits: s.group.commits.Load(), Writes: s.group.writes.Load(), Busy: time.Duration(s.group.busy.Load())}
 }

@@ -13,16 +13,11 @@ import (
 // the client IP's bucket. Wrong-code counts and locks are never given back.
 func (s *Store) WithdrawSend(appID []byte, email string, id uint64, lim SendLimits) error {
 	addr := addrKey(email)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.group.update(func(tx *bolt.Tx) error { // see codes.go on the group commit
 		now := s.now().UTC()
-		if v := tx.Bucket(bucketCodes).Get(codeKey(appID, addr, id)); v != nil {
-			sc, err := decodeCode(codeKey(appID, addr, id), v)
-			if err != nil {
-				return err
-			}
-			if err := deleteCode(tx, appID, addr, sc); err != nil {
-				return err
-			}
+		// withdrawCode comes first: its clean error (nothing written) stays clean.
+		if err := withdrawCode(tx, appID, addr, id); err != nil {
+			return err
 		}
 		b := tx.Bucket(bucketThrottle)
 		giveBack := func(key []byte, w Window) error {

@@ -46,7 +46,7 @@ type Options struct {
 type Store struct {
 	db    *bolt.DB
 	seal  *sealer
-	group *groupCommit // identity record writes share commits
+	group *groupCommit // identity record and verification code writes share commits
 	now   func() time.Time
 }
 
