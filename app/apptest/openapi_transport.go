@@ -77,10 +77,15 @@ func (c *checkingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	// The request body goes to the server as it comes (a stream stays a stream); its start is
-	// kept for the check.
+	// The request body goes to the transport untouched when it is in memory (GetBody gives the
+	// check its own copy), so that the exchange is the same as without the check; a stream
+	// passes through a reader that keeps its start for the check.
 	var sent sentBodies
-	if req.Body != nil && req.Body != http.NoBody {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+	case req.GetBody != nil:
+		sent.get = req.GetBody
+	default:
 		clone := req.Clone(req.Context())
 		clone.Body = sent.wrap(req.Body)
 		if get := req.GetBody; get != nil {
@@ -162,9 +167,11 @@ func (b *checkedBody) Close() error { return b.rc.Close() }
 // maxKept is how much of a request body is kept for the check.
 const maxKept = 1 << 20
 
-// sentBodies holds the request body of the latest attempt (the transport asks GetBody for a
-// fresh one when it retries on another connection).
+// sentBodies is the request body as the check sees it: a fresh copy from get for a body in
+// memory, or else the body of the latest attempt (the transport asks GetBody for a fresh one
+// when it retries on another connection).
 type sentBodies struct {
+	get func() (io.ReadCloser, error)
 	mu  sync.Mutex
 	cur *sentBody
 }
@@ -181,6 +188,18 @@ func (s *sentBodies) wrap(rc io.ReadCloser) io.ReadCloser {
 // end, or over maxKept). The transport may still be sending: the answer of a stream comes while
 // its body goes.
 func (s *sentBodies) snapshot(contentLength int64) ([]byte, bool) {
+	if s.get != nil {
+		rc, err := s.get()
+		if err != nil {
+			return nil, true
+		}
+		defer rc.Close()
+		kept, err := io.ReadAll(io.LimitReader(rc, maxKept+1))
+		if err != nil || len(kept) > maxKept {
+			return nil, true
+		}
+		return kept, false
+	}
 	s.mu.Lock()
 	b := s.cur
 	s.mu.Unlock()

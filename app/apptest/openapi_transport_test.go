@@ -88,3 +88,35 @@ func TestCheckTransportStreamsBinaryAnswers(t *testing.T) {
 	resp.Body.Close()
 	require.Error(t, err, "a cut stream stays a failure for the client")
 }
+
+// onlyReader hides a reader's type, as a pipe or a file would: the transport streams it.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// A request the server accepted is checked against the document whether its body was in memory
+// or streamed: an import with a misspelt field that a server wrongly accepted fails.
+func TestCheckTransportChecksAcceptedRequests(t *testing.T) {
+	t.Parallel()
+	url, client := checkedClient(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"imported": 1, "already_imported": 0}`)
+	})
+	put := func(body io.Reader) error {
+		req, err := http.NewRequest(http.MethodPut, url+"/v1/identities", body)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	const good, bad = `{"identities": ["aWRlbnRpdHk="]}`, `{"identity": ["aWRlbnRpdHk="]}`
+	require.NoError(t, put(bytes.NewReader([]byte(good))))
+	require.NoError(t, put(onlyReader{bytes.NewReader([]byte(good))}))
+	for name, body := range map[string]io.Reader{"in memory": bytes.NewReader([]byte(bad)), "streamed": onlyReader{bytes.NewReader([]byte(bad))}} {
+		require.ErrorContains(t, put(body), "the server accepted a request the document calls invalid", name)
+	}
+}

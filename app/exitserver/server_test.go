@@ -131,8 +131,13 @@ func TestHealthAndReadiness(t *testing.T) {
 	status, raw, _ = f.do(t, "GET", "/readyz", testToken, nil)
 	require.Equal(t, 200, status, "%s", raw)
 
+	// A request line over the read buffer never reaches a handler, and still gets its code.
+	status, raw, hdr := f.do(t, "GET", "/readyz?"+strings.Repeat("x", 5000), testToken, nil)
+	e := requireError(t, status, raw, 431, "request_header_too_large")
+	require.Equal(t, hdr.Get("X-Request-ID"), e.Error.TraceID)
+
 	f.db.SetDown(true)
-	status, raw, hdr := f.do(t, "GET", "/readyz", testToken, nil)
+	status, raw, hdr = f.do(t, "GET", "/readyz", testToken, nil)
 	requireError(t, status, raw, 503, "database_unavailable")
 	require.NotEmpty(t, hdr.Get("Retry-After"))
 	f.db.SetDown(false)

@@ -52,7 +52,7 @@ func exitCodes() []string {
 }
 
 func buildExit() []byte {
-	b := newBuilder([]apierr.Code{apierr.InternalError}, []apierr.Code{apierr.PayloadTooLarge})
+	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HeaderTooLarge}, []apierr.Code{apierr.PayloadTooLarge})
 	b.headers[401] = m{"WWW-Authenticate": m{"description": `Bearer realm="idvault exit"`, "required": true, "schema": m{"type": "string"}}}
 	b.headers[503] = m{"Retry-After": m{"description": "seconds to wait before retrying", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
 	b.fields[apierr.InvalidIdentity.Name] = m{"message": "2 of 3 identities cannot be imported; nothing was stored",
@@ -121,7 +121,7 @@ func exitDescription() string {
 	}
 	return "The HTTP interface of `idvault exit`, a separate server over a PostgreSQL database restored from an exit dump: it imports the users' private identities, then decrypts any of the app's data. Several instances may share one database.\n\n" +
 		"Authentication: with a token (`--token`, `exit.token`), every route but `/healthz` and `/openapi.json` needs `Authorization: Bearer <token>` (`unauthorized` 401 with `WWW-Authenticate` otherwise); without one the server listens on loopback only, unless `--insecure`.\n\n" +
-		"Errors are `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); `invalid_identity` adds `entries`, `[{\"index\", \"reason\"}]`. `database_unavailable` 503 carries `Retry-After`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 and `internal_error` 500. " +
+		"Errors are `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); `invalid_identity` adds `entries`, `[{\"index\", \"reason\"}]`. `database_unavailable` 503 carries `Retry-After`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405, `request_header_too_large` 431 (a request line and headers over 4 KiB) and `internal_error` 500. " +
 		"After an early error the server reads up to 64 MiB of the unread body, so that a client still sending sees the answer, then closes the connection.\n\n" +
 		"Routes marked `x-idvault-any-content-type` read their body as their one media type whatever the Content-Type sent. The test suite checks every answer the exit server's HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
 		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
