@@ -202,7 +202,7 @@ func build() []byte {
 	pAdminApp := m{"$ref": "#/components/parameters/AdminAppID"}
 	pEmail := m{"$ref": "#/components/parameters/Email"}
 	adminSec := list{m{"adminToken": list{}}}
-	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.FeatureNotEnabled}
+	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.AdminLocked, apierr.FeatureNotEnabled}
 	faErr := []apierr.Code{apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsNotTest, apierr.AppNoSecret, apierr.FeatureNotEnabled}
 	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS, apierr.UnsupportedMediaType}
 	vErr := []apierr.Code{apierr.InvalidBody, apierr.InvalidEmail, apierr.InvalidAuthToken, apierr.AppNotFound, apierr.FeatureNotEnabled}
