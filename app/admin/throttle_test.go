@@ -25,11 +25,13 @@ type throttled struct {
 
 const maxWrong, window, lock = 4, 10 * time.Minute, 15 * time.Minute
 
-func newThrottled(t *testing.T) *throttled {
+func newThrottled(t *testing.T) *throttled { return newThrottledBehind(t, []string{"0.0.0.0"}) }
+
+func newThrottledBehind(t *testing.T, proxies []string) *throttled {
 	env := apptest.New(t)
 	clock := apptest.NewClock()
 	app := env.Server(func(d *server.Deps) {
-		d.Server.TrustedProxies = []string{"0.0.0.0"}
+		d.Server.TrustedProxies = proxies
 		d.Admin = admin.New(env.Apps, env.Store, token, admin.Options{
 			MaxWrongTokens: maxWrong, WrongTokenWindow: window, LockDuration: lock,
 			TrustedProxies: d.Server.TrustedProxies, Logger: env.Log, Now: clock.Now,
@@ -147,4 +149,15 @@ func TestAdminThrottleMetrics(t *testing.T) {
 	require.Contains(t, body, `idvault_admin_auth_refusals_total{reason="wrong_token"} 4`)
 	require.Contains(t, body, `idvault_admin_auth_refusals_total{reason="locked"} 2`)
 	require.Contains(t, body, "idvault_admin_auth_locks_total 1")
+}
+
+// Without a trusted proxy, X-Forwarded-For is the client's own word: changing it does not
+// make a new client.
+func TestAdminForgedForwardedForDoesNotEscapeTheLock(t *testing.T) {
+	t.Parallel()
+	f := newThrottledBehind(t, nil)
+	for i := range maxWrong {
+		f.wrong(t, "192.0.2."+strconv.Itoa(i+1), 1)
+	}
+	requireLocked(t, f.list(t, "192.0.2.200", token), lock)
 }
