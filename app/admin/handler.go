@@ -88,6 +88,10 @@ func New(registry *apps.Registry, backup Backuper, token string, o Options) *Han
 	}
 }
 
+// ClientOf is the client address of c as the throttle counts it (the TCP peer, or the
+// forwarded client behind a trusted proxy), for logs.
+func (h *Handler) ClientOf(c *fiber.Ctx) string { return h.proxies.Of(c).String() }
+
 // Stats are the throttle's counts since start (for /metrics).
 func (h *Handler) Stats() *ThrottleStats { return &h.throttle.stats }
 

@@ -31,7 +31,7 @@ func (h *Handler) login(c *fiber.Ctx) error {
 	}
 	id, _ := h.sessions.create()
 	h.setCookie(c, id, h.d.SessionTTL)
-	h.d.Logger.Info("console: signed in", "ip", c.IP())
+	h.d.Logger.Info("console: signed in", "ip", h.d.Admin.ClientOf(c))
 	return c.Redirect("/console/apps", fiber.StatusSeeOther)
 }
 
@@ -50,7 +50,7 @@ func (h *Handler) loginRefused(c *fiber.Ctx, err error) error {
 		return h.render(c, fiber.StatusUnauthorized, "login", page{Title: "Sign in",
 			Error: "The admin API has no token configured, so nobody can sign in."})
 	}
-	h.d.Logger.Warn("console: sign-in refused", "ip", c.IP())
+	h.d.Logger.Warn("console: sign-in refused", "ip", h.d.Admin.ClientOf(c))
 	return h.render(c, fiber.StatusUnauthorized, "login", page{Title: "Sign in", Error: "Wrong admin token."})
 }
 
