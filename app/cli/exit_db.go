@@ -25,7 +25,7 @@ func openExitDB(ctx context.Context, c config.Exit) (exitserver.DB, func(), erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("exit: open the database: %w", err)
 	}
-	return exitserver.FromExitDB(db), db.Close, nil
+	return db, db.Close, nil
 }
 
 func decodeAppID(s string) ([]byte, error) {

@@ -16,6 +16,7 @@ import (
 
 	"idvault/app/apierr"
 	"idvault/exit/encryption"
+	"idvault/exit/exitdb"
 )
 
 // keyLookupTimeout bounds the database work of resolving one resource key.
@@ -207,9 +208,9 @@ func classifyDecryptError(err error) error {
 	if apierr.As(err) != nil {
 		return err
 	}
-	var knf *KeyNotFoundError
+	var knf *exitdb.KeyNotFoundError
 	switch {
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, exitdb.ErrUnavailable):
 		return apierr.DatabaseUnavailable.Wrap(err)
 	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0:
 		return apierr.KeyNotFound.Msg("no imported identity gives the key of this resource; "+

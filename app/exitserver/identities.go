@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/apierr"
+	"idvault/exit/exitdb"
 )
 
 // perIdentityBytes bounds the JSON size of one identity in an import body (a private identity
@@ -45,13 +46,13 @@ func (s *Server) importIdentities(c *fiber.Ctx) error {
 	}
 	res, err := s.db.Import(c.UserContext(), req.Identities)
 	if err != nil {
-		var ie *ImportError
+		var ie *exitdb.ImportError
 		if errors.As(err, &ie) {
 			e := apierr.InvalidIdentity.Msg("%d of %d identities cannot be imported; nothing was stored",
 				len(ie.Entries), len(req.Identities))
 			entries := ie.Entries
 			if entries == nil {
-				entries = []EntryError{}
+				entries = []exitdb.EntryError{}
 			}
 			e.Fields = map[string]any{"entries": entries}
 			return e

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"idvault/app/apierr"
+	"idvault/exit/exitdb"
 )
 
 const requestIDKey = "requestid"
@@ -133,7 +134,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 
 // classifyDBError maps a database error: unavailable is 503, anything else internal_error.
 func classifyDBError(err error) error {
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, exitdb.ErrUnavailable) {
 		return apierr.DatabaseUnavailable.Wrap(err)
 	}
 	return apierr.Internal(err)

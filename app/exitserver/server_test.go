@@ -20,6 +20,7 @@ import (
 	"idvault/app/exitserver"
 	"idvault/app/exitserver/exitfake"
 	"idvault/exit/encryption"
+	"idvault/exit/exitdb"
 )
 
 const testToken = "s3cret-token-for-tests"
@@ -82,11 +83,11 @@ func (f *fixture) logText() string {
 
 type errBody struct {
 	Error struct {
-		Status  int                     `json:"status"`
-		Code    string                  `json:"code"`
-		Message string                  `json:"message"`
-		TraceID string                  `json:"trace_id"`
-		Entries []exitserver.EntryError `json:"entries"`
+		Status  int                 `json:"status"`
+		Code    string              `json:"code"`
+		Message string              `json:"message"`
+		TraceID string              `json:"trace_id"`
+		Entries []exitdb.EntryError `json:"entries"`
 	} `json:"error"`
 }
 
@@ -104,6 +105,9 @@ func requireError(t *testing.T, status int, raw []byte, wantStatus int, wantCode
 	}), "%s %d is in apierr.ExitCatalog", wantCode, wantStatus)
 	return e
 }
+
+// The tests' stand-in for the PostgreSQL database.
+var _ exitserver.DB = (*exitfake.DB)(nil)
 
 func importBody(ids ...string) io.Reader {
 	raw, _ := json.Marshal(map[string][]string{"identities": ids})
@@ -199,7 +203,7 @@ func TestImport(t *testing.T) {
 	c, _ := f.db.AddUser()
 	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, importBody("garbage", c, "more garbage"))
 	e := requireError(t, status, raw, 400, "invalid_identity")
-	require.Equal(t, []exitserver.EntryError{{Index: 0, Reason: "user not in the dump"}, {Index: 2, Reason: "user not in the dump"}}, e.Error.Entries)
+	require.Equal(t, []exitdb.EntryError{{Index: 0, Reason: "user not in the dump"}, {Index: 2, Reason: "user not in the dump"}}, e.Error.Entries)
 	require.False(t, f.db.IsImported(c), "nothing stored from a refused batch")
 	require.NotContains(t, string(raw), "garbage", "the answer never echoes identities")
 

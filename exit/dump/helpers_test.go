@@ -1,13 +1,9 @@
 package dump_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -15,59 +11,14 @@ import (
 
 	"idvault/app/identity"
 	"idvault/exit/dump"
+	"idvault/exit/dump/dumptest"
+	"idvault/exit/encryption"
 )
-
-// smallOptions make a dump that exercises every case in about a second.
-func smallOptions() dump.Options {
-	return dump.Options{Users: 24, Groups: 9, Resources: 90, DecoyApps: 2, Big: 1, Seed: 7, WriteKeys: true}
-}
-
-var (
-	sharedOnce sync.Once
-	sharedDir  string
-	sharedSum  dump.Summary
-	sharedErr  error
-)
-
-// sharedDump generates the small dump once per test binary (tests only read it).
-func sharedDump(t *testing.T) (string, dump.Summary) {
-	t.Helper()
-	sharedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "idvault-dump-test-")
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedDir = filepath.Join(dir, "dump")
-		sharedSum, sharedErr = dump.Generate(context.Background(), sharedDir, smallOptions())
-	})
-	require.NoError(t, sharedErr)
-	return sharedDir, sharedSum
-}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sharedDir != "" {
-		_ = os.RemoveAll(filepath.Dir(sharedDir))
-	}
+	dumptest.Cleanup()
 	os.Exit(code)
-}
-
-func readJSONL[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var v T
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &v), "line %q", sc.Text())
-		out = append(out, v)
-	}
-	require.NoError(t, sc.Err())
-	return out
 }
 
 func b64(t *testing.T, s string) []byte {
@@ -75,6 +26,27 @@ func b64(t *testing.T, s string) []byte {
 	b, err := base64.StdEncoding.DecodeString(s)
 	require.NoError(t, err)
 	return b
+}
+
+// lookupIDs are the IDs a manifest entry's key may be published under, as the database holds them.
+func lookupIDs(t *testing.T, e dump.ManifestEntry) [][]byte {
+	t.Helper()
+	rid, err := encryption.ParseResourceID(b64(t, e.ResourceID))
+	require.NoError(t, err)
+	var out [][]byte
+	for _, id := range rid.Lookups() {
+		out = append(out, id[:])
+	}
+	return out
+}
+
+// readApp reads the dump's app.json and checks that its secret is the app's.
+func readApp(t *testing.T, dir string) dump.App {
+	t.Helper()
+	a, err := dump.ReadApp(dir)
+	require.NoError(t, err)
+	require.NoError(t, identity.CheckApp(a.ID, a.Secret))
+	return a
 }
 
 func connect(t *testing.T, dsn string) *pgx.Conn {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idvault/exit/dump"
-	"idvault/exit/encryption"
+	"idvault/exit/dump/dumptest"
 	"idvault/exit/pgtest"
 )
 
@@ -22,7 +22,7 @@ import (
 // must be byte-identical. Another seed must change the data.
 func TestSameSeedSameBytes(t *testing.T) {
 	ctx := context.Background()
-	opts := smallOptions()
+	opts := dumptest.Small
 	opts.Big = 0
 	a, b, c := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "c")
 	opts.Workers = 1
@@ -62,10 +62,10 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestGenerateRefusesADirectoryHoldingADump(t *testing.T) {
-	dir, _ := sharedDump(t)
+	dir := dumptest.Shared(t).Dir
 	before, err := os.ReadFile(filepath.Join(dir, dump.DataFile))
 	require.NoError(t, err)
-	_, err = dump.Generate(context.Background(), dir, smallOptions())
+	_, err = dump.Generate(context.Background(), dir, dumptest.Small)
 	require.ErrorContains(t, err, "already holds a dump")
 	after, err := os.ReadFile(filepath.Join(dir, dump.DataFile))
 	require.NoError(t, err)
@@ -75,7 +75,7 @@ func TestGenerateRefusesADirectoryHoldingADump(t *testing.T) {
 // copyDump copies the SQL files of the shared dump to a new directory.
 func copyDump(t *testing.T) string {
 	t.Helper()
-	src, _ := sharedDump(t)
+	src := dumptest.Shared(t).Dir
 	dst := t.TempDir()
 	for _, f := range []string{dump.SchemaFile, dump.DataFile, dump.IndexesFile} {
 		b, err := os.ReadFile(filepath.Join(src, f))
@@ -212,7 +212,7 @@ func TestLoadErrorNeverQuotesKeyMaterial(t *testing.T) {
 // fails on the first CREATE TABLE and the database is unchanged.
 func TestLoadTwiceFailsAndChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	dir, _ := sharedDump(t)
+	dir := dumptest.Shared(t).Dir
 	dsn := pgtest.NewDB(t)
 	_, err := dump.Load(ctx, dsn, dir, nil)
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestLoadTwiceFailsAndChangesNothing(t *testing.T) {
 // shows, and compares every table with a load-dump of the same dump.
 func TestPsqlLoadsTheSameDatabase(t *testing.T) {
 	ctx := context.Background()
-	dir, _ := sharedDump(t)
+	dir := dumptest.Shared(t).Dir
 	viaLoad := pgtest.NewDB(t)
 	_, err := dump.Load(ctx, viaLoad, dir, nil)
 	require.NoError(t, err)
@@ -262,28 +262,23 @@ func TestPsqlLoadsTheSameDatabase(t *testing.T) {
 // or only in a decoy app.
 func TestKeyNotFoundCasesReachNoImportedIdentity(t *testing.T) {
 	ctx := context.Background()
-	dir, _ := sharedDump(t)
+	dir := dumptest.Shared(t).Dir
 	dsn := pgtest.NewDB(t)
 	_, err := dump.Load(ctx, dsn, dir, nil)
 	require.NoError(t, err)
 	conn := connect(t, dsn)
 	app := readApp(t, dir)
-	for _, e := range readJSONL[dump.ManifestEntry](t, filepath.Join(dir, dump.ManifestFile)) {
+	for _, e := range dumptest.Shared(t).Manifest {
 		if e.Expected != dump.ExpectKeyNotFound {
 			continue
 		}
-		rid, err := encryption.ParseResourceID(b64(t, e.ResourceID))
-		require.NoError(t, err)
-		var lookups [][]byte
-		for _, id := range rid.Lookups() {
-			lookups = append(lookups, id[:])
-		}
+		lookups := lookupIDs(t, e)
 		var inMain, nature13, elsewhere int
 		require.NoError(t, conn.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE trustchain_id = $1),
 			count(*) FILTER (WHERE trustchain_id = $1 AND nature = 13),
 			count(*) FILTER (WHERE trustchain_id <> $1)
-			FROM key_publishes WHERE resource_id = ANY($2)`, app.id, lookups).Scan(&inMain, &nature13, &elsewhere))
+			FROM key_publishes WHERE resource_id = ANY($2)`, app.ID, lookups).Scan(&inMain, &nature13, &elsewhere))
 		switch e.Case {
 		case "key_published_to_nobody":
 			require.Zero(t, inMain+elsewhere, e.File)
@@ -304,23 +299,18 @@ func TestKeyNotFoundCasesReachNoImportedIdentity(t *testing.T) {
 // resource has a nature 8 publish to its creator in the main app.
 func TestDecoyAppsShadowMainResources(t *testing.T) {
 	ctx := context.Background()
-	dir, _ := sharedDump(t)
+	dir := dumptest.Shared(t).Dir
 	dsn := pgtest.NewDB(t)
 	_, err := dump.Load(ctx, dsn, dir, nil)
 	require.NoError(t, err)
 	conn := connect(t, dsn)
 	app := readApp(t, dir)
 	shadowed := 0
-	for _, e := range readJSONL[dump.ManifestEntry](t, filepath.Join(dir, dump.ManifestFile)) {
+	for _, e := range dumptest.Shared(t).Manifest {
 		if e.Expected != dump.ExpectOK {
 			continue
 		}
-		rid, err := encryption.ParseResourceID(b64(t, e.ResourceID))
-		require.NoError(t, err)
-		var lookups [][]byte
-		for _, id := range rid.Lookups() {
-			lookups = append(lookups, id[:])
-		}
+		lookups := lookupIDs(t, e)
 		var toCreator, decoy int
 		require.NoError(t, conn.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE k.trustchain_id = $1 AND k.nature = 8 AND EXISTS (
@@ -328,7 +318,7 @@ func TestDecoyAppsShadowMainResources(t *testing.T) {
 				WHERE d.trustchain_id = $1 AND d.user_public_encryption_key = k.recipient AND d.user_id = $3)),
 			count(*) FILTER (WHERE k.trustchain_id <> $1)
 			FROM key_publishes k WHERE k.resource_id = ANY($2)`,
-			app.id, lookups, hashUser(app.id, e.Creator)).Scan(&toCreator, &decoy))
+			app.ID, lookups, hashUser(app.ID, e.Creator)).Scan(&toCreator, &decoy))
 		require.Positive(t, toCreator, "%s: no nature 8 publish to its creator", e.File)
 		if decoy > 0 {
 			shadowed++

@@ -54,6 +54,11 @@ func ReadIdentities(dir string) ([]IdentityLine, error) {
 	return readLines[IdentityLine](filepath.Join(dir, IdentitiesFile))
 }
 
+// ReadKeys reads resource_keys.jsonl of a dump directory (written with Options.WriteKeys).
+func ReadKeys(dir string) ([]KeyEntry, error) {
+	return readLines[KeyEntry](filepath.Join(dir, KeysFile))
+}
+
 // ReadManifest reads manifest.jsonl of a dump directory.
 func ReadManifest(dir string) ([]ManifestEntry, error) {
 	return readLines[ManifestEntry](filepath.Join(dir, ManifestFile))

@@ -16,6 +16,7 @@ import (
 	"idvault/app/identity"
 	"idvault/exit/block"
 	"idvault/exit/dump"
+	"idvault/exit/dump/dumptest"
 	"idvault/exit/encryption"
 	"idvault/exit/keys"
 	"idvault/exit/pgtest"
@@ -24,7 +25,8 @@ import (
 // TestDumpLoadsAndEveryRowAgreesWithItsBlock generates a small dump with decoy apps, loads
 // it into a real PostgreSQL and checks it the way a reader of exit-dump.md would.
 func TestDumpLoadsAndEveryRowAgreesWithItsBlock(t *testing.T) {
-	dir, sum := sharedDump(t)
+	d := dumptest.Shared(t)
+	dir, sum := d.Dir, d.Summary
 	dsn := pgtest.NewDB(t)
 	ctx := context.Background()
 	var progressCalls int
@@ -157,33 +159,33 @@ func (v *verifier) devices() {
 func (v *verifier) users(dir string) {
 	ctx := context.Background()
 	app := readApp(v.t, dir)
-	appPub := v.apps[[32]byte(app.id)]
+	appPub := v.apps[[32]byte(app.ID)]
 	checked := 0
 	lines, err := dump.ReadIdentities(dir)
 	require.NoError(v.t, err)
 	for _, line := range lines {
-		p, err := identity.ParsePermanent(line.Identity, app.id, appPub)
+		p, err := identity.ParsePermanent(line.Identity, app.ID, appPub)
 		if err != nil {
-			_, perr := identity.ParseProvisional(line.Identity, app.id)
+			_, perr := identity.ParseProvisional(line.Identity, app.ID)
 			require.NoError(v.t, perr, "identity of %s is neither permanent nor provisional of the app", line.Email)
 			continue
 		}
 		require.NoError(v.t, p.CheckUserID(line.Email))
 		var enc []byte
 		require.NoError(v.t, v.conn.QueryRow(ctx, "SELECT encrypted_verification_key_for_user_secret FROM users WHERE trustchain_id = $1 AND user_id = $2",
-			app.id, p.UserID).Scan(&enc))
+			app.ID, p.UserID).Scan(&enc))
 		vk, err := keys.DecryptVerificationKey(enc, p.UserSecret)
 		require.NoError(v.t, err)
 		var ghostEnc []byte
 		require.NoError(v.t, v.conn.QueryRow(ctx, "SELECT public_encryption_key FROM devices WHERE trustchain_id = $1 AND user_id = $2 AND is_ghost_device AND public_signature_key = $3",
-			app.id, p.UserID, []byte(vk.PublicSignatureKey())).Scan(&ghostEnc))
+			app.ID, p.UserID, []byte(vk.PublicSignatureKey())).Scan(&ghostEnc))
 		kp, err := vk.EncryptionKeyPair()
 		require.NoError(v.t, err)
 		require.Equal(v.t, ghostEnc, kp.Public[:])
 		checked++
 	}
 	var users int
-	require.NoError(v.t, v.conn.QueryRow(ctx, "SELECT count(*) FROM users WHERE trustchain_id = $1", app.id).Scan(&users))
+	require.NoError(v.t, v.conn.QueryRow(ctx, "SELECT count(*) FROM users WHERE trustchain_id = $1", app.ID).Scan(&users))
 	require.Equal(v.t, users, checked, "every main-app user has its identity in identities.jsonl")
 }
 
@@ -331,26 +333,13 @@ func (v *verifier) tankerKeys() {
 	require.NoError(v.t, rows.Err())
 }
 
-type appFile struct {
-	id, secret []byte
-	decoys     [][]byte
-}
-
-func readApp(t *testing.T, dir string) appFile {
-	t.Helper()
-	a, err := dump.ReadApp(dir)
-	require.NoError(t, err)
-	require.NoError(t, identity.CheckApp(a.ID, a.Secret))
-	return appFile{id: a.ID, secret: a.Secret, decoys: a.DecoyIDs}
-}
-
 // TestManifestMatchesTheCiphertexts checks every manifest entry against the key the
 // generator used: ok entries decrypt to their SHA-256, negative ones fail as announced.
 func TestManifestMatchesTheCiphertexts(t *testing.T) {
-	dir, sum := sharedDump(t)
-	entries, err := dump.ReadManifest(dir)
+	d := dumptest.Shared(t)
+	dir, sum, entries := d.Dir, d.Summary, d.Manifest
+	keyLines, err := dump.ReadKeys(dir)
 	require.NoError(t, err)
-	keyLines := readJSONL[dump.KeyEntry](t, filepath.Join(dir, dump.KeysFile))
 	require.Len(t, keyLines, len(entries))
 	require.Equal(t, sum.Resources+sum.Negatives, len(entries))
 

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"sync"
 
-	"idvault/app/exitserver"
 	"idvault/exit/encryption"
+	"idvault/exit/exitdb"
 )
 
 // DB is the fake. The zero value is not usable: call New.
@@ -66,7 +66,7 @@ func (d *DB) Publish(identity string, id encryption.SimpleID, key []byte) {
 	d.keys[id] = published{key: key, owner: identity}
 }
 
-// SetDown makes every call fail with exitserver.ErrUnavailable (true) or work again (false).
+// SetDown makes every call fail with exitdb.ErrUnavailable (true) or work again (false).
 func (d *DB) SetDown(down bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -85,28 +85,28 @@ func (d *DB) Ping(context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.down {
-		return fmt.Errorf("ping: %w", exitserver.ErrUnavailable)
+		return fmt.Errorf("ping: %w", exitdb.ErrUnavailable)
 	}
 	return nil
 }
 
 // Import implements exitserver.DB: every identity must be one of AddUser's.
-func (d *DB) Import(_ context.Context, identities []string) (exitserver.ImportResult, error) {
+func (d *DB) Import(_ context.Context, identities []string) (exitdb.ImportResult, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.down {
-		return exitserver.ImportResult{}, fmt.Errorf("import: %w", exitserver.ErrUnavailable)
+		return exitdb.ImportResult{}, fmt.Errorf("import: %w", exitdb.ErrUnavailable)
 	}
-	var bad []exitserver.EntryError
+	var bad []exitdb.EntryError
 	for i, id := range identities {
 		if _, ok := d.users[id]; !ok {
-			bad = append(bad, exitserver.EntryError{Index: i, Reason: "user not in the dump"})
+			bad = append(bad, exitdb.EntryError{Index: i, Reason: "user not in the dump"})
 		}
 	}
 	if bad != nil {
-		return exitserver.ImportResult{}, &exitserver.ImportError{Entries: bad}
+		return exitdb.ImportResult{}, &exitdb.ImportError{Entries: bad}
 	}
-	var res exitserver.ImportResult
+	var res exitdb.ImportResult
 	for _, id := range identities {
 		if d.imported[id] {
 			res.AlreadyImported++
@@ -125,14 +125,14 @@ func (d *DB) KeyFinder(context.Context) encryption.KeyFinder {
 		defer d.mu.Unlock()
 		d.Lookups++
 		if d.down {
-			return nil, fmt.Errorf("find key: %w", exitserver.ErrUnavailable)
+			return nil, fmt.Errorf("find key: %w", exitdb.ErrUnavailable)
 		}
 		p, ok := d.keys[id]
 		switch {
 		case !ok:
 			return nil, encryption.ErrKeyNotFound
 		case !d.imported[p.owner]:
-			return nil, &exitserver.KeyNotFoundError{CreatorUserID: d.users[p.owner], Err: encryption.ErrKeyNotFound}
+			return nil, &exitdb.KeyNotFoundError{ID: id, CreatorUserID: d.users[p.owner], Publishes: 1}
 		}
 		return p.key, nil
 	})

@@ -70,7 +70,7 @@ func serve(t testing.TB, l *loaded, keyCache int) *instance {
 	db, err := exitdb.Open(ctx, exitdb.Config{DSN: l.dsn, AppID: l.appID, KeyCacheSize: keyCache})
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	srv := exitserver.New(exitserver.FromExitDB(db), exitserver.Config{Token: token})
+	srv := exitserver.New(db, exitserver.Config{Token: token})
 	url, hc := apptest.Serve(t, srv.App)
 	c := exitclient.New(url, token)
 	c.Backoff = 20 * time.Millisecond

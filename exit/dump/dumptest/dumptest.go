@@ -24,8 +24,8 @@ type Dump struct {
 }
 
 // Small are the options of Shared: every nature, format and negative case, two decoy apps,
-// one big (multi-MiB) ciphertext, in about a second.
-var Small = dump.Options{Users: 24, Groups: 9, Resources: 90, DecoyApps: 2, Big: 1, Seed: 7}
+// one big (multi-MiB) ciphertext, and the generator's keys file, in about a second.
+var Small = dump.Options{Users: 24, Groups: 9, Resources: 90, DecoyApps: 2, Big: 1, Seed: 7, WriteKeys: true}
 
 var (
 	sharedOnce sync.Once
