@@ -22,7 +22,7 @@ const token = "admin-token-for-tests-0123456789"
 
 func setup(t *testing.T, declared ...config.DeclaredApp) (*apptest.Env, func(method, path string, body any, hdr ...string) apptest.Response) {
 	env := apptest.New(t, declared...)
-	app := env.Server(func(d *server.Deps) { d.Admin = admin.New(env.Apps, env.Store, token) })
+	app := env.Server(func(d *server.Deps) { d.Admin = admin.New(env.Apps, env.Store, token, admin.Options{}) })
 	return env, func(method, path string, body any, hdr ...string) apptest.Response {
 		if hdr == nil {
 			hdr = []string{"Authorization", "Bearer " + token}
@@ -47,7 +47,7 @@ func TestAdminNeedsTheToken(t *testing.T) {
 func TestAdminWithoutConfiguredTokenRefusesEverything(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
-	app := env.Server(func(d *server.Deps) { d.Admin = admin.New(env.Apps, env.Store, "") })
+	app := env.Server(func(d *server.Deps) { d.Admin = admin.New(env.Apps, env.Store, "", admin.Options{}) })
 	r := apptest.Do(t, app, http.MethodGet, "/admin/apps", nil, "Authorization", "Bearer ")
 	require.Equal(t, http.StatusNotFound, r.Status)
 	require.Equal(t, "admin_disabled", r.ErrorCode(t))

@@ -42,7 +42,7 @@ func grow(t *testing.T, env *apptest.Env, appID []byte, prefix string, n int) {
 func listen(t *testing.T, env *apptest.Env, writeTimeout time.Duration) string {
 	app := env.Server(func(d *server.Deps) {
 		d.Server.WriteTimeout = writeTimeout
-		d.Admin = admin.New(env.Apps, env.Store, token)
+		d.Admin = admin.New(env.Apps, env.Store, token, admin.Options{})
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -51,6 +51,9 @@ var (
 	AdminUnauthorized = Code{http.StatusUnauthorized, "invalid_admin_token", "missing or wrong admin token"}
 	AdminDisabled     = Code{http.StatusNotFound, "admin_disabled", "the admin API has no token configured"}
 	AppIsDeclared     = Code{http.StatusConflict, "app_is_declared", "this app is declared in the config file and is read-only"}
+	// AdminLocked: too many wrong admin tokens from one client address (admin API and console
+	// sign-in together); refused, even with the right token, until the lock ends (Retry-After).
+	AdminLocked = Code{http.StatusTooManyRequests, "admin_locked", "too many wrong admin tokens from this address; try again later"}
 
 	// Exit tool (idvault exit). Unauthorized (above) answers a missing or wrong bearer token.
 	InvalidIdentity     = Code{http.StatusBadRequest, "invalid_identity", "some identities cannot be imported; nothing was stored"}
@@ -71,7 +74,7 @@ var Catalog = []Code{
 	NoEmailProvided, InvalidEmailIS, UnknownUser, UnsupportedMediaType, Unauthorized, ISAppUnavailable,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
-	AdminUnauthorized, AdminDisabled, AppIsDeclared,
+	AdminUnauthorized, AdminDisabled, AppIsDeclared, AdminLocked,
 }
 
 // ExitCatalog lists every code the exit server (`idvault exit`, a separate server with its own

@@ -31,7 +31,10 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		Checks: map[string]server.Checker{
 			"store": server.CheckFunc(func(context.Context) error { return st.Ping() }),
 		},
-		Admin: admin.New(registry, st, adminToken),
+		Admin: admin.New(registry, st, adminToken, admin.Options{
+			MaxWrongTokens: c.Admin.MaxWrongTokens, WrongTokenWindow: c.Admin.WrongTokenWindow,
+			LockDuration: c.Admin.LockDuration, TrustedProxies: c.Server.TrustedProxies, Logger: log,
+		}),
 		Console: server.ConsoleSettings{
 			Enabled: c.Console.On(c.Server.Listen), Version: version, DataFile: st.Path(),
 			IdentityServerAppID: c.IdentityServer.AppID,

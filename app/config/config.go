@@ -56,14 +56,6 @@ type Store struct {
 	LockTimeout time.Duration `koanf:"lock_timeout"`
 }
 
-// Admin is the admin API (/admin/).
-type Admin struct {
-	// Token authenticates /admin/. When empty, a token is generated on first start into
-	// TokenFile (default: admin.token beside the data file).
-	Token     string `koanf:"token"`
-	TokenFile string `koanf:"token_file"`
-}
-
 // FakeAuth is the fake authentication server (development and tests only).
 type FakeAuth struct {
 	Enabled     bool `koanf:"enabled"`
@@ -105,6 +97,7 @@ func Default() Config {
 		},
 		Log:            Log{Level: "info", Format: "text"},
 		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second},
+		Admin:          DefaultAdmin(),
 		Console:        Console{Enabled: "auto"},
 		FakeAuth:       FakeAuth{MaxEmails: 100},
 		IdentityServer: IdentityServer{},

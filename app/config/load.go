@@ -257,7 +257,8 @@ func isSecretKey(key string) bool {
 	switch key {
 	case "exit.db": // a connection string may hold a password
 		return true
-	case "exit.key_cache": // a count of cached keys, not a key
+	case "exit.key_cache", // a count of cached keys, not a key
+		"admin.max_wrong_tokens", "admin.wrong_token_window": // the throttle of wrong tokens, not a token
 		return false
 	}
 	last := strings.ToLower(key[strings.LastIndex(key, ".")+1:])

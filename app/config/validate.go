@@ -47,9 +47,7 @@ func (c Config) Validate() []error {
 	if strings.TrimSpace(c.Store.Path) == "" {
 		bad("store.path", "must not be empty")
 	}
-	if c.Admin.Token != "" && len(c.Admin.Token) < 16 {
-		bad("admin.token", "must be at least 16 characters")
-	}
+	errs = append(errs, c.Admin.validate()...)
 
 	remote := err == nil && !IsLoopback(host)
 	if c.FakeAuth.MaxEmails < 1 || c.FakeAuth.MaxEmails > 10000 {

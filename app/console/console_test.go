@@ -32,7 +32,7 @@ func newFixtureWith(t *testing.T, enabled bool, proxies []string, declared ...co
 	env := apptest.New(t, declared...)
 	app := env.Server(func(d *server.Deps) {
 		d.Server.TrustedProxies = proxies
-		d.Admin = admin.New(env.Apps, env.Store, adminToken)
+		d.Admin = admin.New(env.Apps, env.Store, adminToken, admin.Options{})
 		d.Console = server.ConsoleSettings{Enabled: enabled, Version: "test", DataFile: env.Store.Path()}
 	})
 	return &fixture{env: env, app: app}

@@ -48,7 +48,7 @@ func build() []byte {
 	pAdminApp := m{"$ref": "#/components/parameters/AdminAppID"}
 	pEmail := m{"$ref": "#/components/parameters/Email"}
 	adminSec := list{m{"adminToken": list{}}}
-	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.FeatureNotEnabled}
+	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.AdminLocked, apierr.FeatureNotEnabled}
 	faErr := []apierr.Code{apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsNotTest, apierr.AppNoSecret, apierr.FeatureNotEnabled}
 	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS, apierr.UnsupportedMediaType}
 	vErr := []apierr.Code{apierr.InvalidBody, apierr.InvalidEmail, apierr.InvalidAuthToken, apierr.AppNotFound, apierr.FeatureNotEnabled}
@@ -174,7 +174,7 @@ func build() []byte {
 			"description": description(),
 			"license":     m{"name": "see the repository"}},
 		"servers": list{m{"url": "/", "description": "the idvault server that serves this document"}},
-		"tags": list{m{"name": "operations"}, m{"name": "admin", "description": "`Authorization: Bearer <admin token>`"},
+		"tags": list{m{"name": "operations"}, m{"name": "admin", "description": "`Authorization: Bearer <admin token>`. Wrong tokens are counted per client address (shared with the console sign-in): too many within the window (admin.max_wrong_tokens, admin.wrong_token_window) answer `admin_locked` 429 with `Retry-After`, even for the right token, for admin.lock_duration."},
 			m{"name": "fake authentication", "description": "`fakeauth.enabled`; test-mode apps only; development and tests only"},
 			m{"name": "identity server", "description": "`identity_server.enabled`, for the app `identity_server.app_id`"},
 			m{"name": "email verification", "description": "`verification.enabled`"}},

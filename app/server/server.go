@@ -98,6 +98,7 @@ func New(d Deps) *Server {
 		// only from configured proxies.
 		EnableTrustedProxyCheck: true,
 	})
+	registerAdminMetrics(d.Registry, d.Admin)
 	app.Use(requestIDMiddleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))

@@ -157,7 +157,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	// domain); the mail goes to the address as written.
 	key := address.Canonical(d.to)
 	in := h.issue(app, key, code)
-	lim := h.sendLimits(h.proxies.clientIP(c))
+	lim := h.sendLimits(h.proxies.Of(c))
 	in.Limits = &lim
 	issued, err := h.store.IssueCode(in)
 	var te *store.ThrottleError

@@ -1,0 +1,37 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAdminThrottleDefaultsAndOverrides(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal)
+	require.NoError(t, l.Err())
+	require.Equal(t, DefaultAdmin(), Admin{MaxWrongTokens: l.Config.Admin.MaxWrongTokens,
+		WrongTokenWindow: l.Config.Admin.WrongTokenWindow, LockDuration: l.Config.Admin.LockDuration})
+	require.Equal(t, 10, DefaultAdmin().MaxWrongTokens)
+
+	l = loadFile(t, minimal+"admin:\n  max_wrong_tokens: 5\n  wrong_token_window: 1h\n", "IDVAULT_ADMIN__LOCK_DURATION=2h")
+	require.NoError(t, l.Err())
+	require.Equal(t, 5, l.Config.Admin.MaxWrongTokens)
+	require.Equal(t, time.Hour, l.Config.Admin.WrongTokenWindow)
+	require.Equal(t, 2*time.Hour, l.Config.Admin.LockDuration)
+
+	out := strings.Join(l.Redacted(), "\n")
+	require.Contains(t, out, "admin.max_wrong_tokens = 5", "the throttle's numbers are not secrets")
+	require.Contains(t, out, "admin.wrong_token_window = 1h")
+}
+
+func TestAdminThrottleIsValidated(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+"admin:\n  max_wrong_tokens: 0\n  wrong_token_window: 0s\n  lock_duration: 2500000h\n")
+	err := l.Err()
+	require.ErrorContains(t, err, "admin.max_wrong_tokens: must be between 1 and 1000")
+	require.ErrorContains(t, err, "admin.wrong_token_window: must be between 1s and 8784h")
+	require.ErrorContains(t, err, "admin.lock_duration: must be between 1s and 8784h")
+}
