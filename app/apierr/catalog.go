@@ -82,4 +82,5 @@ var Catalog = []Code{
 var ExitCatalog = []Code{
 	InvalidBody, InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed,
 	PayloadTooLarge, Unauthorized, DatabaseUnavailable, NotFound, MethodNotAllowed, InternalError,
+	HeaderTooLarge,
 }

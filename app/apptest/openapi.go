@@ -23,7 +23,9 @@ import (
 
 // The OpenAPI check: every answer an HTTP test receives from idvault (through Do, or over the
 // network from a server started with Start) is validated against app/openapi/openapi.json with
-// kin-openapi, so the document cannot drift from the code. Rules:
+// kin-openapi, so the document cannot drift from the code; every answer the exit server's tests
+// receive (through a client of ServeChecked) is validated the same way against
+// app/openapi/exit.json. Rules:
 //
 //   - The answer must match its operation: a documented status (an undocumented one fails), its
 //     content type, its body schema and its documented headers.
@@ -33,10 +35,16 @@ import (
 //   - A path the document does not know must answer a catalogue error body (not_found); a known
 //     path with an undocumented method must answer a catalogue error (method_not_allowed).
 //   - The console's HTML pages (/console/...) are a user interface, not part of the document.
+//   - A binary answer (a media type the document gives no schema, such as the exit server's
+//     decrypted streams) is checked at its headers (status, content type, documented headers)
+//     and passes through unread, so a stream of any size is neither buffered nor slowed; a
+//     request body sent as a stream is kept only up to 1 MiB (RequestBodyPartial beyond).
 
-// APIDoc is the loaded document with its path templates, ready to check exchanges.
+// APIDoc is a loaded document with its path templates, ready to check exchanges.
 type APIDoc struct {
 	Doc    *openapi3.T
+	name   string // the file, for messages
+	ui     string // path prefix of HTML pages outside the document ("" for none)
 	routes []docRoute
 }
 
@@ -46,26 +54,36 @@ type docRoute struct {
 	item     *openapi3.PathItem
 }
 
-var loadAPIDoc = sync.OnceValues(func() (*APIDoc, error) {
+var (
+	loadAPIDoc     = sync.OnceValues(func() (*APIDoc, error) { return loadDoc("openapi.json", openapi.JSON, "/console") })
+	loadExitAPIDoc = sync.OnceValues(func() (*APIDoc, error) { return loadDoc("exit.json", openapi.ExitJSON, "") })
+)
+
+// LoadAPIDoc returns the document of `idvault serve` (app/openapi/openapi.json), loaded and
+// validated once per process.
+func LoadAPIDoc() (*APIDoc, error) { return loadAPIDoc() }
+
+// LoadExitAPIDoc returns the document of the exit server (app/openapi/exit.json), loaded and
+// validated once per process.
+func LoadExitAPIDoc() (*APIDoc, error) { return loadExitAPIDoc() }
+
+func loadDoc(name string, raw []byte, ui string) (*APIDoc, error) {
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(openapi.JSON)
+	doc, err := loader.LoadFromData(raw)
 	if err != nil {
-		return nil, fmt.Errorf("openapi.json: load: %w", err)
+		return nil, fmt.Errorf("%s: load: %w", name, err)
 	}
 	if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
-		return nil, fmt.Errorf("openapi.json: invalid document: %w", err)
+		return nil, fmt.Errorf("%s: invalid document: %w", name, err)
 	}
-	d := &APIDoc{Doc: doc}
+	d := &APIDoc{Doc: doc, name: name, ui: ui}
 	for path, item := range doc.Paths.Map() {
 		d.routes = append(d.routes, docRoute{path: path, segments: strings.Split(path, "/"), item: item})
 	}
 	// Literal paths win over templated ones when both match.
 	slices.SortFunc(d.routes, func(a, b docRoute) int { return strings.Count(a.path, "{") - strings.Count(b.path, "{") })
 	return d, nil
-})
-
-// LoadAPIDoc returns the embedded OpenAPI document, loaded and validated once per process.
-func LoadAPIDoc() (*APIDoc, error) { return loadAPIDoc() }
+}
 
 // match finds the path template of an escaped URL path and its decoded parameters.
 func (d *APIDoc) match(escaped string) (docRoute, map[string]string, bool) {
@@ -101,21 +119,24 @@ func (d *APIDoc) match(escaped string) (docRoute, map[string]string, bool) {
 type Exchange struct {
 	Request     *http.Request
 	RequestBody []byte
-	Status      int
-	Header      http.Header
-	Body        []byte
+	// RequestBodyPartial says RequestBody is only the start of the body (a stream sent while
+	// the answer came): the body's content is then not checked.
+	RequestBodyPartial bool
+	Status             int
+	Header             http.Header
+	Body               []byte
 }
 
 // Check validates an exchange against the document; the error names the route and the problem.
 func (d *APIDoc) Check(x Exchange) error {
 	req := x.Request
 	escaped := req.URL.EscapedPath()
-	if escaped == "/console" || strings.HasPrefix(escaped, "/console/") || req.Method == http.MethodHead || req.Method == http.MethodOptions {
+	if d.ui != "" && (escaped == d.ui || strings.HasPrefix(escaped, d.ui+"/")) || req.Method == http.MethodHead || req.Method == http.MethodOptions {
 		return nil
 	}
 	where := req.Method + " " + escaped
 	fail := func(route, format string, args ...any) error {
-		return fmt.Errorf("openapi.json: %s (route %s) answered %d: %s\nbody: %.600s", where, route, x.Status, fmt.Sprintf(format, args...), redactSecrets(x.Body))
+		return fmt.Errorf("%s: %s (route %s) answered %d: %s\nbody: %.600s", d.name, where, route, x.Status, fmt.Sprintf(format, args...), redactSecrets(x.Body))
 	}
 	r, params, ok := d.match(escaped)
 	if !ok {
@@ -130,16 +151,19 @@ func (d *APIDoc) Check(x Exchange) error {
 		return d.checkCatalogueError(x, schema, func(p string) error { return fail(r.path+", no "+req.Method+" operation", "%s", p) })
 	}
 	route := &routers.Route{Spec: d.Doc, Server: d.Doc.Servers[0], Path: r.path, PathItem: r.item, Method: req.Method, Operation: op}
-	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: bearerPresent}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: bearerPresent, ExcludeRequestBody: x.RequestBodyPartial}
 	// A body of white space only counts as no body (the server accepted it as such).
 	if len(bytes.TrimSpace(x.RequestBody)) == 0 {
 		x.RequestBody = nil
 	}
 	in := &openapi3filter.RequestValidationInput{Request: cloneWithBody(req, x.RequestBody), PathParams: params, Route: route, Options: opts}
 	if x.Status >= 200 && x.Status < 300 {
-		// x-idvault-any-content-type: the route reads its body as JSON whatever the Content-Type.
-		if any, _ := op.Extensions["x-idvault-any-content-type"].(bool); any && len(x.RequestBody) > 0 {
-			in.Request.Header.Set("Content-Type", "application/json")
+		// x-idvault-any-content-type: the route reads its body as its one media type (JSON,
+		// or bytes for the exit server's decrypt) whatever the Content-Type.
+		if any, _ := op.Extensions["x-idvault-any-content-type"].(bool); any && len(x.RequestBody) > 0 && op.RequestBody != nil && len(op.RequestBody.Value.Content) == 1 {
+			for mediaType := range op.RequestBody.Value.Content {
+				in.Request.Header.Set("Content-Type", mediaType)
+			}
 		}
 		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
 			return fail(r.path, "the server accepted a request the document calls invalid: %v", err)
@@ -152,6 +176,26 @@ func (d *APIDoc) Check(x Exchange) error {
 		return fail(r.path, "%v", err)
 	}
 	return nil
+}
+
+// bodyMatters reports whether checking an answer needs its body: false when the document gives
+// its media type no schema (binary answers), or when the status or media type is not documented
+// for the operation (the check fails whatever the body), so the check can run at the headers.
+func (d *APIDoc) bodyMatters(req *http.Request, status int, header http.Header) bool {
+	r, _, ok := d.match(req.URL.EscapedPath())
+	if !ok {
+		return true // a catalogue error body
+	}
+	op := r.item.GetOperation(req.Method)
+	if op == nil {
+		return true
+	}
+	resp := op.Responses.Status(status)
+	if resp == nil || resp.Value == nil {
+		return false
+	}
+	mt := resp.Value.Content.Get(header.Get("Content-Type"))
+	return mt != nil && mt.Schema != nil
 }
 
 // checkCatalogueError checks an answer outside every operation: a JSON error body of the

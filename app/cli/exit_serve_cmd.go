@@ -19,7 +19,7 @@ func exitServerSetup(c *cmdline) runFunc {
 	listen := c.String("listen", "", "listen address `ADDR` as host:port (exit.listen; default 127.0.0.1:8000)")
 	db := c.String("db", "", "PostgreSQL connection string `DSN` of the restored dump (exit.db; prefer IDVAULT_EXIT__DB)")
 	appID := c.String("app-id", "", "base64 app `ID` whose data is decrypted (exit.app_id)")
-	token := c.String("token", "", "bearer token `T` required on every route but /healthz (exit.token; prefer IDVAULT_EXIT__TOKEN)")
+	token := c.String("token", "", "bearer token `T` required on every route but /healthz and /openapi.json (exit.token; prefer IDVAULT_EXIT__TOKEN)")
 	insecure := c.Bool("insecure", false, "allow a non-loopback --listen without a token (exit.insecure)")
 	batch := c.Int("batch-limit", 0, "most identities in one import request (exit.batch_limit; default 1000)")
 	maxBody := c.String("max-body", "", "largest simple-format ciphertext, a `SIZE` such as 64MiB (exit.max_body; default 64MiB)")

@@ -18,7 +18,7 @@ type Exit struct {
 	DB string `koanf:"db"`
 	// AppID is the base64 app ID whose rows are used (a dump may hold several apps).
 	AppID string `koanf:"app_id"`
-	// Token, when set, is required as a bearer token on every route but /healthz.
+	// Token, when set, is required as a bearer token on every route but /healthz and /openapi.json.
 	Token string `koanf:"token"`
 	// Insecure allows a non-loopback Listen without a token.
 	Insecure bool `koanf:"insecure"`

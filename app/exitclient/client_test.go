@@ -29,6 +29,7 @@ func server(t *testing.T, cfg exitserver.Config) (*exitfake.DB, *exitclient.Clie
 	cfg.Token = token
 	url, _ := apptest.Serve(t, exitserver.New(db, cfg).App)
 	c := exitclient.New(url, token)
+	c.HTTP.Transport = apptest.CheckTransport(c.HTTP.Transport, apptest.LoadExitAPIDoc) // every answer keeps to exit.json
 	c.Backoff = 10 * time.Millisecond
 	return db, c
 }

@@ -1,15 +1,17 @@
 // Package exitserver is the HTTP interface of the exit tool (`idvault exit`): it imports users'
 // private identities into a database restored from an exit dump and decrypts the app's data.
 //
-// Routes (one list in routes.go):
+// Routes (one list in server.go):
 //
 //	GET  /healthz        200 while the process runs (never authenticated)
+//	GET  /openapi.json   the OpenAPI 3.1 document of these routes (app/openapi/exit.json; never
+//	                     authenticated: it holds nothing secret, as idvault serve's own document)
 //	GET  /readyz         200 when the database answers, 503 otherwise
 //	PUT  /v1/identities  {"identities": ["<private identity>", ...]} -> 201 {"imported", "already_imported"}
 //	POST /v1/decrypt     the encrypted bytes as the raw body -> 200, the clear bytes
 //
-// With a token every route but /healthz needs "Authorization: Bearer <token>" (compared in
-// constant time). Errors are {"error": {"status", "code", "message", "trace_id"}} with the codes
+// With a token every route but /healthz and /openapi.json needs "Authorization: Bearer <token>"
+// (compared in constant time). Errors are {"error": {"status", "code", "message", "trace_id"}} with the codes
 // of app/apierr; invalid_identity adds "entries": [{"index", "reason"}].
 //
 // Decrypting stream formats streams both ways: the request body is read as it arrives (fiber's

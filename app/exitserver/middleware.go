@@ -27,6 +27,17 @@ func requestIDMiddleware() fiber.Handler {
 	})
 }
 
+// ensureRequestID gives an ID to an answer the middleware never saw (a request line or headers
+// over the read buffer are refused before any handler runs), so its trace_id is never empty.
+func ensureRequestID(c *fiber.Ctx) {
+	if requestID(c) != "" {
+		return
+	}
+	id := uuid.NewString()
+	c.Locals(requestIDKey, id)
+	c.Set(fiber.HeaderXRequestID, id)
+}
+
 func requestID(c *fiber.Ctx) string {
 	id, _ := c.Locals(requestIDKey).(string)
 	return id
@@ -90,12 +101,15 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			e = apierr.MethodNotAllowed.New()
 		case errors.As(err, &fe) && fe.Code == fiber.StatusRequestEntityTooLarge:
 			e = apierr.PayloadTooLarge.New()
+		case errors.As(err, &fe) && fe.Code == fiber.StatusRequestHeaderFieldsTooLarge:
+			e = apierr.HeaderTooLarge.New()
 		case errors.As(err, &fe) && fe.Code < 500:
 			e = apierr.InvalidBody.Msg("%s", fe.Message)
 		default:
 			e = apierr.Internal(err)
 		}
 	}
+	ensureRequestID(c)
 	if e.Code.Status >= 500 {
 		s.cfg.Logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c),
 			"code", e.Code.Name, "err", e.Error())

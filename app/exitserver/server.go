@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/openapi"
 )
 
 // Defaults of Config.
@@ -18,7 +20,8 @@ const (
 
 // Config tunes the server. Zero values take the defaults.
 type Config struct {
-	// Token, when set, is required as "Authorization: Bearer <token>" on every route but /healthz.
+	// Token, when set, is required as "Authorization: Bearer <token>" on every route but /healthz
+	// and /openapi.json.
 	Token string
 	// BatchLimit is the most identities one PUT /v1/identities may carry (default 1000).
 	BatchLimit int
@@ -107,6 +110,7 @@ func New(db DB, cfg Config) *Server {
 func (s *Server) routes() {
 	app := s.App
 	app.Get("/healthz", s.healthz)
+	app.Get("/openapi.json", openapi.ServeExit) // public, like idvault serve's document
 	auth := s.authenticate
 	app.Get("/readyz", auth, s.readyz)
 	app.Put("/v1/identities", auth, s.importIdentities)

@@ -1,12 +1,14 @@
 package exitserver_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,7 +44,7 @@ func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
 		cfg.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv := exitserver.New(f.db, cfg)
-	f.url, f.client = apptest.Serve(t, srv.App)
+	f.url, f.client = apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
 	return f
 }
 
@@ -138,6 +140,34 @@ func TestHealthAndReadiness(t *testing.T) {
 	f.db.SetDown(false)
 	status, _, _ = f.do(t, "GET", "/readyz", testToken, nil)
 	require.Equal(t, 200, status, "recovers by itself once the database is back")
+}
+
+// A request line over the read buffer never reaches a handler, and still gets its catalogue
+// code, with a trace ID, as exit.json says.
+func TestHeaderTooLargeIsACatalogueError(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken})
+	// One write, as most clients send such a request: the server answers and closes with part of
+	// it unread, and a client still writing (net/http writes headers in 4 KiB pieces) may see the
+	// reset before the answer.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	target := "/readyz?pad=" + strings.Repeat("x", 5000)
+	_, err = conn.Write([]byte("GET " + target + " HTTP/1.1\r\nHost: exit\r\nAuthorization: Bearer " + testToken + "\r\n\r\n"))
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	e := requireError(t, resp.StatusCode, raw, 431, "request_header_too_large")
+	require.Equal(t, resp.Header.Get("X-Request-ID"), e.Error.TraceID)
+	doc, err := apptest.LoadExitAPIDoc()
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodGet, f.url+target, nil)
+	require.NoError(t, err)
+	require.NoError(t, doc.Check(apptest.Exchange{Request: req, Status: resp.StatusCode, Header: resp.Header, Body: raw}))
 }
 
 func TestBearerToken(t *testing.T) {

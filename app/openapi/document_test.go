@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -22,7 +21,7 @@ import (
 // differ. Whether the code keeps to the document is checked by every HTTP test
 // (app/apptest/openapi.go).
 
-var update = flag.Bool("update", false, "rewrite openapi.json from the description in document_test.go")
+var update = flag.Bool("update", false, "rewrite openapi.json and exit.json from their descriptions (document_test.go, exit_document_test.go)")
 
 func TestDocumentIsUpToDate(t *testing.T) {
 	got := build()
@@ -35,9 +34,6 @@ func TestDocumentIsUpToDate(t *testing.T) {
 	}
 }
 
-type m = map[string]any
-type list = []any
-
 const (
 	traceID = "0b6c5e5e-8f3a-4d2e-9a57-3c1f1d2b7e40"
 	appID   = "tpoxyNzh0hU9G2i9agMvHyyd+pO6zGCjO9BfhrCLjd4="
@@ -46,158 +42,8 @@ const (
 	pubID   = "eyJ0cnVzdGNoYWluX2lkIjoidHBveHlOemgwaFU5RzJpOWFnTXZIeXlkK3BPNnpHQ2pPOUJmaHJDTGpkND0iLCJ0YXJnZXQiOiJ1c2VyIn0="
 )
 
-// errStyle is the shape of an operation's error bodies (apierr.Style).
-type errStyle int
-
-const (
-	tanker errStyle = iota // {"error": {status, code, message, trace_id}}
-	simple                 // {"error": message} (identity server)
-	send                   // tanker, or flat {status, code, message} for apps with legacy_errors
-)
-
-type builder struct {
-	examples m
-	paths    m
-}
-
-func ref(name string) m { return m{"$ref": "#/components/schemas/" + name} }
-
-func (b *builder) example(key, summary string, value any) m {
-	b.examples[key] = m{"summary": summary, "value": value}
-	return m{"$ref": "#/components/examples/" + key}
-}
-
-// errorResponse is the answer of one status: the codes listed, each with an example.
-func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle) m {
-	sort.Slice(codes, func(i, j int) bool { return codes[i].Name < codes[j].Name })
-	var names, quoted []string
-	examples := m{}
-	for _, c := range codes {
-		if c.Status != status {
-			panic(fmt.Sprintf("%s is %d, not %d", c.Name, c.Status, status))
-		}
-		names = append(names, c.Name)
-		quoted = append(quoted, "`"+c.Name+"`")
-		switch style {
-		case simple:
-			examples[c.Name] = b.example(c.Name+"_simple", c.Name, m{"error": c.Message})
-		default:
-			examples[c.Name] = b.example(c.Name, c.Name, m{"error": m{"status": status, "code": c.Name, "message": c.Message, "trace_id": traceID}})
-			if style == send {
-				examples[c.Name+"_legacy"] = b.example(c.Name+"_legacy", c.Name+" (app with legacy_errors)", m{"status": status, "code": c.Name, "message": c.Message})
-			}
-		}
-	}
-	desc := strings.Join(quoted, ", ")
-	var schema m
-	narrowed := m{"allOf": list{ref("TankerError"), m{"properties": m{"error": m{"properties": m{
-		"status": m{"const": status}, "code": m{"enum": names}}}}}}}
-	switch style {
-	case simple:
-		schema = ref("SimpleError")
-		desc = `{"error": message}; catalogue codes ` + desc
-	case send:
-		schema = m{"oneOf": list{narrowed, m{"allOf": list{ref("FlatError"), m{"properties": m{"status": m{"const": status}, "code": m{"enum": names}}}}}}}
-	default:
-		schema = narrowed
-	}
-	r := m{"description": desc, "content": m{"application/json": m{"schema": schema, "examples": examples}}}
-	if status == 429 {
-		r["headers"] = m{"Retry-After": m{"description": "seconds to wait", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
-	}
-	if status == 401 && style == simple {
-		r["headers"] = m{"WWW-Authenticate": m{"description": "Bearer realm", "schema": m{"type": "string"}}}
-	}
-	return r
-}
-
-// errors are the error answers of an operation: its codes, plus those of any route
-// (internal_error, host_not_allowed, request_header_too_large), plus body_too_large when it
-// takes a body.
-func (b *builder) errors(style errStyle, withBody bool, codes ...apierr.Code) m {
-	codes = append(slices.Clone(codes), apierr.InternalError, apierr.HostNotAllowed, apierr.HeaderTooLarge)
-	if withBody {
-		codes = append(codes, apierr.BodyTooLarge)
-	}
-	by := map[int][]apierr.Code{}
-	for _, c := range codes {
-		by[c.Status] = append(by[c.Status], c)
-	}
-	out := m{}
-	for status, cs := range by {
-		out[fmt.Sprint(status)] = b.errorResponse(status, cs, style)
-	}
-	return out
-}
-
-func ok(status, desc string, schema any, example any, ctype string) m {
-	c := m{"schema": schema}
-	if example != nil {
-		c["example"] = example
-	}
-	return m{status: m{"description": desc, "content": m{ctype: c}}}
-}
-
-func jsonOK(desc string, schema, example any) m {
-	return ok("200", desc, schema, example, "application/json")
-}
-
-func merge(parts ...m) m {
-	out := m{}
-	for _, p := range parts {
-		for k, v := range p {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func jsonBody(schema, example any, required bool, desc string) m {
-	b := m{"required": required, "content": m{"application/json": m{"schema": schema, "example": example}}}
-	if desc != "" {
-		b["description"] = desc
-	}
-	return b
-}
-
-type operation struct {
-	id, tag, summary, desc string
-	responses              m
-	params                 list
-	body                   m
-	security               list
-}
-
-func (b *builder) add(path, method string, o operation) {
-	op := m{"operationId": o.id, "tags": list{o.tag}, "summary": o.summary, "description": o.desc, "responses": o.responses, "security": o.security}
-	if o.security == nil {
-		op["security"] = list{}
-	}
-	if len(o.params) > 0 {
-		op["parameters"] = o.params
-	}
-	if o.body != nil {
-		op["requestBody"] = o.body
-		op["x-idvault-any-content-type"] = true
-	}
-	item, _ := b.paths[path].(m)
-	if item == nil {
-		item = m{}
-		b.paths[path] = item
-	}
-	item[method] = op
-}
-
-func obj(required []string, props m) m {
-	o := m{"type": "object", "additionalProperties": false, "properties": props}
-	if len(required) > 0 {
-		o["required"] = required
-	}
-	return o
-}
-
 func build() []byte {
-	b := &builder{examples: m{}, paths: m{}}
+	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HostNotAllowed, apierr.HeaderTooLarge}, []apierr.Code{apierr.BodyTooLarge})
 	pApp := m{"$ref": "#/components/parameters/AppID"}
 	pAdminApp := m{"$ref": "#/components/parameters/AdminAppID"}
 	pEmail := m{"$ref": "#/components/parameters/Email"}
@@ -335,14 +181,7 @@ func build() []byte {
 		"paths":      b.paths,
 		"components": components(b.examples, appExample),
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
+	return render(doc)
 }
 
 // description is the document's introduction, with the catalogue as a table.

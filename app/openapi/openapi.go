@@ -1,8 +1,10 @@
-// Package openapi holds the OpenAPI 3.1 description of every HTTP interface of idvault
-// (openapi.json, embedded in the binary and served at /openapi.json). The test suite checks
-// every answer its HTTP tests receive against it (app/apptest/openapi.go), so the document
-// follows the code. The file is written from the description in document_test.go
-// (go test ./app/openapi -update); a test fails while the two differ.
+// Package openapi holds the OpenAPI 3.1 descriptions of idvault's HTTP interfaces, embedded in
+// the binary: openapi.json, every interface of `idvault serve` (served at its /openapi.json), and
+// exit.json, the exit server's (served at `idvault exit`'s /openapi.json). The test suite checks
+// every answer its HTTP tests receive against them (app/apptest/openapi.go), so the documents
+// follow the code. The files are written from the descriptions in document_test.go and
+// exit_document_test.go, with the builder of builder_test.go (go test ./app/openapi -update); a
+// test fails while a file and its description differ.
 package openapi
 
 import (

@@ -73,6 +73,11 @@ func serve(t testing.TB, l *loaded, keyCache int) *instance {
 	srv := exitserver.New(db, exitserver.Config{Token: token})
 	url, hc := apptest.Serve(t, srv.App)
 	c := exitclient.New(url, token)
+	if _, bench := t.(*testing.B); !bench {
+		// Tests check every answer against exit.json; benchmarks measure the server alone.
+		hc.Transport = apptest.CheckTransport(hc.Transport, apptest.LoadExitAPIDoc)
+		c.HTTP.Transport = apptest.CheckTransport(c.HTTP.Transport, apptest.LoadExitAPIDoc)
+	}
 	c.Backoff = 20 * time.Millisecond
 	return &instance{url: url, client: c, http: hc}
 }

@@ -1,0 +1,197 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"idvault/app/apierr"
+)
+
+// The builder both documents are written with (openapi.json from document_test.go, exit.json
+// from exit_document_test.go): operations, error answers taken from the catalogue with an
+// example per code, and the encoding of the committed files.
+
+type m = map[string]any
+type list = []any
+
+// errStyle is the shape of an operation's error bodies (apierr.Style).
+type errStyle int
+
+const (
+	tanker errStyle = iota // {"error": {status, code, message, trace_id}}
+	simple                 // {"error": message} (identity server)
+	send                   // tanker, or flat {status, code, message} for apps with legacy_errors
+)
+
+type builder struct {
+	examples m
+	paths    m
+	// anyRoute are the codes any operation may answer; withBody, those any operation that
+	// takes a body may answer besides.
+	anyRoute, withBody []apierr.Code
+	// headers are the response headers of every error answer of a status (Retry-After of a 503).
+	headers map[int]m
+	// fields are the members a code adds to its error object, as its example shows them
+	// (invalid_identity's entries).
+	fields map[string]m
+}
+
+func newBuilder(anyRoute, withBody []apierr.Code) *builder {
+	return &builder{examples: m{}, paths: m{}, anyRoute: anyRoute, withBody: withBody, headers: map[int]m{}, fields: map[string]m{}}
+}
+
+func ref(name string) m { return m{"$ref": "#/components/schemas/" + name} }
+
+func (b *builder) example(key, summary string, value any) m {
+	b.examples[key] = m{"summary": summary, "value": value}
+	return m{"$ref": "#/components/examples/" + key}
+}
+
+// errorResponse is the answer of one status: the codes listed, each with an example.
+func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle) m {
+	sort.Slice(codes, func(i, j int) bool { return codes[i].Name < codes[j].Name })
+	var names, quoted []string
+	examples := m{}
+	for _, c := range codes {
+		if c.Status != status {
+			panic(fmt.Sprintf("%s is %d, not %d", c.Name, c.Status, status))
+		}
+		names = append(names, c.Name)
+		quoted = append(quoted, "`"+c.Name+"`")
+		switch style {
+		case simple:
+			examples[c.Name] = b.example(c.Name+"_simple", c.Name, m{"error": c.Message})
+		default:
+			examples[c.Name] = b.example(c.Name, c.Name, m{"error": merge(m{"status": status, "code": c.Name, "message": c.Message, "trace_id": traceID}, b.fields[c.Name])})
+			if style == send {
+				examples[c.Name+"_legacy"] = b.example(c.Name+"_legacy", c.Name+" (app with legacy_errors)", m{"status": status, "code": c.Name, "message": c.Message})
+			}
+		}
+	}
+	desc := strings.Join(quoted, ", ")
+	var schema m
+	narrowed := m{"allOf": list{ref("TankerError"), m{"properties": m{"error": m{"properties": m{
+		"status": m{"const": status}, "code": m{"enum": names}}}}}}}
+	switch style {
+	case simple:
+		schema = ref("SimpleError")
+		desc = `{"error": message}; catalogue codes ` + desc
+	case send:
+		schema = m{"oneOf": list{narrowed, m{"allOf": list{ref("FlatError"), m{"properties": m{"status": m{"const": status}, "code": m{"enum": names}}}}}}}
+	default:
+		schema = narrowed
+	}
+	r := m{"description": desc, "content": m{"application/json": m{"schema": schema, "examples": examples}}}
+	if status == 429 {
+		r["headers"] = m{"Retry-After": m{"description": "seconds to wait", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
+	}
+	if status == 401 && style == simple {
+		r["headers"] = m{"WWW-Authenticate": m{"description": "Bearer realm", "schema": m{"type": "string"}}}
+	}
+	if h := b.headers[status]; h != nil {
+		hs, _ := r["headers"].(m)
+		r["headers"] = merge(hs, h)
+	}
+	return r
+}
+
+// errors are the error answers of an operation: its codes, plus those of any route
+// (b.anyRoute), plus b.withBody when it takes a body.
+func (b *builder) errors(style errStyle, withBody bool, codes ...apierr.Code) m {
+	codes = append(slices.Clone(codes), b.anyRoute...)
+	if withBody {
+		codes = append(codes, b.withBody...)
+	}
+	by := map[int][]apierr.Code{}
+	for _, c := range codes {
+		by[c.Status] = append(by[c.Status], c)
+	}
+	out := m{}
+	for status, cs := range by {
+		out[fmt.Sprint(status)] = b.errorResponse(status, cs, style)
+	}
+	return out
+}
+
+func ok(status, desc string, schema any, example any, ctype string) m {
+	c := m{"schema": schema}
+	if example != nil {
+		c["example"] = example
+	}
+	return m{status: m{"description": desc, "content": m{ctype: c}}}
+}
+
+func jsonOK(desc string, schema, example any) m {
+	return ok("200", desc, schema, example, "application/json")
+}
+
+func merge(parts ...m) m {
+	out := m{}
+	for _, p := range parts {
+		for k, v := range p {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func jsonBody(schema, example any, required bool, desc string) m {
+	b := m{"required": required, "content": m{"application/json": m{"schema": schema, "example": example}}}
+	if desc != "" {
+		b["description"] = desc
+	}
+	return b
+}
+
+type operation struct {
+	id, tag, summary, desc string
+	responses              m
+	params                 list
+	body                   m
+	security               list
+}
+
+func (b *builder) add(path, method string, o operation) {
+	op := m{"operationId": o.id, "tags": list{o.tag}, "summary": o.summary, "description": o.desc, "responses": o.responses, "security": o.security}
+	if o.security == nil {
+		op["security"] = list{}
+	}
+	if len(o.params) > 0 {
+		op["parameters"] = o.params
+	}
+	if o.body != nil {
+		op["requestBody"] = o.body
+		op["x-idvault-any-content-type"] = true
+	}
+	item, _ := b.paths[path].(m)
+	if item == nil {
+		item = m{}
+		b.paths[path] = item
+	}
+	item[method] = op
+}
+
+func obj(required []string, props m) m {
+	o := m{"type": "object", "additionalProperties": false, "properties": props}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+// render encodes a document as its committed file holds it: indented, keys sorted, no HTML
+// escaping.
+func render(doc m) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}

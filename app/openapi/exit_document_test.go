@@ -1,0 +1,161 @@
+package openapi
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apierr"
+)
+
+// exit.json, the document of the exit server (`idvault exit`), is written from the description
+// below by the same -update run and with the same builder as openapi.json. Its error answers
+// come from apierr.ExitCatalog; whether the server keeps to it is checked by every HTTP test of
+// app/exitserver (apptest.ServeChecked).
+
+func TestExitDocumentIsUpToDate(t *testing.T) {
+	got := buildExit()
+	if *update {
+		require.NoError(t, os.WriteFile("exit.json", got, 0o644))
+		return
+	}
+	if !bytes.Equal(got, ExitJSON) {
+		t.Fatal("exit.json differs from the description in exit_document_test.go: run go test ./app/openapi -update and commit it")
+	}
+}
+
+// Every code of the exit catalogue is in the exit document, and nothing else.
+func TestExitDocumentCodesAreTheExitCatalogue(t *testing.T) {
+	var want []string
+	for _, c := range apierr.ExitCatalog {
+		want = append(want, c.Name)
+	}
+	sort.Strings(want)
+	require.Equal(t, want, exitCodes())
+}
+
+func exitCodes() []string {
+	var codes []string
+	for _, c := range apierr.ExitCatalog {
+		if !slices.Contains(codes, c.Name) {
+			codes = append(codes, c.Name)
+		}
+	}
+	sort.Strings(codes)
+	return codes
+}
+
+func buildExit() []byte {
+	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HeaderTooLarge}, []apierr.Code{apierr.PayloadTooLarge})
+	b.headers[401] = m{"WWW-Authenticate": m{"description": `Bearer realm="idvault exit"`, "required": true, "schema": m{"type": "string"}}}
+	b.headers[503] = m{"Retry-After": m{"description": "seconds to wait before retrying", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
+	b.fields[apierr.InvalidIdentity.Name] = m{"message": "2 of 3 identities cannot be imported; nothing was stored",
+		"entries": list{m{"index": 0, "reason": "the user is not in the dump"}, m{"index": 2, "reason": "an identity of another app"}}}
+	sec := list{m{}, m{"exitToken": list{}}}
+	authErr := []apierr.Code{apierr.Unauthorized, apierr.DatabaseUnavailable}
+
+	b.add("/healthz", "get", operation{id: "healthz", tag: "operations", summary: "Liveness",
+		desc:      "Answers as long as the process serves HTTP. Never needs the token.",
+		responses: merge(jsonOK("alive", obj([]string{"status"}, m{"status": m{"const": "ok"}}), m{"status": "ok"}), b.errors(tanker, false))})
+	b.add("/readyz", "get", operation{id: "readyz", tag: "operations", summary: "Readiness",
+		desc: "200 when the database answers, `database_unavailable` 503 otherwise (the server recovers by itself once the database is back).",
+		responses: merge(jsonOK("the database answers", ref("Readiness"), m{"status": "ready", "checks": m{"database": "ok"}}),
+			b.errors(tanker, false, authErr...)),
+		security: sec})
+	b.add("/openapi.json", "get", operation{id: "openapi", tag: "operations", summary: "This document",
+		desc:      "The OpenAPI description of the exit server (this file, embedded in the binary). Public, like `/healthz`: it holds nothing secret, and `idvault serve` serves its own document without a token too.",
+		responses: merge(jsonOK("the document", m{"type": "object", "required": list{"openapi", "info", "paths"}}, nil), b.errors(tanker, false))})
+
+	b.add("/v1/identities", "put", operation{id: "importIdentities", tag: "exit", summary: "Import private identities",
+		desc: "Imports users' private identities (permanent ones, and the app half of provisional ones) into the database the server shares with every other instance on it. " +
+			"All or nothing: when any entry cannot be imported nothing is stored, and the `invalid_identity` answer lists each bad entry by its index in `identities` with the reason (never the identity). " +
+			"Re-importing is harmless (counted in `already_imported`). At most `exit.batch_limit` (default 1000) identities per request, `payload_too_large` beyond. " +
+			"Unknown fields are refused (`invalid_body`). The body is read as JSON whatever its Content-Type.",
+		responses: merge(ok("201", "every identity is stored (now or before)", ref("ImportResult"), m{"imported": 2, "already_imported": 1}, "application/json"),
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.InvalidIdentity)...)),
+		body:     jsonBody(ref("ImportRequest"), m{"identities": list{privID}}, true, ""),
+		security: sec})
+	b.add("/v1/decrypt", "post", operation{id: "decrypt", tag: "exit", summary: "Decrypt data",
+		desc: "The encrypted bytes (any Tanker format, 1 to 11) as the raw body, the clear bytes as the answer. The resource key is found through the imported identities. The body is read as bytes whatever its Content-Type.\n\n" +
+			"Simple formats are read whole, up to `exit.max_body` (default 64 MiB, `payload_too_large` beyond), and answered with a Content-Length.\n\n" +
+			"Stream formats (4, 8, 11) stream both ways at constant memory, whatever the size: the body is decrypted as it arrives, and the clear text is sent as HTTP/1.1 chunked transfer encoding (`Connection: close`), one verified encryption chunk at a time; clear bytes leave only after the chunk holding them verified. The first chunk is verified before the 200, so a wrong key or a corrupt start still gets its error answer. " +
+			"**A stream that fails after the 200 (a tampered or missing chunk further on, trailing bytes) drops the connection without the final zero-length chunk**: a client must treat a truncated chunked answer (a read error before the end of the body) as a failure and discard what it received; every HTTP client reports it as an error.",
+		responses: merge(m{"200": m{"description": "the clear bytes: with a Content-Length for simple formats, chunked for streams (a stream failing midway ends without its final chunk: a failure)",
+			"content": m{"application/octet-stream": m{}}}},
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.UnsupportedFormat, apierr.TruncatedData, apierr.KeyNotFound, apierr.DecryptionFailed)...)),
+		body:     m{"required": true, "description": "the encrypted data, as it was stored", "content": m{"application/octet-stream": m{}}},
+		security: sec})
+
+	doc := m{
+		"openapi": "3.1.0",
+		"info": m{"title": "idvault exit", "version": "1",
+			"summary":     "The exit tool's server: import private identities, decrypt the app's data",
+			"description": exitDescription(),
+			"license":     m{"name": "see the repository"}},
+		"servers": list{m{"url": "/", "description": "the `idvault exit` server that serves this document (127.0.0.1:8000 by default)"}},
+		"tags": list{m{"name": "operations"},
+			m{"name": "exit", "description": "`Authorization: Bearer <token>` when the server has a token (`--token`, `exit.token`)"}},
+		"paths":      b.paths,
+		"components": exitComponents(b.examples),
+	}
+	return render(doc)
+}
+
+// exitDescription is the exit document's introduction, with the exit catalogue as a table.
+func exitDescription() string {
+	var rows []string
+	seen := map[string]bool{}
+	cat := slices.Clone(apierr.ExitCatalog)
+	sort.Slice(cat, func(i, j int) bool { return cat[i].Name < cat[j].Name })
+	for _, c := range cat {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", c.Name, c.Status, c.Message))
+		}
+	}
+	return "The HTTP interface of `idvault exit`, a separate server over a PostgreSQL database restored from an exit dump: it imports the users' private identities, then decrypts any of the app's data. Several instances may share one database.\n\n" +
+		"Authentication: with a token (`--token`, `exit.token`), every route but `/healthz` and `/openapi.json` needs `Authorization: Bearer <token>` (`unauthorized` 401 with `WWW-Authenticate` otherwise); without one the server listens on loopback only, unless `--insecure`.\n\n" +
+		"Errors are `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); `invalid_identity` adds `entries`, `[{\"index\", \"reason\"}]`. `database_unavailable` 503 carries `Retry-After`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405, `request_header_too_large` 431 (a request line and headers over 4 KiB) and `internal_error` 500. " +
+		"After an early error the server reads up to 64 MiB of the unread body, so that a client still sending sees the answer, then closes the connection.\n\n" +
+		"Routes marked `x-idvault-any-content-type` read their body as their one media type whatever the Content-Type sent. The test suite checks every answer the exit server's HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
+		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
+}
+
+func exitComponents(examples m) m {
+	httpStatus := m{"type": "integer", "minimum": 400, "maximum": 599}
+	entry := obj([]string{"index", "reason"}, m{
+		"index":  m{"type": "integer", "minimum": 0, "description": "position of the entry in `identities`, from 0"},
+		"reason": m{"type": "string", "minLength": 1, "description": "why it cannot be imported (never the identity itself)"}})
+	isInvalidIdentity := m{"properties": m{"error": m{"properties": m{"code": m{"const": apierr.InvalidIdentity.Name}}}}}
+	return m{
+		"examples": examples,
+		"securitySchemes": m{
+			"exitToken": m{"type": "http", "scheme": "bearer", "description": "the server's token (`--token`, `exit.token`, `IDVAULT_EXIT__TOKEN`); required when it is set"}},
+		"schemas": m{
+			"ErrorCode":  m{"type": "string", "enum": exitCodes(), "description": "a code of the exit catalogue (apierr.ExitCatalog in app/apierr/catalog.go)"},
+			"EntryError": merge(entry, m{"example": m{"index": 2, "reason": "the user is not in the dump"}}),
+			"TankerError": merge(obj([]string{"error"}, m{"error": obj([]string{"status", "code", "message", "trace_id"}, m{
+				"status": httpStatus, "code": ref("ErrorCode"), "message": m{"type": "string", "minLength": 1}, "trace_id": m{"type": "string", "minLength": 1},
+				"entries": m{"type": "array", "items": ref("EntryError"), "description": "with `invalid_identity` only: every entry that cannot be imported"}})}),
+				m{"if": isInvalidIdentity,
+					"then":    m{"properties": m{"error": m{"required": list{"entries"}}}},
+					"else":    m{"properties": m{"error": m{"not": m{"required": list{"entries"}}}}},
+					"example": m{"error": m{"status": 404, "code": apierr.KeyNotFound.Name, "message": apierr.KeyNotFound.Message, "trace_id": traceID}}}),
+			"Readiness": obj([]string{"status", "checks"}, m{
+				"status": m{"const": "ready"},
+				"checks": obj([]string{"database"}, m{"database": m{"const": "ok"}})}),
+			"ImportRequest": obj([]string{"identities"}, m{
+				"identities": m{"type": "array", "items": m{"type": "string", "contentEncoding": "base64", "description": "a private identity (permanent or provisional) of the app, as Tanker's SDKs make them"},
+					"description": "at most `exit.batch_limit` (default 1000) entries"}}),
+			"ImportResult": obj([]string{"imported", "already_imported"}, m{
+				"imported":         m{"type": "integer", "minimum": 0, "description": "identities stored by this request"},
+				"already_imported": m{"type": "integer", "minimum": 0, "description": "identities that were stored before (re-importing is harmless)"}}),
+		},
+	}
+}
