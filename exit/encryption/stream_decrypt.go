@@ -225,7 +225,7 @@ func (d *streamDecrypter) ensure(need, keep int) {
 	if len(d.buf) >= need {
 		return
 	}
-	grown := make([]byte, need)
+	grown := getChunkBuffer(need)
 	copy(grown, d.buf[:keep])
 	d.buf = grown
 }

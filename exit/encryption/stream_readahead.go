@@ -3,15 +3,19 @@ package encryption
 import (
 	"fmt"
 	"io"
+	"sync"
 )
 
 // WithReadAhead makes WriteTo of a stream format read the next encrypted
 // chunk from the source in a second goroutine while it decrypts and writes
 // the current one, so reading the input overlaps decryption and output
 // (with two cores, a stream then moves at the rate of its slowest stage
-// instead of the sum of all three). The decrypter then holds two chunk
-// buffers instead of one; a chunk's clear text is still written only after
-// its tag verified, in order, and nothing after a failed chunk.
+// instead of the sum of all three). The decrypter then holds three chunk
+// buffers instead of one, one per stage; a chunk's clear text is still
+// written only after its tag verified, in order, and nothing after a failed
+// chunk. Buffers of the default chunk size are reused by later streams once
+// this one is over (cleared first), so a server decrypting stream after
+// stream does not allocate, and collect, megabytes for each.
 //
 // interrupt must make a Read of the source that is blocked, or would block,
 // return promptly (for a network connection: a read deadline in the past).
@@ -31,20 +35,34 @@ type readChunk struct {
 	err error
 }
 
-// writeToReadAhead is WriteTo as a three-stage pipeline over two chunk
+// readAheadBuffers is the number of chunk buffers of the read-ahead
+// pipeline: one per stage, so that reading, decrypting and writing never
+// wait for a buffer (with two, the reader waited for the writer; the README
+// gives the before and after of app/exitserver's 64 MiB stream benchmark).
+const readAheadBuffers = 3
+
+// writeToReadAhead is WriteTo as a three-stage pipeline over three chunk
 // buffers: a goroutine reads chunk i+1 while this one decrypts chunk i in
 // place and a third goroutine writes the clear text of chunk i-1. A buffer
 // goes from the reader to the decrypter to the writer and back, so a clear
 // chunk reaches w only after its tag verified, in order, and nothing after a
 // chunk that failed.
 func (d *streamDecrypter) writeToReadAhead(w io.Writer) (int64, error) {
-	free := make(chan []byte, 2)
-	full := make(chan readChunk, 2)
-	verified := make(chan clearChunk, 2)
+	free := make(chan []byte, readAheadBuffers)
+	full := make(chan readChunk, readAheadBuffers)
+	verified := make(chan clearChunk, readAheadBuffers)
 	stop := make(chan struct{})
 	free <- d.buf
-	free <- nil // the second buffer is allocated as data arrives, as the first was
+	for range readAheadBuffers - 1 {
+		free <- nil // the other buffers are allocated as data arrives, as the first was
+	}
 	d.buf = nil
+	// The buffers given back once neither goroutine runs any more go to later streams.
+	defer func() {
+		for len(free) > 0 {
+			putChunkBuffer(<-free)
+		}
+	}()
 	first := 0
 	if d.index == 0 && d.v != V11 {
 		first = v48Header // chunk 0 of formats 4 and 8 starts with the header already read
@@ -57,7 +75,8 @@ func (d *streamDecrypter) writeToReadAhead(w io.Writer) (int64, error) {
 	finish := func(err error) (int64, error) {
 		close(stop)
 		d.interrupt()
-		for range full {
+		for c := range full {
+			putChunkBuffer(c.buf)
 		}
 		close(verified)
 		<-wr.done
@@ -83,10 +102,10 @@ func (d *streamDecrypter) writeToReadAhead(w io.Writer) (int64, error) {
 		if err != nil {
 			return finish(err)
 		}
-		verified <- clearChunk{buf: c.buf, pt: pt} // never blocks: two buffers, room for two
+		verified <- clearChunk{buf: c.buf, pt: pt} // never blocks: room for every buffer
 		if d.final {
 			d.err = io.EOF
-			for range full { // the reader stopped after the short chunk
+			for range full { // the reader stopped after the short chunk: nothing comes
 			}
 			close(verified)
 			<-wr.done
@@ -124,7 +143,7 @@ func (cw *chunkWriter) run(verified <-chan clearChunk, free chan<- []byte, stop 
 			cw.err = err
 			return
 		}
-		free <- c.buf // never blocks: it held one of the two buffers
+		free <- c.buf // never blocks: room for every buffer
 	}
 }
 
@@ -148,14 +167,14 @@ func (d *streamDecrypter) readAhead(free <-chan []byte, full chan<- readChunk, s
 		}
 		buf, n, err := fillChunk(d.src, buf, off, d.size)
 		off = 0
-		full <- readChunk{buf: buf, n: n, err: err} // never blocks: two buffers, room for two
+		full <- readChunk{buf: buf, n: n, err: err} // never blocks: room for every buffer
 		if err != nil || n < d.size {
 			return
 		}
 	}
 }
 
-// readAheadFirstBuffer is the first size of each of the read-ahead's two chunk buffers.
+// readAheadFirstBuffer is the first size of each of the read-ahead's chunk buffers.
 const readAheadFirstBuffer = 64 << 10
 
 // fillChunk reads up to size bytes into buf from offset off, growing buf as
@@ -169,7 +188,7 @@ func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
 	}
 	for n < size {
 		if n == len(buf) {
-			grown := make([]byte, size)
+			grown := getChunkBuffer(size)
 			copy(grown, buf[:n])
 			buf = grown
 		}
@@ -183,4 +202,32 @@ func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
 		}
 	}
 	return buf, n, nil
+}
+
+// chunkBuffers holds buffers of the default chunk size between streams. Only
+// the read-ahead pipeline gives buffers back: it alone knows when nothing
+// refers to one any more (every goroutine that held it has ended).
+var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// getChunkBuffer returns a zeroed buffer of size bytes: a reused one for the
+// default chunk size, a new one otherwise. (A reused buffer held another
+// stream's clear text: it is cleared, so that nothing of one stream can ever
+// reach another's output.)
+func getChunkBuffer(size int) []byte {
+	if size != DefaultChunkSize {
+		return make([]byte, size)
+	}
+	p := chunkBuffers.Get().(*[]byte)
+	if len(*p) != size {
+		return make([]byte, size)
+	}
+	clear(*p)
+	return *p
+}
+
+// putChunkBuffer gives back a buffer nothing refers to any more.
+func putChunkBuffer(buf []byte) {
+	if len(buf) == DefaultChunkSize {
+		chunkBuffers.Put(&buf)
+	}
 }
