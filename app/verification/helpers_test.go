@@ -27,24 +27,6 @@ import (
 	"idvault/store"
 )
 
-// clock is a settable clock for the store (the verification API reads time from the store).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // recorder is a Mailer that keeps every message handed to the real sender, sent or not, so a
 // test knows the code of a mail that failed.
 type recorder struct {
@@ -84,7 +66,7 @@ type env struct {
 	Mail    *recorder
 	Handler *verification.Handler
 	App     *fiber.App
-	Clock   *clock
+	Clock   *apptest.Clock
 	setup   setup
 }
 
@@ -104,7 +86,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *env {
 		s.mail.Timeout = 5 * time.Second
 	}
 	base := apptest.New(t)
-	clk := &clock{t: time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := apptest.NewClock()
 	base.Store.SetClock(clk.Now)
 	e := &env{Env: base, SMTP: srv, Clock: clk, setup: s}
 	e.build(t, base.Store)
