@@ -44,6 +44,7 @@ import (
 type APIDoc struct {
 	Doc    *openapi3.T
 	name   string // the file, for messages
+	raw    []byte // the file's bytes
 	ui     string // path prefix of HTML pages outside the document ("" for none)
 	routes []docRoute
 }
@@ -76,7 +77,7 @@ func loadDoc(name string, raw []byte, ui string) (*APIDoc, error) {
 	if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
 		return nil, fmt.Errorf("%s: invalid document: %w", name, err)
 	}
-	d := &APIDoc{Doc: doc, name: name, ui: ui}
+	d := &APIDoc{Doc: doc, name: name, raw: raw, ui: ui}
 	for path, item := range doc.Paths.Map() {
 		d.routes = append(d.routes, docRoute{path: path, segments: strings.Split(path, "/"), item: item})
 	}

@@ -3,8 +3,6 @@ package exitserver_test
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -17,35 +15,13 @@ import (
 	"idvault/app/openapi"
 )
 
-var fiberParam = regexp.MustCompile(`:([a-z_]+)`)
-
 // The exit document and the exit router list the same operations: a route added without its
 // description (or a description of a route that is gone) fails here.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
 	doc, err := apptest.LoadExitAPIDoc()
 	require.NoError(t, err)
-	srv := exitserver.New(exitfake.New(), exitserver.Config{})
-	served := map[string]bool{}
-	for _, r := range srv.App.GetRoutes(true) {
-		if r.Method == http.MethodHead || r.Method == "USE" {
-			continue
-		}
-		served[r.Method+" "+fiberParam.ReplaceAllString(r.Path, "{$1}")] = true
-	}
-	documented := map[string]bool{}
-	for path, item := range doc.Doc.Paths.Map() {
-		for method := range item.Operations() {
-			documented[method+" "+path] = true
-		}
-	}
-	require.NotEmpty(t, served)
-	for k := range served {
-		require.True(t, documented[k], "route %s is served but not in app/openapi/exit.json", k)
-	}
-	for k := range documented {
-		require.True(t, served[k], "exit.json describes %s, which is not served", k)
-	}
+	doc.RequireSameOperations(t, exitserver.New(exitfake.New(), exitserver.Config{}).App)
 }
 
 // Every code of the exit catalogue is in the document's code list and, but for the answers of
@@ -54,15 +30,7 @@ func TestOpenAPIListsEveryExitCode(t *testing.T) {
 	t.Parallel()
 	doc, err := apptest.LoadExitAPIDoc()
 	require.NoError(t, err)
-	enum := doc.Doc.Components.Schemas["ErrorCode"].Value.Enum
-	raw := string(openapi.ExitJSON)
-	for _, c := range apierr.ExitCatalog {
-		require.Contains(t, enum, any(c.Name), "ErrorCode lists %s", c.Name)
-		if slices.Contains([]string{"not_found", "method_not_allowed"}, c.Name) {
-			continue
-		}
-		require.Contains(t, raw, `"#/components/examples/`+c.Name+`"`, "an operation answers %s, with an example", c.Name)
-	}
+	doc.RequireEveryCode(t, apierr.ExitCatalog)
 }
 
 // The document is public, like idvault serve's: no token needed even when the server has one.

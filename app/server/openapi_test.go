@@ -3,9 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,34 +12,13 @@ import (
 	"idvault/app/openapi"
 )
 
-var fiberParam = regexp.MustCompile(`:([a-z_]+)`)
-
 // The document and the router list the same operations: a route added without its description
 // (or a description of a route that is gone) fails here.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
 	doc, err := apptest.LoadAPIDoc()
 	require.NoError(t, err)
-	app := apptest.New(t).Server(nil)
-	served := map[string]bool{}
-	for _, r := range app.GetRoutes(true) {
-		if r.Method == http.MethodHead || r.Method == "USE" || r.Path == "/console" || strings.HasPrefix(r.Path, "/console/") {
-			continue
-		}
-		served[r.Method+" "+fiberParam.ReplaceAllString(r.Path, "{$1}")] = true
-	}
-	documented := map[string]bool{}
-	for path, item := range doc.Doc.Paths.Map() {
-		for method := range item.Operations() {
-			documented[method+" "+path] = true
-		}
-	}
-	for k := range served {
-		require.True(t, documented[k], "route %s is served but not in app/openapi/openapi.json", k)
-	}
-	for k := range documented {
-		require.True(t, served[k], "openapi.json describes %s, which is not served", k)
-	}
+	doc.RequireSameOperations(t, apptest.New(t).Server(nil))
 }
 
 // Every code of the catalogue is in the document, both in the code list and in the answers of
@@ -51,15 +27,7 @@ func TestOpenAPIListsEveryCatalogueCode(t *testing.T) {
 	t.Parallel()
 	doc, err := apptest.LoadAPIDoc()
 	require.NoError(t, err)
-	enum := doc.Doc.Components.Schemas["ErrorCode"].Value.Enum
-	raw := string(openapi.JSON)
-	for _, c := range apierr.Catalog {
-		require.Contains(t, enum, any(c.Name), "ErrorCode lists %s", c.Name)
-		if slices.Contains([]string{"not_found", "method_not_allowed"}, c.Name) {
-			continue
-		}
-		require.Contains(t, raw, `"#/components/examples/`+c.Name, "an operation answers %s, with an example", c.Name)
-	}
+	doc.RequireEveryCode(t, apierr.Catalog)
 }
 
 func TestOpenAPIIsServed(t *testing.T) {
