@@ -13,8 +13,4 @@ import (
 var ExitJSON []byte
 
 // ServeExit answers the exit server's GET /openapi.json.
-func ServeExit(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.Send(ExitJSON)
-}
+func ServeExit(c *fiber.Ctx) error { return sendDoc(c, ExitJSON) }

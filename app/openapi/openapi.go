@@ -19,8 +19,11 @@ import (
 var JSON []byte
 
 // Serve answers GET /openapi.json.
-func Serve(c *fiber.Ctx) error {
+func Serve(c *fiber.Ctx) error { return sendDoc(c, JSON) }
+
+// sendDoc answers with a document.
+func sendDoc(c *fiber.Ctx, doc []byte) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.Send(JSON)
+	return c.Send(doc)
 }
