@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/apierr"
+	"idvault/app/requestid"
 	"idvault/exit/encryption"
 	"idvault/exit/exitdb"
 )
@@ -28,7 +29,7 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
-	st := &clearStream{body: body, reqID: requestID(c), log: s.cfg.Logger}
+	st := &clearStream{body: body, reqID: requestid.Of(c), log: s.cfg.Logger}
 	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
 	// read waiting for it is cut by a read deadline in the past.
 	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits),

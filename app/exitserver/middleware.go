@@ -9,48 +9,11 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
-	"github.com/google/uuid"
 
 	"idvault/app/apierr"
+	"idvault/app/requestid"
 	"idvault/exit/exitdb"
 )
-
-const requestIDKey = "requestid"
-
-// requestIDMiddleware puts an X-Request-ID on every response (the client's own when it sent one).
-func requestIDMiddleware() fiber.Handler {
-	return requestid.New(requestid.Config{
-		Header:     fiber.HeaderXRequestID,
-		ContextKey: requestIDKey,
-		Generator:  uuid.NewString,
-	})
-}
-
-// ensureRequestID gives an ID to an answer the middleware never saw (a request line or headers
-// over the read buffer are refused before any handler runs), so its trace_id is never empty.
-func ensureRequestID(c *fiber.Ctx) {
-	if requestID(c) != "" {
-		return
-	}
-	id := uuid.NewString()
-	c.Locals(requestIDKey, id)
-	c.Set(fiber.HeaderXRequestID, id)
-}
-
-func requestID(c *fiber.Ctx) string {
-	id, _ := c.Locals(requestIDKey).(string)
-	return id
-}
-
-// routeOf is the matched route pattern, "unmatched" otherwise.
-func routeOf(c *fiber.Ctx) string {
-	r := c.Route()
-	if r == nil || r.Path == "" || r.Path == "/" && c.Path() != "/" {
-		return "unmatched"
-	}
-	return r.Path
-}
 
 // observe runs the chain, renders its error, and logs the request (route pattern, status,
 // duration, request ID; never a body or a header value).
@@ -67,9 +30,9 @@ func (s *Server) observe(handleErr fiber.ErrorHandler) fiber.Handler {
 		if status >= 500 {
 			level = slog.LevelWarn
 		}
-		s.cfg.Logger.Log(c.UserContext(), level, "request", "method", c.Method(), "route", routeOf(c),
+		s.cfg.Logger.Log(c.UserContext(), level, "request", "method", c.Method(), "route", requestid.Route(c),
 			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000,
-			"request_id", requestID(c))
+			"request_id", requestid.Of(c))
 		return nil
 	}
 }
@@ -79,7 +42,7 @@ func (s *Server) recoverMiddleware() fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				s.cfg.Logger.Error("panic", "request_id", requestID(c), "route", routeOf(c),
+				s.cfg.Logger.Error("panic", "request_id", requestid.Of(c), "route", requestid.Route(c),
 					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				err = fmt.Errorf("panic: %v", r)
 			}
@@ -109,16 +72,16 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			e = apierr.Internal(err)
 		}
 	}
-	ensureRequestID(c)
+	requestid.Ensure(c)
 	if e.Code.Status >= 500 {
-		s.cfg.Logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c),
+		s.cfg.Logger.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c),
 			"code", e.Code.Name, "err", e.Error())
 	}
 	discardBody(c)
 	if e.Code == apierr.DatabaseUnavailable {
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}
-	return c.Status(e.Code.Status).JSON(apierr.Body(e, apierr.StyleTanker, requestID(c)))
+	return c.Status(e.Code.Status).JSON(apierr.Body(e, apierr.StyleTanker, requestid.Of(c)))
 }
 
 // drainOnError is how much of an unread request body is read after an error.

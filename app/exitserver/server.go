@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/openapi"
+	"idvault/app/requestid"
 )
 
 // Defaults of Config.
@@ -99,7 +100,7 @@ func New(db DB, cfg Config) *Server {
 		IdleTimeout:                  cfg.IdleTimeout,
 		ErrorHandler:                 handleErr,
 	})
-	s.App.Use(requestIDMiddleware())
+	s.App.Use(requestid.Middleware())
 	s.App.Use(s.observe(handleErr))
 	s.App.Use(s.recoverMiddleware())
 	s.routes()

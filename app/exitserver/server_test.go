@@ -170,6 +170,39 @@ func TestHeaderTooLargeIsACatalogueError(t *testing.T) {
 	require.NoError(t, doc.Check(apptest.Exchange{Request: req, Status: resp.StatusCode, Header: resp.Header, Body: raw}))
 }
 
+// A client's X-Request-ID is kept when short and safe, and replaced otherwise: it is logged,
+// echoed as trace_id and written into a stream's header by hand.
+func TestClientRequestID(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken})
+	for id, kept := range map[string]bool{
+		"batch-7:file-12":                  true,
+		"evil\"quote":                      false,
+		"<script>":                         false,
+		strings.Repeat("a", 65):            false,
+		"with space":                       false,
+		"0b5e3c1e-8a4e-4a57-9d7c-2d0f1f3f": true,
+	} {
+		req, err := http.NewRequest(http.MethodGet, f.url+"/readyz", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Request-ID", id)
+		resp, err := f.client.Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		e := requireError(t, resp.StatusCode, raw, 401, "unauthorized")
+		got := resp.Header.Get("X-Request-ID")
+		require.Equal(t, got, e.Error.TraceID)
+		if kept {
+			require.Equal(t, id, got)
+		} else {
+			require.NotEqual(t, id, got)
+			require.Regexp(t, `^[0-9a-f-]{36}$`, got, "a new UUID replaces %q", id)
+		}
+	}
+}
+
 func TestBearerToken(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, exitserver.Config{Token: testToken})

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"idvault/app/apierr"
+	"idvault/app/requestid"
 )
 
 // errorHandler turns any error a handler returns into the interface's JSON error body. Errors
@@ -33,14 +34,14 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 				e = apierr.Internal(err)
 			}
 		}
-		ensureRequestID(c)
+		requestid.Ensure(c)
 		if e.Code.Status >= 500 {
-			log.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "code", e.Code.Name, "err", e.Error())
+			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())
 		}
 		if e.RetryAfter > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 		}
-		return c.Status(e.Code.Status).JSON(apierr.Body(e, styleOf(c), requestID(c)))
+		return c.Status(e.Code.Status).JSON(apierr.Body(e, styleOf(c), requestid.Of(c)))
 	}
 }
 

@@ -8,70 +8,10 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"idvault/app/logging"
+	"idvault/app/requestid"
 )
-
-const requestIDKey = "requestid"
-
-// maxRequestIDLen is the longest client X-Request-ID kept.
-const maxRequestIDLen = 64
-
-// requestIDMiddleware puts an X-Request-ID on every response: the client's own when it is short
-// (up to 64 characters) and made of safe characters (letters, digits, '-', '_', '.', ':'), a new
-// UUID otherwise. The ID is logged and echoed as trace_id, so quotes, escapes and control
-// characters must never get through.
-func requestIDMiddleware() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		id := c.Get(fiber.HeaderXRequestID)
-		if !safeRequestID(id) {
-			id = uuid.NewString()
-		}
-		c.Locals(requestIDKey, id)
-		c.Set(fiber.HeaderXRequestID, id)
-		return c.Next()
-	}
-}
-
-func safeRequestID(id string) bool {
-	if id == "" || len(id) > maxRequestIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		b := id[i]
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == ':') {
-			return false
-		}
-	}
-	return true
-}
-
-// ensureRequestID gives a request that never reached the middleware (a request fasthttp refused
-// while reading it: headers or body too large, an unknown method) a request ID of its own, so
-// that its error carries a trace_id and an X-Request-ID like every other.
-func ensureRequestID(c *fiber.Ctx) {
-	if requestID(c) != "" {
-		return
-	}
-	id := uuid.NewString()
-	c.Locals(requestIDKey, id)
-	c.Set(fiber.HeaderXRequestID, id)
-}
-
-func requestID(c *fiber.Ctx) string {
-	id, _ := c.Locals(requestIDKey).(string)
-	return id
-}
-
-// routeOf is the matched route pattern (never the raw path, which may hold emails).
-func routeOf(c *fiber.Ctx) string {
-	r := c.Route()
-	if r == nil || r.Path == "" || (r.Path == "/" && c.Path() != "/") || r.Path == "/*" {
-		return "unmatched"
-	}
-	return r.Path
-}
 
 // observe runs the rest of the chain, renders its error (so the final status is known), then
 // logs the request and records its metrics. It logs the route pattern, not the URL: query
@@ -86,7 +26,7 @@ func observe(log *slog.Logger, m *httpMetrics, handleErr fiber.ErrorHandler) fib
 			}
 		}
 		status := c.Response().StatusCode()
-		route := routeOf(c)
+		route := requestid.Route(c)
 		elapsed := time.Since(start)
 		m.observe(route, c.Method(), status, elapsed)
 		level := slog.LevelInfo
@@ -99,7 +39,7 @@ func observe(log *slog.Logger, m *httpMetrics, handleErr fiber.ErrorHandler) fib
 		logging.LogBulk(log, level, "request",
 			slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-			slog.String("request_id", requestID(c)), slog.String("ip", c.IP()))
+			slog.String("request_id", requestid.Of(c)), slog.String("ip", c.IP()))
 		return nil
 	}
 }
@@ -109,7 +49,7 @@ func recoverMiddleware(log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				log.Error("panic", "request_id", requestID(c), "route", routeOf(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				log.Error("panic", "request_id", requestid.Of(c), "route", requestid.Route(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				err = fmt.Errorf("panic: %v", r)
 			}
 		}()

@@ -20,6 +20,7 @@ import (
 	"idvault/app/console"
 	"idvault/app/fakeauth"
 	"idvault/app/idserver"
+	"idvault/app/requestid"
 	"idvault/app/verification"
 )
 
@@ -99,7 +100,7 @@ func New(d Deps) *Server {
 		EnableTrustedProxyCheck: true,
 	})
 	registerAdminMetrics(d.Registry, d.Admin)
-	app.Use(requestIDMiddleware())
+	app.Use(requestid.Middleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
 	app.Use(recoverMiddleware(d.Logger))
 	app.Use(hostGuard(d.Server))

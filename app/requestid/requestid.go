@@ -1,0 +1,71 @@
+// Package requestid gives every answer of idvault's HTTP servers (`idvault serve` and
+// `idvault exit`) an X-Request-ID, logged with the request and echoed as the trace_id of error
+// bodies, and names a request's route for logs and metrics.
+package requestid
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+)
+
+const localsKey = "requestid"
+
+// MaxLen is the longest client X-Request-ID kept.
+const MaxLen = 64
+
+// Middleware puts an X-Request-ID on every response: the client's own when it is short (up to
+// MaxLen characters) and made of safe characters (letters, digits, '-', '_', '.', ':'), a new
+// UUID otherwise. The ID is logged and echoed as trace_id, so quotes, escapes and control
+// characters must never get through.
+func Middleware() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id := c.Get(fiber.HeaderXRequestID)
+		if !safe(id) {
+			id = uuid.NewString()
+		}
+		c.Locals(localsKey, id)
+		c.Set(fiber.HeaderXRequestID, id)
+		return c.Next()
+	}
+}
+
+func safe(id string) bool {
+	if id == "" || len(id) > MaxLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		b := id[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// Ensure gives a request that never reached the middleware (one fasthttp refused while reading
+// it: headers or body too large, an unknown method) a request ID of its own, so that its error
+// carries a trace_id and an X-Request-ID like every other.
+func Ensure(c *fiber.Ctx) {
+	if Of(c) != "" {
+		return
+	}
+	id := uuid.NewString()
+	c.Locals(localsKey, id)
+	c.Set(fiber.HeaderXRequestID, id)
+}
+
+// Of is the request's ID ("" before the middleware ran).
+func Of(c *fiber.Ctx) string {
+	id, _ := c.Locals(localsKey).(string)
+	return id
+}
+
+// Route is the matched route pattern, never the raw path (which may hold emails), or
+// "unmatched".
+func Route(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil || r.Path == "" || (r.Path == "/" && c.Path() != "/") || r.Path == "/*" {
+		return "unmatched"
+	}
+	return r.Path
+}
