@@ -54,24 +54,7 @@ func (s *Server) recoverMiddleware() fiber.Handler {
 // errorHandler renders any error as {"error": {"status", "code", "message", "trace_id"}}.
 // Errors that are not *apierr.Error become internal_error; their text only reaches the log.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
-	e := apierr.As(err)
-	if e == nil {
-		var fe *fiber.Error
-		switch {
-		case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
-			e = apierr.NotFound.New()
-		case errors.As(err, &fe) && fe.Code == fiber.StatusMethodNotAllowed:
-			e = apierr.MethodNotAllowed.New()
-		case errors.As(err, &fe) && fe.Code == fiber.StatusRequestEntityTooLarge:
-			e = apierr.PayloadTooLarge.New()
-		case errors.As(err, &fe) && fe.Code == fiber.StatusRequestHeaderFieldsTooLarge:
-			e = apierr.HeaderTooLarge.New()
-		case errors.As(err, &fe) && fe.Code < 500:
-			e = apierr.InvalidBody.Msg("%s", fe.Message)
-		default:
-			e = apierr.Internal(err)
-		}
-	}
+	e := apierr.FromFiber(err, apierr.PayloadTooLarge)
 	requestid.Ensure(c)
 	if e.Code.Status >= 500 {
 		s.cfg.Logger.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c),

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"log/slog"
 	"math"
 	"strconv"
@@ -16,24 +15,7 @@ import (
 // that are not *apierr.Error become internal_error; their text goes only to the log.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		e := apierr.As(err)
-		if e == nil {
-			var fe *fiber.Error
-			switch {
-			case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
-				e = apierr.NotFound.New()
-			case errors.As(err, &fe) && fe.Code == fiber.StatusMethodNotAllowed:
-				e = apierr.MethodNotAllowed.New()
-			case errors.As(err, &fe) && fe.Code == fiber.StatusRequestEntityTooLarge:
-				e = apierr.BodyTooLarge.New()
-			case errors.As(err, &fe) && fe.Code == fiber.StatusRequestHeaderFieldsTooLarge:
-				e = apierr.HeaderTooLarge.New()
-			case errors.As(err, &fe) && fe.Code < 500:
-				e = &apierr.Error{Code: apierr.Code{Status: fe.Code, Name: "bad_request", Message: fe.Message}, Message: fe.Message}
-			default:
-				e = apierr.Internal(err)
-			}
-		}
+		e := apierr.FromFiber(err, apierr.BodyTooLarge)
 		requestid.Ensure(c)
 		if e.Code.Status >= 500 {
 			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())

@@ -1,0 +1,39 @@
+package apierr_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apierr"
+)
+
+// Every error a handler chain can return reaches the client as a catalogue code: fiber's own
+// errors by their status, the interface's own body-size code for 413, and nothing else's text.
+func TestFromFiber(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want apierr.Code
+	}{
+		{fiber.ErrNotFound, apierr.NotFound},
+		{fiber.ErrMethodNotAllowed, apierr.MethodNotAllowed},
+		{fiber.ErrRequestEntityTooLarge, apierr.PayloadTooLarge},
+		{fiber.ErrRequestHeaderFieldsTooLarge, apierr.HeaderTooLarge},
+		{fiber.NewError(fiber.StatusBadRequest, "malformed request line"), apierr.InvalidBody},
+		{fiber.ErrRequestTimeout, apierr.InvalidBody},
+		{fiber.ErrServiceUnavailable, apierr.InternalError},
+		{errors.New("disk on fire at /var/lib/idvault"), apierr.InternalError},
+		{fmt.Errorf("wrapped: %w", apierr.UserNotFound.New()), apierr.UserNotFound},
+	} {
+		e := apierr.FromFiber(tc.err, apierr.PayloadTooLarge)
+		require.Equal(t, tc.want, e.Code, "%v", tc.err)
+		if tc.want == apierr.InternalError {
+			require.NotContains(t, e.Message, "disk on fire", "an internal error's text reaches only the log")
+		}
+	}
+	require.Equal(t, apierr.BodyTooLarge, apierr.FromFiber(fiber.ErrRequestEntityTooLarge, apierr.BodyTooLarge).Code)
+	require.Equal(t, "malformed request line", apierr.FromFiber(fiber.NewError(400, "malformed request line"), apierr.BodyTooLarge).Message)
+}
