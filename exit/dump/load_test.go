@@ -212,10 +212,8 @@ func TestLoadErrorNeverQuotesKeyMaterial(t *testing.T) {
 // fails on the first CREATE TABLE and the database is unchanged.
 func TestLoadTwiceFailsAndChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	dir := dumptest.Shared(t).Dir
-	dsn := pgtest.NewDB(t)
-	_, err := dump.Load(ctx, dsn, dir, nil)
-	require.NoError(t, err)
+	d := dumptest.Shared(t)
+	dir, dsn := d.Dir, d.Load(t)
 	conn := connect(t, dsn)
 	before := tableDigests(t, conn)
 
@@ -262,10 +260,8 @@ func TestPsqlLoadsTheSameDatabase(t *testing.T) {
 // or only in a decoy app.
 func TestKeyNotFoundCasesReachNoImportedIdentity(t *testing.T) {
 	ctx := context.Background()
-	dir := dumptest.Shared(t).Dir
-	dsn := pgtest.NewDB(t)
-	_, err := dump.Load(ctx, dsn, dir, nil)
-	require.NoError(t, err)
+	d := dumptest.Shared(t)
+	dir, dsn := d.Dir, d.Load(t)
 	conn := connect(t, dsn)
 	app := readApp(t, dir)
 	for _, e := range dumptest.Shared(t).Manifest {
@@ -299,10 +295,8 @@ func TestKeyNotFoundCasesReachNoImportedIdentity(t *testing.T) {
 // resource has a nature 8 publish to its creator in the main app.
 func TestDecoyAppsShadowMainResources(t *testing.T) {
 	ctx := context.Background()
-	dir := dumptest.Shared(t).Dir
-	dsn := pgtest.NewDB(t)
-	_, err := dump.Load(ctx, dsn, dir, nil)
-	require.NoError(t, err)
+	d := dumptest.Shared(t)
+	dir, dsn := d.Dir, d.Load(t)
 	conn := connect(t, dsn)
 	app := readApp(t, dir)
 	shadowed := 0
