@@ -33,7 +33,7 @@ type Env struct {
 	Dir       *directory.Directory
 	Log       *slog.Logger
 	Prom      *prometheus.Registry
-	LogBuf    *bytes.Buffer
+	LogBuf    *LogBuffer
 }
 
 // New opens a fresh store; it is closed when the test ends. Logs go to Env.LogBuf (tests can
@@ -49,10 +49,10 @@ func New(t testing.TB, declared ...config.DeclaredApp) *Env {
 	t.Cleanup(func() { st.Close() })
 	reg, err := apps.NewRegistry(st, declared)
 	require.NoError(t, err)
-	buf := &bytes.Buffer{}
+	buf := &LogBuffer{}
 	return &Env{
 		Store: st, MasterKey: mk, Apps: reg, Dir: directory.New(st),
-		Log: slog.New(slog.NewTextHandler(&lockedWriter{w: buf}, &slog.HandlerOptions{Level: slog.LevelDebug})), LogBuf: buf,
+		Log: slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), LogBuf: buf,
 		Prom: server.NewRegistry(),
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,17 +30,14 @@ type fixture struct {
 	db     *exitfake.DB
 	url    string
 	client *http.Client
-	logs   *bytes.Buffer
-	logMu  *sync.Mutex // held by the server's log writes
+	logs   *apptest.LogBuffer
 }
 
 func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
 	t.Helper()
-	f := &fixture{db: exitfake.New(), logs: &bytes.Buffer{}}
+	f := &fixture{db: exitfake.New(), logs: &apptest.LogBuffer{}}
 	if cfg.Logger == nil {
-		lb := &lockedBuffer{b: f.logs}
-		f.logMu = &lb.mu
-		cfg.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		cfg.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv := exitserver.New(f.db, cfg)
 	f.url, f.client = apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
@@ -64,24 +60,7 @@ func (f *fixture) do(t *testing.T, method, path, auth string, body io.Reader) (i
 	return resp.StatusCode, raw, resp.Header
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (f *fixture) logText() string {
-	if f.logMu != nil {
-		f.logMu.Lock()
-		defer f.logMu.Unlock()
-	}
-	return f.logs.String()
-}
+func (f *fixture) logText() string { return f.logs.String() }
 
 type errBody struct {
 	Error struct {
