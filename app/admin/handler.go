@@ -75,12 +75,7 @@ func New(registry *apps.Registry, backup Backuper, token string, o Options) *Han
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	var proxies clientip.Proxies
-	for _, p := range o.TrustedProxies {
-		if ps, err := clientip.Parse([]string{p}); err == nil {
-			proxies = append(proxies, ps...)
-		}
-	}
+	proxies := clientip.ParseValid(o.TrustedProxies)
 	return &Handler{
 		apps: registry, backup: backup, tokenHash: sha256.Sum256([]byte(token)), hasToken: token != "",
 		throttle: newThrottle(o.MaxWrongTokens, o.WrongTokenWindow, o.LockDuration, MaxTrackedClients, o.Now),

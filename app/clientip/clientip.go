@@ -30,6 +30,18 @@ func Parse(list []string) (Proxies, error) {
 	return out, nil
 }
 
+// ParseValid parses the entries of server.trusted_proxies that parse and skips the others (the
+// config's validation reports those before anything starts).
+func ParseValid(list []string) Proxies {
+	out := make(Proxies, 0, len(list))
+	for _, s := range list {
+		if p, err := config.ParseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Trusted reports whether a is a trusted proxy.
 func (ps Proxies) Trusted(a netip.Addr) bool {
 	for _, p := range ps {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"idvault/app/clientip"
 	"idvault/app/logging"
 	"idvault/app/requestid"
 )
@@ -16,7 +17,7 @@ import (
 // observe runs the rest of the chain, renders its error (so the final status is known), then
 // logs the request and records its metrics. It logs the route pattern, not the URL: query
 // strings carry emails, and nothing secret may reach the log.
-func observe(log *slog.Logger, m *httpMetrics, handleErr fiber.ErrorHandler) fiber.Handler {
+func observe(log *slog.Logger, m *httpMetrics, proxies clientip.Proxies, handleErr fiber.ErrorHandler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
@@ -39,7 +40,7 @@ func observe(log *slog.Logger, m *httpMetrics, handleErr fiber.ErrorHandler) fib
 		logging.LogBulk(log, level, "request",
 			slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-			slog.String("request_id", requestid.Of(c)), slog.String("ip", c.IP()))
+			slog.String("request_id", requestid.Of(c)), slog.String("ip", proxies.Of(c).String()))
 		return nil
 	}
 }

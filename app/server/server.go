@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"idvault/app/admin"
+	"idvault/app/clientip"
 	"idvault/app/config"
 	"idvault/app/console"
 	"idvault/app/fakeauth"
@@ -78,6 +78,7 @@ func (s *Server) Close() { s.ready.close() }
 // New builds the fiber application.
 func New(d Deps) *Server {
 	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
+	proxies := clientip.ParseValid(d.Server.TrustedProxies)
 	handleErr := errorHandler(d.Logger)
 	readBuffer := ReadBufferSize(0)
 	if d.FakeAuth != nil {
@@ -95,13 +96,13 @@ func New(d Deps) *Server {
 		IdleTimeout:  d.Server.IdleTimeout,
 		BodyLimit:    d.Server.BodyLimit,
 		ErrorHandler: handleErr,
-		// Proxies: c.IP() is the peer address; the verification API reads X-Forwarded-For itself,
-		// only from configured proxies.
+		// Proxies: c.IP() is the peer address; the client behind a trusted proxy is found by
+		// package clientip (X-Forwarded-For only from server.trusted_proxies).
 		EnableTrustedProxyCheck: true,
 	})
 	registerAdminMetrics(d.Registry, d.Admin)
 	app.Use(requestid.Middleware())
-	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), handleErr))
+	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), proxies, handleErr))
 	app.Use(recoverMiddleware(d.Logger))
 	app.Use(hostGuard(d.Server))
 	s.App = app
@@ -109,24 +110,12 @@ func New(d Deps) *Server {
 		s.console = console.New(console.Deps{
 			Admin: d.Admin, Ready: func(context.Context) (map[string]string, bool) { return s.ready.snapshot() }, Warnings: d.Warnings, Interfaces: s.interfaces(),
 			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
-			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: trustedProxies(d.Server.TrustedProxies),
+			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: proxies,
 		})
 	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	s.refuseUnknownMethods(handleErr)
 	return s
-}
-
-// trustedProxies parses server.trusted_proxies (validated with the config; a bad entry is
-// skipped here).
-func trustedProxies(list []string) []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range list {
-		if p, err := config.ParseProxy(s); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // interfaces lists the interfaces and whether each is on, for the console's server page.
