@@ -28,26 +28,6 @@ func TestEncryptionKeyPairFromSeedMatchesLadder(t *testing.T) {
 	}
 }
 
-func TestMontgomeryU(t *testing.T) {
-	t.Parallel()
-	// Ed25519's base point (y = 4/5, x even) is Curve25519's base point, u = 9.
-	base := []byte{0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
-		0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66}
-	u, err := montgomeryU(base)
-	require.NoError(t, err)
-	require.Equal(t, curve25519.Basepoint, u)
-	// x's sign bit does not change u.
-	base[31] |= 0x80
-	u, err = montgomeryU(base)
-	require.NoError(t, err)
-	require.Equal(t, curve25519.Basepoint, u)
-	// The identity point (y = 1) has no u.
-	identityPoint := make([]byte, 32)
-	identityPoint[0] = 1
-	_, err = montgomeryU(identityPoint)
-	require.ErrorIs(t, err, errDegenerate)
-}
-
 // Identities made with crypto/rand (the fast path) are valid: ParseProvisional checks the
 // encryption key pair with the ladder, and the public identity is the derived one.
 func TestCreateProvisionalFastPathIsValid(t *testing.T) {

@@ -113,7 +113,7 @@ func TestIssuerStringRedactsSecret(t *testing.T) {
 	}
 }
 
-// x25519Base is X25519 with the base point, for clamped and unclamped scalars alike.
+// X25519Base is X25519 with the base point, for clamped and unclamped scalars alike.
 func TestX25519BaseMatchesLadder(t *testing.T) {
 	scalars := [][]byte{b64(t, vecEmailEncPriv), bytes.Repeat([]byte{0xff}, 32), make([]byte, 32)}
 	for range 200 {
@@ -122,7 +122,7 @@ func TestX25519BaseMatchesLadder(t *testing.T) {
 		scalars = append(scalars, s)
 	}
 	for _, s := range scalars {
-		got, err := x25519Base(s)
+		got, err := X25519Base(s)
 		want, wantErr := curve25519.X25519(s, curve25519.Basepoint)
 		if wantErr != nil {
 			require.Error(t, err)
@@ -131,7 +131,7 @@ func TestX25519BaseMatchesLadder(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 	}
-	_, err := x25519Base(make([]byte, 31))
+	_, err := X25519Base(make([]byte, 31))
 	require.Error(t, err)
 }
 

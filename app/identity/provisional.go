@@ -184,7 +184,7 @@ func parseProvisional(identity string, appID []byte) (*Provisional, error) {
 			return nil, err
 		}
 	}
-	derived, err := x25519Base(p.PrivateEncryptionKey)
+	derived, err := X25519Base(p.PrivateEncryptionKey)
 	if err != nil || subtle.ConstantTimeCompare(derived, p.PublicEncryptionKey) != 1 {
 		return nil, invalidf(ErrKeyMismatch, "encryption key pair")
 	}
