@@ -3,7 +3,6 @@ package dump_test
 import (
 	"context"
 	"encoding/base64"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -15,11 +14,7 @@ import (
 	"idvault/exit/encryption"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dumptest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dumptest.Main(m) }
 
 func b64(t *testing.T, s string) []byte {
 	t.Helper()

@@ -23,11 +23,7 @@ import (
 // The tests below run on a dump made by the project's generator (with
 // decoy apps) and loaded by its loader, as an operator would.
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dumptest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dumptest.Main(m) }
 
 // loaded is a generated dump loaded into a fresh database.
 type loaded struct {

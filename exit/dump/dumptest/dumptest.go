@@ -93,6 +93,13 @@ func (d *Dump) Load(tb testing.TB) string {
 // File returns the path of a manifest entry's ciphertext.
 func (d *Dump) File(e dump.ManifestEntry) string { return filepath.Join(d.Dir, e.File) }
 
+// Main runs a test binary's tests, then removes the directory of Shared: call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
 // Cleanup removes the directory of Shared, if it was made.
 func Cleanup() {
 	if shared != nil {

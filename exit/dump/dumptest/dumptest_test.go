@@ -34,8 +34,4 @@ func TestSharedDumpLoads(t *testing.T) {
 	require.NotEqual(t, d.App.ID, other.App.ID)
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dumptest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dumptest.Main(m) }
