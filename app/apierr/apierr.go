@@ -6,6 +6,8 @@ package apierr
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -59,4 +61,9 @@ func As(err error) *Error {
 		return e
 	}
 	return nil
+}
+
+// RetryAfterSeconds is d as a Retry-After header value: whole seconds, rounded up, at least 1.
+func RetryAfterSeconds(d time.Duration) string {
+	return strconv.Itoa(max(int(math.Ceil(d.Seconds())), 1))
 }

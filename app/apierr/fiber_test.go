@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
@@ -36,4 +37,16 @@ func TestFromFiber(t *testing.T) {
 	}
 	require.Equal(t, apierr.BodyTooLarge, apierr.FromFiber(fiber.ErrRequestEntityTooLarge, apierr.BodyTooLarge).Code)
 	require.Equal(t, "malformed request line", apierr.FromFiber(fiber.NewError(400, "malformed request line"), apierr.BodyTooLarge).Message)
+}
+
+// Retry-After is whole seconds, never 0 (which would invite an immediate retry).
+func TestRetryAfterSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Nanosecond:         "1",
+		time.Second:             "1",
+		1200 * time.Millisecond: "2",
+		15 * time.Minute:        "900",
+	} {
+		require.Equal(t, want, apierr.RetryAfterSeconds(d), "%v", d)
+	}
 }

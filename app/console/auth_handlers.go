@@ -42,7 +42,7 @@ func (h *Handler) loginRefused(c *fiber.Ctx, err error) error {
 	switch {
 	case e != nil && e.Code == apierr.AdminLocked:
 		wait := e.RetryAfter
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		c.Set(fiber.HeaderRetryAfter, apierr.RetryAfterSeconds(wait))
 		return h.render(c, fiber.StatusTooManyRequests, "login", page{Title: "Sign in", Error: fmt.Sprintf(
 			"Too many wrong admin tokens were sent from your address, so sign-in is refused for %s (even with the right token). Try again after that.",
 			waitText(wait))})

@@ -2,8 +2,6 @@ package server
 
 import (
 	"log/slog"
-	"math"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -21,7 +19,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())
 		}
 		if e.RetryAfter > 0 {
-			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+			c.Set(fiber.HeaderRetryAfter, apierr.RetryAfterSeconds(e.RetryAfter))
 		}
 		return c.Status(e.Code.Status).JSON(apierr.Body(e, styleOf(c), requestid.Of(c)))
 	}
