@@ -32,27 +32,11 @@ var completionCases = []struct {
 // The bash script, sourced into a real bash, offers the commands and flags of the table.
 func TestBashCompletion(t *testing.T) {
 	t.Parallel()
-	bin := apptest.Binary(t)
-	for _, c := range completionCases {
-		script := `source <(idvault completion bash)
+	script := `source <(idvault completion bash)
 COMP_WORDS=(idvault "$@"); COMP_CWORD=$#
 _idvault
 printf '%s\n' "${COMPREPLY[@]}"`
-		cmd := exec.Command("bash", append([]string{"-c", script, "bash"}, c.words...)...)
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		got := strings.Fields(string(out))
-		if c.want == nil {
-			require.ElementsMatch(t, topLevel(t, bin), got)
-			continue
-		}
-		if len(c.want) == 0 {
-			require.Empty(t, got, "%v", c.words)
-			continue
-		}
-		require.ElementsMatch(t, c.want, got, "%v", c.words)
-	}
+	requireCompletions(t, []string{"bash", "-c", script, "bash"}, nil)
 }
 
 // The zsh script, sourced into a real zsh with compadd and _files stubbed to print what they
@@ -63,28 +47,38 @@ func TestZshCompletion(t *testing.T) {
 	if err != nil {
 		t.Skip("zsh is not installed: the zsh completion script is not exercised")
 	}
-	bin := apptest.Binary(t)
-	for _, c := range completionCases {
-		script := `compdef() { :; }
+	script := `compdef() { :; }
 compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }
 _files() { print -- FILES; }
 source <(idvault completion zsh)
 words=(idvault "$@"); CURRENT=$(( $# + 1 ))
 _idvault`
-		cmd := exec.Command(zsh, append([]string{"-f", "-c", script, "zsh"}, c.words...)...)
+	requireCompletions(t, []string{zsh, "-f", "-c", script, "zsh"}, []string{"FILES"})
+}
+
+// requireCompletions runs shell (a command line that takes the typed words as its arguments,
+// with the real binary first in PATH) for every case of completionCases and checks what it
+// offers; none is what the shell prints when idvault offers nothing (the shell's own file
+// completion).
+func requireCompletions(t *testing.T, shell, none []string) {
+	t.Helper()
+	bin := apptest.Binary(t)
+	for _, c := range completionCases {
+		cmd := exec.Command(shell[0], append(shell[1:], c.words...)...)
 		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		got := strings.Fields(string(out))
-		if c.want == nil {
+		switch {
+		case c.want == nil:
 			require.ElementsMatch(t, topLevel(t, bin), got)
-			continue
+		case len(c.want) == 0 && none == nil:
+			require.Empty(t, got, "%v", c.words)
+		case len(c.want) == 0:
+			require.Equal(t, none, got, "%v", c.words)
+		default:
+			require.ElementsMatch(t, c.want, got, "%v", c.words)
 		}
-		if len(c.want) == 0 {
-			require.Equal(t, []string{"FILES"}, got, "%v", c.words)
-			continue
-		}
-		require.ElementsMatch(t, c.want, got, "%v", c.words)
 	}
 }
 
