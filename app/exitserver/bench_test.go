@@ -225,33 +225,20 @@ func tcpEcho(b *testing.B, path string, cpu *[]float64) func() float64 {
 		b.Fatal(err)
 	}
 	size := int(st.Size())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
+	addr := apptest.ServeTCP(b, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 1<<20)
+		for left := size; left > 0; {
+			n, err := io.ReadFull(c, buf[:min(len(buf), left)])
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 1<<20)
-				for left := size; left > 0; {
-					n, err := io.ReadFull(c, buf[:min(len(buf), left)])
-					if err != nil {
-						return
-					}
-					if _, err := c.Write(buf[:n]); err != nil {
-						return
-					}
-					left -= n
-				}
-			}()
+			if _, err := c.Write(buf[:n]); err != nil {
+				return
+			}
+			left -= n
 		}
-	}()
+	})
 	buf := make([]byte, 1<<20)
 	return func() float64 {
 		f, err := os.Open(path)
@@ -259,7 +246,7 @@ func tcpEcho(b *testing.B, path string, cpu *[]float64) func() float64 {
 			b.Fatal(err)
 		}
 		defer f.Close()
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			b.Fatal(err)
 		}

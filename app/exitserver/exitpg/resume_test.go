@@ -26,40 +26,28 @@ import (
 // that a client run lasts long enough to be killed midway.
 func slowProxy(t *testing.T, target string, rate int) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return apptest.ServeTCP(t, func(c net.Conn) {
+		defer c.Close()
+		s, err := net.Dial("tcp", target)
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		go func() { _, _ = io.Copy(s, c); s.(*net.TCPConn).CloseWrite() }()
+		buf := make([]byte, 16<<10)
 		for {
-			c, err := ln.Accept()
+			n, err := s.Read(buf)
+			if n > 0 {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+				time.Sleep(time.Duration(n) * time.Second / time.Duration(rate))
+			}
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				go func() { _, _ = io.Copy(s, c); s.(*net.TCPConn).CloseWrite() }()
-				buf := make([]byte, 16<<10)
-				for {
-					n, err := s.Read(buf)
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-						time.Sleep(time.Duration(n) * time.Second / time.Duration(rate))
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // The real binary's `exit decrypt` through a server on the real database, killed midway,
