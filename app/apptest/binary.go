@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -159,14 +160,20 @@ func RunCLI(t testing.TB, dir string, env []string, args ...string) (string, str
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
+	code := ExitCode(t, cmd.Run())
 	return out.String(), errb.String(), code
+}
+
+// ExitCode is the exit code of a command that ran (0 when err is nil); any other failure to
+// run it fails t.
+func ExitCode(t testing.TB, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return 0
 }
 
 type syncBuffer struct {

@@ -52,13 +52,7 @@ func onTerminal(t *testing.T, dir string, env []string, input string, args ...st
 	cmd.Stdin = strings.NewReader(input)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
+	code := apptest.ExitCode(t, cmd.Run())
 	return out.String(), code
 }
 
