@@ -22,5 +22,6 @@ func exitSubcommands() []*command {
 		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
 		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
 		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
+		exitRecordsCommand(),
 	}
 }

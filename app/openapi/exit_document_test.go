@@ -91,6 +91,16 @@ func buildExit() []byte {
 			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.UnsupportedFormat, apierr.TruncatedData, apierr.KeyNotFound, apierr.DecryptionFailed)...)),
 		body:     m{"required": true, "description": "the encrypted data, as it was stored", "content": m{"application/octet-stream": m{}}},
 		security: sec})
+	b.add("/v1/decrypt-batch", "post", operation{id: "decryptBatch", tag: "exit", summary: "Decrypt many small values",
+		desc: "Many small ciphertexts (database columns, any Tanker format) in one request, for `idvault exit decrypt-records`. The body is a sequence of items, each `uvarint(length) || ciphertext` (the unsigned LEB128 varint of Go's encoding/binary and protobuf). " +
+			"The answer holds one entry per item, in the same order: `0x00 uvarint(length) clear bytes` when it decrypted, `0x01 uvarint(length) code uvarint(length) message` when it did not, with the code and message `POST /v1/decrypt` would answer for it alone (`key_not_found`, `decryption_failed`, `unsupported_format`, `truncated_data`, `payload_too_large`).\n\n" +
+			"Limits (fixed): at most 10000 items and 8 MiB of body, `payload_too_large` beyond; a value too big for a batch goes to `POST /v1/decrypt`, which streams. " +
+			"A framing error is `invalid_body`. An item failing for the server's reason (`database_unavailable`, `internal_error`) fails the whole batch with that answer, so that the client retries it whole. The body is read as bytes whatever its Content-Type.",
+		responses: merge(m{"200": m{"description": "one entry per item, in order: `0x00 uvarint(len) clear` or `0x01 uvarint(len) code uvarint(len) message`",
+			"content": m{"application/octet-stream": m{}}}},
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody)...)),
+		body:     m{"required": false, "description": "the ciphertexts, each as uvarint(length) || bytes (none: an empty answer)", "content": m{"application/octet-stream": m{}}},
+		security: sec})
 
 	doc := m{
 		"openapi": "3.1.0",

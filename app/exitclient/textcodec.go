@@ -1,0 +1,89 @@
+package exitclient
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Text forms of a ciphertext in a record (--encoding) and of a clear value (--clear-encoding).
+const (
+	EncodingBase64 = "base64"
+	EncodingHex    = "hex"
+	EncodingText   = "text" // clear values only: the bytes themselves, which must be UTF-8
+)
+
+// errNotText is the clear value of a field that is not UTF-8 under --clear-encoding text.
+var errNotText = errors.New("the clear bytes are not UTF-8 text; use --clear-encoding base64 or hex")
+
+// DecodeCiphertext turns the text form of a ciphertext into its bytes. base64 accepts the
+// standard and the URL-safe alphabets, padded or not (the SDKs' toBase64 writes standard,
+// padded base64; some apps store URL-safe, unpadded text); a value mixing the two alphabets
+// is refused. hex accepts either case, and PostgreSQL's bytea output form with its leading
+// `\x`. The error never quotes the value.
+func DecodeCiphertext(encoding string, text []byte) ([]byte, error) {
+	switch encoding {
+	case EncodingHex:
+		text = bytes.TrimPrefix(text, []byte(`\x`))
+		out := make([]byte, hex.DecodedLen(len(text)))
+		if _, err := hex.Decode(out, text); err != nil {
+			return nil, fmt.Errorf("the value is not hex: %s", codecProblem(err))
+		}
+		return out, nil
+	case EncodingBase64, "":
+		trimmed := bytes.TrimRight(text, "=")
+		if len(text)-len(trimmed) > 2 {
+			return nil, errors.New("the value is not base64: too much padding")
+		}
+		url := bytes.ContainsAny(trimmed, "-_")
+		if url && bytes.ContainsAny(trimmed, "+/") {
+			return nil, errors.New("the value is not base64: it mixes the standard and URL-safe alphabets")
+		}
+		enc := base64.RawStdEncoding
+		if url {
+			enc = base64.RawURLEncoding
+		}
+		out := make([]byte, enc.DecodedLen(len(trimmed)))
+		n, err := enc.Decode(out, trimmed)
+		if err != nil {
+			return nil, fmt.Errorf("the value is not base64: %s", codecProblem(err))
+		}
+		return out[:n], nil
+	}
+	return nil, fmt.Errorf("unknown encoding %q: want base64 or hex", encoding)
+}
+
+// codecProblem names where a decoding error is, without the input.
+func codecProblem(err error) string {
+	var b64 base64.CorruptInputError
+	var hx hex.InvalidByteError
+	switch {
+	case errors.As(err, &b64):
+		return fmt.Sprintf("bad character or length at byte %d", int64(b64))
+	case errors.As(err, &hx):
+		return "a character that is not a hex digit"
+	case errors.Is(err, hex.ErrLength):
+		return "odd length"
+	}
+	return "malformed"
+}
+
+// EncodeClear appends the text form of a clear value to dst: the bytes themselves for text
+// (errNotText unless they are UTF-8), standard padded base64, or lower-case hex.
+func EncodeClear(dst []byte, encoding string, clear []byte) ([]byte, error) {
+	switch encoding {
+	case EncodingText, "":
+		if !utf8.Valid(clear) {
+			return dst, errNotText
+		}
+		return append(dst, clear...), nil
+	case EncodingBase64:
+		return base64.StdEncoding.AppendEncode(dst, clear), nil
+	case EncodingHex:
+		return hex.AppendEncode(dst, clear), nil
+	}
+	return dst, fmt.Errorf("unknown clear encoding %q: want text, base64 or hex", encoding)
+}
