@@ -104,6 +104,16 @@ func (e *APIError) retryable() bool {
 	return e.Status >= 500 || e.Status == http.StatusTooManyRequests
 }
 
+// unavailable reports whether an answer says the server cannot serve at all for now (its
+// database, a gateway in front of it, overload) rather than failing this one request.
+func (e *APIError) unavailable() bool {
+	switch e.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		return true
+	}
+	return false
+}
+
 // readAPIError builds the error of a non-2xx answer (a generic one when the body is not the
 // server's JSON, for example from a proxy).
 func readAPIError(resp *http.Response) *APIError {
@@ -184,7 +194,9 @@ func (c *Client) Probe(ctx context.Context) error {
 
 // Do sends the request made by mk (called again for each attempt) with the client's token,
 // retrying on 5xx, 429 and connection errors with backoff (honouring Retry-After) under the
-// client's Budget. It returns the first answer that is not retryable: a 2xx response, or an
+// client's Budget (a request failing for want of the server keeps waiting past Attempts while no
+// other request succeeds, until the budget trips; one the server answers with another 5xx fails
+// after Attempts). It returns the first answer that is not retryable: a 2xx response, or an
 // *APIError for a client error (its body already read). A bad URL and an answer 401 or 403
 // (the token) are *ConfigError; a tripped budget is *UnavailableError; ctx ending is ctx.Err().
 func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*http.Response, error) {
@@ -192,14 +204,16 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		return nil, err
 	}
 	var (
-		last       error
-		retryAfter time.Duration
-		failing    time.Time // when this request first failed
+		last        error
+		unreachable bool // last is a sign of a server that cannot be reached or cannot serve
+		retryAfter  time.Duration
+		failing     time.Time // when this request first failed
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if attempt >= c.attempts() && (c.Budget == nil || c.Budget.succeededSince(failing)) {
-				// The server answers others: this request fails on its own account.
+			if attempt >= c.attempts() && (!unreachable || c.Budget == nil || c.Budget.succeededSince(failing)) {
+				// An error answer about this request, or a server that answers others: this
+				// request fails on its own account. Otherwise the budget decides.
 				return nil, fmt.Errorf("giving up after %d attempts: %w", attempt, last)
 			}
 			var tripped <-chan struct{}
@@ -236,7 +250,7 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		case err != nil && ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err != nil:
-			last = &errTransport{err}
+			last, unreachable = &errTransport{err}, true
 		case resp.StatusCode < 300:
 			if c.Budget != nil {
 				c.Budget.Success()
@@ -258,7 +272,7 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 				retryAfter = time.Duration(s) * time.Second
 			}
-			last = apiErr
+			last, unreachable = apiErr, apiErr.unavailable()
 		}
 		if failing.IsZero() {
 			failing = time.Now()

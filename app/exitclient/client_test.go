@@ -46,7 +46,7 @@ func TestReadIdentities(t *testing.T) {
 	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 2}}, got)
 
 	for name, bad := range map[string]string{
-		"not json": "\"ID-A\"\nsecret-looking-garbage\n", "no identity field": `{"email": "a@x.io"}`,
+		"not json": "\"ID-A\"\nsecret-looking-garbage!\n", "no identity field": `{"email": "a@x.io"}`,
 		"empty": `""`, "broken array": `["ID-A", `, "number field": `{"identity": 3}`,
 	} {
 		_, err := exitclient.ReadIdentities(strings.NewReader(bad))
