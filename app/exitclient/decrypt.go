@@ -51,48 +51,68 @@ type Failure struct {
 }
 
 // DecryptTree mirrors every regular file under in into a clear file at the same relative path
-// under out. It is resumable: a file whose clear file exists is skipped; a clear file is
-// written under a temporary name (PartSuffix) in its directory, synced, then renamed, so a
-// killed run never leaves a partial file under a final name. Failures are reported per file,
-// never stop the others, and leave no output. An error is returned only when the tree cannot
-// be walked at all or ctx ends.
+// under out. It first checks the paths and probes the server (Probe), and touches no file
+// before both pass: a bad path, URL or token is a *ConfigError.
+//
+// Paths are judged resolved (filepath.EvalSymlinks): in may be a symlink to a directory, and
+// out may be neither inside in nor around it. out is created 0700 when missing, and so is every
+// directory below it; a directory under out that is a symlink is never followed (the file is
+// reported as unsafe_output), nor is a symlink at a clear file's name or its part file's.
+//
+// It is resumable: a file whose clear file exists is skipped; a clear file is written to a new
+// file (O_CREAT|O_EXCL, no symlink followed, mode 0600) under a temporary name (PartSuffix) in
+// its directory, synced, then renamed, so a killed run never leaves a partial file under a
+// final name (a part file left by a killed run is removed when its file is decrypted again).
+// Failures are reported per file, never stop the others, and leave no output.
+//
+// The run stops, returning the report so far with the error, when the tree cannot be listed,
+// the client's retry budget trips (*UnavailableError: the server is gone), the token stops
+// being accepted (*ConfigError), or ctx ends (ctx.Err(); files in flight are dropped with their
+// part files).
 func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOptions) (DecryptReport, error) {
 	var rep DecryptReport
-	inAbs, err := filepath.Abs(in)
+	inDir, outDir, err := decryptPaths(in, out)
 	if err != nil {
 		return rep, err
 	}
-	outAbs, err := filepath.Abs(out)
-	if err != nil {
+	if err := c.Probe(ctx); err != nil {
 		return rep, err
-	}
-	if outAbs == inAbs || strings.HasPrefix(outAbs, inAbs+string(filepath.Separator)) {
-		return rep, fmt.Errorf("decrypt: the output directory %s must not be inside the input directory %s", out, in)
 	}
 	var files []string
-	err = filepath.WalkDir(inAbs, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(inDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(inAbs, path)
+			rel, _ := filepath.Rel(inDir, path)
 			files = append(files, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return rep, fmt.Errorf("decrypt: list %s: %w", in, err)
+		return rep, fmt.Errorf("decrypt: list %q: %w", in, err)
 	}
 	sort.Strings(files)
 	rep.Total = len(files)
+	if err := os.MkdirAll(outDir, 0o700); err != nil {
+		return rep, fmt.Errorf("decrypt: create %q: %w", out, err)
+	}
+	root, err := os.OpenRoot(outDir)
+	if err != nil {
+		return rep, fmt.Errorf("decrypt: open %q: %w", out, err)
+	}
+	defer root.Close()
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = 4
 	}
 
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	var (
 		mu      sync.Mutex
 		handled int
+		runErr  error
 		bytes   atomic.Int64
 		next    = make(chan string)
 		wg      sync.WaitGroup
@@ -111,21 +131,28 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		go func() {
 			defer wg.Done()
 			for rel := range next {
-				dst := filepath.Join(outAbs, rel)
-				if _, err := os.Stat(dst); err == nil {
-					finish(func() { rep.Skipped++ })
-					continue
-				}
-				n, err := c.decryptFile(ctx, filepath.Join(inAbs, rel), dst)
-				bytes.Add(n)
-				if err != nil {
-					if ctx.Err() != nil {
-						return
+				n, skipped, err := c.decryptFile(runCtx, root, filepath.Join(inDir, rel), rel)
+				var unav *UnavailableError
+				var cfg *ConfigError
+				switch {
+				case runCtx.Err() != nil:
+					return // the run is over: the file is neither done nor failed
+				case errors.As(err, &unav) || errors.As(err, &cfg):
+					mu.Lock()
+					if runErr == nil {
+						runErr = err
 					}
+					mu.Unlock()
+					stop()
+					return
+				case skipped:
+					finish(func() { rep.Skipped++ })
+				case err != nil:
 					finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
-					continue
+				default:
+					bytes.Add(n)
+					finish(func() { rep.Decrypted++; rep.Bytes += n })
 				}
-				finish(func() { rep.Decrypted++; rep.Bytes += n })
 			}
 		}()
 	}
@@ -133,24 +160,189 @@ feed:
 	for _, rel := range files {
 		select {
 		case next <- rel:
-		case <-ctx.Done():
+		case <-runCtx.Done():
 			break feed
 		}
 	}
 	close(next)
 	wg.Wait()
 	sort.Slice(rep.Failures, func(i, j int) bool { return rep.Failures[i].File < rep.Failures[j].File })
+	if runErr != nil {
+		return rep, runErr
+	}
 	return rep, ctx.Err()
 }
 
-// decryptFile posts src and writes the clear bytes to dst through dst+PartSuffix. It returns
-// the encrypted size sent.
-func (c *Client) decryptFile(ctx context.Context, src, dst string) (int64, error) {
+// decryptPaths resolves in and out and checks them without writing anything: in is an
+// existing directory (through symlinks), out is not inside in nor around it, and out, when it
+// exists, is a directory. It returns the resolved paths.
+func decryptPaths(in, out string) (string, string, error) {
+	inAbs, err := filepath.Abs(in)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q: %v", in, err)}
+	}
+	inDir, err := filepath.EvalSymlinks(inAbs)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q: %v", in, bareErr(err))}
+	}
+	if st, err := os.Stat(inDir); err != nil || !st.IsDir() {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q is not a directory", in)}
+	}
+	outAbs, err := filepath.Abs(out)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q: %v", out, err)}
+	}
+	outDir, err := resolveExisting(outAbs)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q: %v", out, bareErr(err))}
+	}
+	if within(outDir, inDir) {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q is inside --in %q (resolved: %q in %q); choose an output directory outside the input", out, in, outDir, inDir)}
+	}
+	if within(inDir, outDir) {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q is inside --out %q (resolved: %q in %q); choose an output directory outside the input", in, out, inDir, outDir)}
+	}
+	if st, err := os.Stat(outDir); err == nil && !st.IsDir() {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q exists and is not a directory", out)}
+	}
+	return inDir, outDir, nil
+}
+
+// resolveExisting is path with its longest existing prefix resolved through symlinks (the rest
+// does not exist yet, so it holds none).
+func resolveExisting(path string) (string, error) {
+	rest := ""
+	for cur := path; ; {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return path, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// within reports whether path is dir or below it (both clean and absolute).
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// bareErr is err without the path an *fs.PathError repeats (the caller names it, quoted).
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// UnsafeOutputError refuses to write a clear file where a symlink or something else than a
+// regular file or directory sits on its path under --out.
+type UnsafeOutputError struct {
+	Path   string // relative to --out
+	Reason string
+}
+
+func (e *UnsafeOutputError) Error() string {
+	return fmt.Sprintf("refusing to write under %q: %s", e.Path, e.Reason)
+}
+
+// outDir opens the directory rel under root one component at a time, never following a
+// symlink: a component that is a symlink or not a directory is an *UnsafeOutputError. With
+// create, missing components are made with mode 0700; without, a missing one returns nil, nil.
+// The caller closes the returned root unless it is root itself.
+func outDir(root *os.Root, rel string, create bool) (*os.Root, error) {
+	cur := root
+	done := ""
+	fail := func(err error) (*os.Root, error) {
+		if cur != root {
+			cur.Close()
+		}
+		return nil, err
+	}
+	for _, comp := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
+		if comp == "." || comp == "" {
+			continue
+		}
+		done = filepath.Join(done, comp)
+		fi, err := cur.Lstat(comp)
+		if errors.Is(err, fs.ErrNotExist) {
+			if !create {
+				return fail(nil)
+			}
+			if err = cur.Mkdir(comp, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = cur.Lstat(comp)
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fail(&UnsafeOutputError{Path: done, Reason: "it is a symlink, and directories under --out are not followed"})
+		}
+		if !fi.IsDir() {
+			return fail(&UnsafeOutputError{Path: done, Reason: "it is not a directory"})
+		}
+		sub, err := cur.OpenRoot(comp)
+		if err != nil {
+			return fail(err)
+		}
+		if st, err := sub.Stat("."); err != nil || !os.SameFile(st, fi) {
+			sub.Close()
+			return fail(&UnsafeOutputError{Path: done, Reason: "it changed while being opened"})
+		}
+		if cur != root {
+			cur.Close()
+		}
+		cur = sub
+	}
+	return cur, nil
+}
+
+// doneAlready reports whether the clear file name exists in dir as a regular file; anything
+// else at that name is an *UnsafeOutputError.
+func doneAlready(dir *os.Root, rel, name string) (bool, error) {
+	fi, err := dir.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case fi.Mode().IsRegular():
+		return true, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return false, &UnsafeOutputError{Path: rel, Reason: "a symlink sits at the clear file's name (not followed)"}
+	}
+	return false, &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the clear file's name"}
+}
+
+// decryptFile posts src and writes the clear bytes to rel under root through rel+PartSuffix.
+// It returns the encrypted size sent, or skipped when the clear file exists already.
+func (c *Client) decryptFile(ctx context.Context, root *os.Root, src, rel string) (n int64, skipped bool, err error) {
+	dirRel, name := filepath.Split(rel)
+	if dir, err := outDir(root, dirRel, false); err != nil {
+		return 0, false, err
+	} else if dir != nil {
+		done, err := doneAlready(dir, rel, name)
+		if dir != root {
+			dir.Close()
+		}
+		if done || err != nil {
+			return 0, done, err
+		}
+	}
 	st, err := os.Stat(src)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		f, err := os.Open(src)
 		if err != nil {
 			return nil, err
@@ -165,16 +357,33 @@ func (c *Client) decryptFile(ctx context.Context, src, dst string) (int64, error
 		return req, nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer resp.Body.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return 0, err
-	}
-	part := dst + PartSuffix
-	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	dir, err := outDir(root, dirRel, true)
 	if err != nil {
-		return 0, err
+		return 0, false, err
+	}
+	if dir != root {
+		defer dir.Close()
+	}
+	part := name + PartSuffix
+	if fi, err := dir.Lstat(part); err == nil {
+		if !fi.Mode().IsRegular() {
+			return 0, false, &UnsafeOutputError{Path: rel + PartSuffix, Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
+		}
+		if err := dir.Remove(part); err != nil { // left by a killed run
+			return 0, false, err
+		}
+	}
+	// O_EXCL: a new file or nothing; os.Root adds O_NOFOLLOW and never follows a symlink with
+	// O_CREATE|O_EXCL, so a symlink planted at this name since the check above is refused too.
+	f, err := dir.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return 0, false, &UnsafeOutputError{Path: rel + PartSuffix, Reason: "something appeared at the part file's name (not followed)"}
+	}
+	if err != nil {
+		return 0, false, err
 	}
 	_, err = io.CopyBuffer(struct{ io.Writer }{f}, resp.Body, make([]byte, 256<<10))
 	if err != nil && ctx.Err() == nil {
@@ -187,11 +396,11 @@ func (c *Client) decryptFile(ctx context.Context, src, dst string) (int64, error
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(part, dst)
+		err = dir.Rename(part, name)
 	}
 	if err != nil {
-		_ = os.Remove(part)
-		return 0, err
+		_ = dir.Remove(part)
+		return 0, false, err
 	}
-	return st.Size(), nil
+	return st.Size(), false, nil
 }
