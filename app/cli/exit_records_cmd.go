@@ -44,6 +44,7 @@ for a usage error.`,
 			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
 			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default: standard error)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
+			budget := c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)")
 			c.require("in", "out", "field")
 			return func(ctx context.Context, args []string) int {
 				p := c.p
@@ -57,14 +58,16 @@ for a usage error.`,
 				if f == "" {
 					return c.usageError("--format csv or jsonl is needed: %q has no .csv or .jsonl extension", *in)
 				}
-				if *jobs < 1 {
-					return c.usageError("--jobs must be at least 1")
+				if *jobs < 1 || *budget <= 0 {
+					return c.usageError("--jobs must be at least 1 and --retry-budget positive")
 				}
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
 					return c.usageError("--in and --out name the same file")
 				}
 				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs}
-				return p.decryptRecords(ctx, exitclient.New(*url, tokenOrEnv(p, *token)), *in, *out, *errorsFile, opts)
+				cl := exitclient.New(*url, tokenOrEnv(p, *token))
+				cl.Budget = exitclient.NewRetryBudget(*budget)
+				return p.decryptRecords(ctx, cl, *in, *out, *errorsFile, opts)
 			}
 		},
 	}
@@ -90,7 +93,15 @@ func sameFile(a, b string) bool {
 // decryptRecords runs exitclient.DecryptRecords between the files (or standard streams) and
 // reports.
 func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts exitclient.RecordOptions) int {
-	const name = "idvault exit decrypt-records"
+	const cmd = "exit decrypt-records"
+	const name = "idvault " + cmd
+	// The server, its token and its database are checked before anything is read or written.
+	if err := c.Probe(ctx); err != nil {
+		if code, stopped := clientStop(p, cmd, err); !stopped {
+			return code
+		}
+		return finishStopped(ctx, p, cmd, err, "nothing written")
+	}
 	var r io.Reader = p.env.Stdin
 	if in != "-" {
 		f, err := os.Open(in)
@@ -133,16 +144,24 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	} else {
 		dst.discard()
 	}
+	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
+		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "%s: %v\n", name, err)
 		if errors.As(err, new(*exitclient.UsageError)) {
+			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
 			return exitUsage
 		}
-		return exitFail
+		if code, stopped := clientStop(p, cmd, err); !stopped {
+			return code
+		}
+		written := "no output file written"
+		if out == "-" {
+			written = "the output is cut short"
+		}
+		return finishStopped(ctx, p, cmd, err, summary+"; "+written)
 	}
-	pr.Done(fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
-		rep.Records, rep.Decrypted, rep.Empty, rep.Failed))
+	pr.Done(summary)
 	if rep.Failed > 0 {
 		return exitFail
 	}

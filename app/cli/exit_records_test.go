@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,10 +81,28 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 
 	// A run that stops (the server refuses the token) leaves neither the output nor its
 	// temporary file.
+	// A refused token is found by the probe, before anything is written: exit 2.
 	locked, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{Token: "right-token-0123456789"}).App)
 	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", locked, "--token", "wrong", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
-	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "unauthorized")
+	require.Equal(t, 2, code, "a refused token is a configuration error: %s", errOut)
+	require.Contains(t, errOut, "refused the token")
+
+	// A server that stops answering mid-run (ready, but every batch 503) stops the run once the
+	// retry budget is spent: exit 1, and neither the output nor its temporary file is left.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/readyz" {
+			_, _ = w.Write([]byte(`{"status": "ready", "checks": {"database": "ok"}}`))
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error": {"status": 503, "code": "database_unavailable", "message": "down", "trace_id": "t"}}`))
+	}))
+	defer down.Close()
+	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", down.URL, "--retry-budget", "300ms", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "stopped")
+	require.Contains(t, errOut, "no output file written")
 	for _, name := range []string{"none.jsonl", "none.jsonl" + exitclient.PartSuffix} {
 		_, err = os.Stat(filepath.Join(dir, name))
 		require.True(t, os.IsNotExist(err), "%s must not exist after a stopped run", name)

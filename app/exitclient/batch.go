@@ -35,7 +35,7 @@ type BatchResult struct {
 // batches under the server's limits (10000 items, 8 MiB).
 func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResult, error) {
 	body := EncodeBatch(items)
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt-batch", bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 
 // decryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch.
 func (c *Client) decryptOne(ctx context.Context, ct []byte) BatchResult {
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", bytes.NewReader(ct))
 		if err != nil {
 			return nil, err

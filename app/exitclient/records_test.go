@@ -209,5 +209,6 @@ func TestDecryptRecordsStopsOnABatchError(t *testing.T) {
 	var out bytes.Buffer
 	_, err := f.c.DecryptRecords(context.Background(), strings.NewReader("v\n"+f.b64(t, "x")+"\n"), &out,
 		exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}})
-	require.Equal(t, "unauthorized", exitclient.Code(err))
+	require.Equal(t, "client_config", exitclient.Code(err))
+	require.Contains(t, err.Error(), "refused the token")
 }
