@@ -47,8 +47,16 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 		return nil, err
 	}
 	defer resp.Body.Close()
-	// The answer is at most the body's size plus a few dozen bytes per error.
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(len(body))+int64(len(items))*1024+4096))
+	// The answer is at most the body's size plus a few dozen bytes per error; read into one
+	// buffer of its announced length when it has one.
+	limit := int64(len(body)) + int64(len(items))*1024 + 4096
+	var raw []byte
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		raw = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, raw)
+	} else {
+		raw, err = io.ReadAll(io.LimitReader(resp.Body, limit))
+	}
 	if err != nil {
 		return nil, &errTransport{err}
 	}
