@@ -4,6 +4,7 @@
 package exitfake
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 // DB is the fake. The zero value is not usable: call New.
 type DB struct {
 	mu       sync.Mutex
+	appID    []byte
 	users    map[string][]byte // identity -> user ID
 	imported map[string]bool
 	keys     map[encryption.SimpleID]published
@@ -32,7 +34,9 @@ type published struct {
 
 // New returns an empty fake database.
 func New() *DB {
-	return &DB{users: map[string][]byte{}, imported: map[string]bool{}, keys: map[encryption.SimpleID]published{}}
+	appID := make([]byte, 32)
+	_, _ = rand.Read(appID)
+	return &DB{appID: appID, users: map[string][]byte{}, imported: map[string]bool{}, keys: map[encryption.SimpleID]published{}}
 }
 
 // AddUser makes a user and returns its (fake) private identity and user ID.
@@ -136,4 +140,29 @@ func (d *DB) KeyFinder(context.Context) encryption.KeyFinder {
 		}
 		return p.key, nil
 	})
+}
+
+// AppID implements exitserver.DB: a random app ID drawn by New.
+func (d *DB) AppID() []byte { return bytes.Clone(d.appID) }
+
+// AuditKeys implements exitserver.DB: a key is reachable when its owner was imported, and is
+// otherwise held by its owner alone.
+func (d *DB) AuditKeys(_ context.Context, ids []encryption.SimpleID) ([]exitdb.KeyAudit, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return nil, fmt.Errorf("audit keys: %w", exitdb.ErrUnavailable)
+	}
+	out := make([]exitdb.KeyAudit, len(ids))
+	for i, id := range ids {
+		p, ok := d.keys[id]
+		switch {
+		case !ok:
+		case d.imported[p.owner]:
+			out[i].Reachable = true
+		default:
+			out[i].Holders = [][]byte{bytes.Clone(d.users[p.owner])}
+		}
+	}
+	return out, nil
 }
