@@ -23,5 +23,6 @@ func exitSubcommands() []*command {
 		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
 		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
 		exitRecordsCommand(),
+		exitAuditCommand(),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 
+	idhash "idvault/app/identity"
 	"idvault/exit/encryption"
 	"idvault/exit/exitdb"
 )
@@ -43,6 +44,17 @@ func New() *DB {
 func (d *DB) AddUser() (identity string, userID []byte) {
 	userID = make([]byte, 32)
 	_, _ = rand.Read(userID)
+	identity = "fake-identity-" + hex.EncodeToString(userID)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.users[identity] = userID
+	return identity, userID
+}
+
+// AddNamedUser makes a user whose user ID is the hash of name under the fake's app ID, as
+// Tanker hashes the user IDs an app gives createIdentity, and returns its (fake) identity.
+func (d *DB) AddNamedUser(name string) (identity string, userID []byte) {
+	userID = idhash.HashUserID(d.appID, name)
 	identity = "fake-identity-" + hex.EncodeToString(userID)
 	d.mu.Lock()
 	defer d.mu.Unlock()
