@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,9 @@ for a usage error.`,
 			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
 			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default: standard error)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
+			var ageTo listFlag
+			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
+			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
 			budget := c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)")
 			c.require("in", "out", "field")
 			return func(ctx context.Context, args []string) int {
@@ -65,6 +69,18 @@ for a usage error.`,
 					return c.usageError("--in and --out name the same file")
 				}
 				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs}
+				if len(ageTo) > 0 || *ageFile != "" {
+					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+					if err != nil {
+						return c.usageError("%s", printable(err.Error()))
+					}
+					clearSet := false
+					c.Visit(func(fl *flag.Flag) { clearSet = clearSet || fl.Name == "clear-encoding" })
+					if clearSet && *clearEnc != exitclient.EncodingBase64 {
+						return c.usageError("with age, each field is written as the base64 of its age file: --clear-encoding can only be base64")
+					}
+					opts.Seal, opts.ClearEncoding = exitclient.AgeSeal(recipients), exitclient.EncodingBase64
+				}
 				cl := exitclient.New(*url, tokenOrEnv(p, *token))
 				cl.Budget = exitclient.NewRetryBudget(*budget)
 				return p.decryptRecords(ctx, cl, *in, *out, *errorsFile, opts)

@@ -30,6 +30,11 @@ type DecryptOptions struct {
 	// skipped or failed), the total, and the encrypted bytes handled so far; one call at a
 	// time.
 	Progress func(done, total int, bytes int64)
+	// Seal, when set, wraps each output file's writer (AgeWriter: an age file to recipients),
+	// and the file is named with Suffix added (AgeSuffix): the clear bytes never reach the disk,
+	// not even in a part file. A run is resumable on the names with the suffix.
+	Seal   func(io.Writer) (io.WriteCloser, error)
+	Suffix string
 }
 
 // DecryptReport is the outcome of DecryptTree.
@@ -131,7 +136,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		go func() {
 			defer wg.Done()
 			for rel := range next {
-				n, skipped, err := c.decryptFile(runCtx, root, filepath.Join(inDir, rel), rel)
+				n, skipped, err := c.decryptFile(runCtx, root, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
 				var unav *UnavailableError
 				var cfg *ConfigError
 				switch {
@@ -325,7 +330,7 @@ func doneAlready(dir *os.Root, rel, name string) (bool, error) {
 
 // decryptFile posts src and writes the clear bytes to rel under root through rel+PartSuffix.
 // It returns the encrypted size sent, or skipped when the clear file exists already.
-func (c *Client) decryptFile(ctx context.Context, root *os.Root, src, rel string) (n int64, skipped bool, err error) {
+func (c *Client) decryptFile(ctx context.Context, root *os.Root, src, rel string, seal func(io.Writer) (io.WriteCloser, error)) (n int64, skipped bool, err error) {
 	dirRel, name := filepath.Split(rel)
 	if dir, err := outDir(root, dirRel, false); err != nil {
 		return 0, false, err
@@ -385,9 +390,22 @@ func (c *Client) decryptFile(ctx context.Context, root *os.Root, src, rel string
 	if err != nil {
 		return 0, false, err
 	}
-	_, err = io.CopyBuffer(struct{ io.Writer }{f}, resp.Body, make([]byte, 256<<10))
+	var w io.Writer = f
+	var sealer io.WriteCloser
+	if seal != nil {
+		if sealer, err = seal(f); err != nil {
+			_ = f.Close()
+			_ = dir.Remove(part)
+			return 0, false, err
+		}
+		w = sealer
+	}
+	_, err = io.CopyBuffer(struct{ io.Writer }{w}, resp.Body, make([]byte, 256<<10))
 	if err != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
+	}
+	if err == nil && sealer != nil {
+		err = sealer.Close()
 	}
 	if err == nil {
 		err = f.Sync()
