@@ -92,7 +92,8 @@ type AuditReport struct {
 
 // auditEntry is one item waiting for its keys' audit.
 type auditEntry struct {
-	source string
+	path   string // a file's, or for records the field's name
+	record int    // a record's number (0 for a file)
 	format int
 	rid    encryption.ResourceID
 	reason string // invalid when set
@@ -170,7 +171,7 @@ func (a *auditor) tree(ctx context.Context, dir string) error {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
-		e := auditEntry{source: filepath.ToSlash(rel)}
+		e := auditEntry{path: filepath.ToSlash(rel)}
 		head, err := readHeader(path)
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
@@ -233,9 +234,12 @@ func (a *auditor) records(ctx context.Context, path string) error {
 	var rr recordReader
 	switch a.opts.Format {
 	case FormatCSV:
-		if rr, err = newCSVReader(f, a.opts.Fields); err != nil {
+		r, err := newCSVReader(f, a.opts.Fields)
+		if err != nil {
 			return err
 		}
+		r.reuse = true
+		rr = r
 	case FormatJSONL:
 		rr = newJSONLReader(f, a.opts.Fields)
 	default:
@@ -252,22 +256,21 @@ func (a *auditor) records(ctx context.Context, path string) error {
 		if err != nil {
 			return err
 		}
-		num := strconv.Itoa(rec.num)
 		if rec.bad != "" {
-			if err := a.add(ctx, auditEntry{source: num + ":", reason: rec.bad}); err != nil {
+			if err := a.add(ctx, auditEntry{record: rec.num, reason: rec.bad}); err != nil {
 				return err
 			}
 			continue
 		}
 		for _, fl := range rec.fields {
-			e := auditEntry{source: num + ":" + fl.name}
+			e := auditEntry{record: rec.num, path: fl.name}
 			switch {
 			case fl.bad != "":
 				e.reason = fl.bad
 			case fl.null:
 				continue
 			default:
-				ct, err := DecodeCiphertext(a.opts.Encoding, fl.text)
+				ct, err := CiphertextHeader(a.opts.Encoding, fl.text)
 				if err != nil {
 					e.reason = err.Error()
 				} else {
@@ -336,13 +339,15 @@ func (a *auditor) unknown(ids []encryption.SimpleID, id encryption.SimpleID) []e
 // report counts one item and hands it to opts.Item unless it is reachable.
 func (a *auditor) report(e auditEntry) error {
 	a.sum.Total++
-	item := AuditItem{Source: e.source, Format: e.format}
+	item := AuditItem{Source: e.path, Format: e.format}
+	if e.record > 0 {
+		item.Source = strconv.Itoa(e.record) + ":" + e.path
+	}
 	if e.reason != "" {
 		a.sum.Invalid++
 		item.Status, item.Reason = AuditInvalid, e.reason
 		return a.emit(item)
 	}
-	item.ResourceID = e.rid.String()
 	st := a.cache[e.rid.ID]
 	reachable, holders := st.reachable, st.holders
 	if e.rid.Composite && !reachable {
@@ -355,7 +360,7 @@ func (a *auditor) report(e auditEntry) error {
 		return nil
 	}
 	a.sum.Missing++
-	item.Status = AuditMissing
+	item.Status, item.ResourceID = AuditMissing, e.rid.String()
 	for _, h := range holders {
 		a.byUser[h]++
 		item.Holders = append(item.Holders, Holder{UserID: h, User: a.users[h]})

@@ -13,8 +13,8 @@ import (
 // Limits the client keeps its batches under; the server's are 10000 items and 8 MiB
 // (exitserver.DecryptBatchItems, DecryptBatchBytes), so a batch is never refused for its size.
 const (
-	batchItems = 2000
-	batchBytes = 2 << 20
+	batchItems = 1000
+	batchBytes = 1 << 20
 	// bigValue is the size from which a ciphertext goes alone to POST /v1/decrypt (a stream
 	// route without the batch's size limit) instead of into a batch.
 	bigValue = 1 << 20

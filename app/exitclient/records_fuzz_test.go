@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"idvault/exit/encryption"
 )
 
 // readAll reads every record of rr.
@@ -57,7 +59,7 @@ func FuzzCSVRecords(f *testing.F) {
 					continue
 				}
 				line := append(append(bytes.Clone(rec.raw[:fl.start]), quoteCSV(nil, fl.text)...), rec.raw[fl.end:]...)
-				spans, ok := splitCSV(trimEOL(line))
+				spans, ok := splitCSV(nil, trimEOL(line))
 				if !ok {
 					t.Fatalf("a quoted value breaks the record %q", line)
 				}
@@ -132,5 +134,38 @@ func FuzzDecodeCiphertext(f *testing.F) {
 		}
 		_, _ = DecodeCiphertext(EncodingBase64, b)
 		_, _ = DecodeCiphertext(EncodingHex, b)
+	})
+}
+
+// CiphertextHeader gives ExtractResourceID what the whole ciphertext gives it, from every
+// text form, whatever the ciphertext's length.
+func FuzzCiphertextHeader(f *testing.F) {
+	for _, seed := range [][]byte{{2}, {9, 1}, bytes.Repeat([]byte{10, 7}, 150), append([]byte{3}, bytes.Repeat([]byte{0xfe}, 400)...), append([]byte{11}, make([]byte, 200)...)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, ct []byte) {
+		wantV, wantRID, wantErr := encryption.ExtractResourceID(ct)
+		forms := map[string]string{
+			"std": base64.StdEncoding.EncodeToString(ct), "url": base64.RawURLEncoding.EncodeToString(ct),
+		}
+		for name, text := range forms {
+			head, err := CiphertextHeader(EncodingBase64, []byte(text))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			v, rid, err := encryption.ExtractResourceID(head)
+			if v != wantV || rid != wantRID || (err == nil) != (wantErr == nil) {
+				t.Fatalf("%s of %d bytes: %v %v %v, want %v %v %v", name, len(ct), v, rid, err, wantV, wantRID, wantErr)
+			}
+		}
+		head, err := CiphertextHeader(EncodingHex, []byte(hex.EncodeToString(ct)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, rid, _ := encryption.ExtractResourceID(head); v != wantV || rid != wantRID {
+			t.Fatalf("hex of %d bytes", len(ct))
+		}
+		_, _ = CiphertextHeader(EncodingBase64, ct)
+		_, _ = CiphertextHeader(EncodingHex, ct)
 	})
 }

@@ -87,3 +87,53 @@ func EncodeClear(dst []byte, encoding string, clear []byte) ([]byte, error) {
 	}
 	return dst, fmt.Errorf("unknown clear encoding %q: want text, base64 or hex", encoding)
 }
+
+// headerText is the length of text from which CiphertextHeader decodes only the two ends.
+const headerText = 256
+
+// CiphertextHeader decodes only what identifies a ciphertext's key from its text form: the
+// whole value when short, otherwise its first 48 bytes (every format's header) followed by its
+// last 16 (where formats 1, 2, 3 and 6 keep their resource ID), which
+// encryption.ExtractResourceID reads as it reads the whole ciphertext. The middle is not
+// decoded, so a bad character there goes unnoticed: this is for the audit, which reads a few
+// dozen bytes of each value.
+func CiphertextHeader(encoding string, text []byte) ([]byte, error) {
+	if encoding == EncodingHex {
+		text = bytes.TrimPrefix(text, []byte(`\x`))
+	} else {
+		text = bytes.TrimRight(text, "=")
+	}
+	if len(text) <= headerText {
+		return DecodeCiphertext(encoding, text)
+	}
+	const head, tail = 48, 16
+	out := make([]byte, 0, head+tail+2)
+	switch encoding {
+	case EncodingHex:
+		h, err := DecodeCiphertext(EncodingHex, text[:2*head])
+		if err != nil {
+			return nil, err
+		}
+		t, err := DecodeCiphertext(EncodingHex, text[len(text)-2*tail:])
+		if err != nil {
+			return nil, err
+		}
+		return append(append(out, h...), t...), nil
+	case EncodingBase64, "":
+		n := len(text) * 3 / 4 // decoded length (unpadded)
+		start := (n - tail) / 3 * 3
+		h, err := DecodeCiphertext(EncodingBase64, text[:head/3*4])
+		if err != nil {
+			return nil, err
+		}
+		t, err := DecodeCiphertext(EncodingBase64, text[start/3*4:])
+		if err != nil {
+			return nil, err
+		}
+		if len(t) < tail {
+			return nil, errors.New("the value is not base64: bad length")
+		}
+		return append(append(out, h...), t[len(t)-tail:]...), nil
+	}
+	return nil, fmt.Errorf("unknown encoding %q: want base64 or hex", encoding)
+}
