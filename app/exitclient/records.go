@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 )
 
 // Record formats of DecryptRecords.
@@ -77,7 +78,31 @@ type record struct {
 	raw    []byte
 	fields []field
 	bad    string // why the record cannot be read (it passes through whole)
+	inline [1]field
 }
+
+// arena hands out byte slices from shared chunks, so that the many small values of a batch
+// (records, ciphertexts, clear values) cost a few allocations instead of one each. A slice
+// stays valid as long as anything refers to its chunk.
+type arena struct{ chunk []byte }
+
+const arenaChunk = 64 << 10
+
+// alloc returns a slice of n bytes (zero length, capacity n) and keeps it in the arena.
+func (a *arena) alloc(n int) []byte {
+	if a == nil || n > arenaChunk/4 {
+		return make([]byte, 0, n)
+	}
+	if cap(a.chunk)-len(a.chunk) < n {
+		a.chunk = make([]byte, 0, arenaChunk)
+	}
+	s := a.chunk[len(a.chunk) : len(a.chunk) : len(a.chunk)+n]
+	a.chunk = a.chunk[:len(a.chunk)+n]
+	return s
+}
+
+// copy returns a copy of p from the arena.
+func (a *arena) copy(p []byte) []byte { return append(a.alloc(len(p)), p...) }
 
 // field is one value to decrypt: raw[start:end] is replaced by repl when it decrypts.
 type field struct {
@@ -103,6 +128,7 @@ type recBatch struct {
 	refs  []*field // refs[i] holds items[i]
 	big   []*field // sent alone to POST /v1/decrypt
 	bytes int
+	mem   arena // ciphertexts (reader) then clear values (worker)
 	done  chan struct{}
 	err   error
 }
@@ -123,9 +149,12 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 		if err != nil {
 			return rep, err
 		}
+		r.mem = &arena{}
 		rr = r
 	case FormatJSONL:
-		rr = newJSONLReader(in, opts.Fields)
+		r := newJSONLReader(in, opts.Fields)
+		r.mem = &arena{}
+		rr = r
 	default:
 		return rep, &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", opts.Format)}
 	}
@@ -300,7 +329,7 @@ func (b *recBatch) add(rec *record, encoding string) {
 		case f.null:
 			continue
 		}
-		ct, err := DecodeCiphertext(encoding, f.text)
+		ct, err := decodeCiphertextTo(&b.mem, encoding, f.text)
 		if err != nil {
 			f.code, f.msg = CodeInvalidEncoding, err.Error()
 			continue
@@ -325,7 +354,7 @@ func (c *Client) runBatch(ctx context.Context, b *recBatch, opts RecordOptions, 
 			return
 		}
 		for i, r := range res {
-			b.refs[i].finish(r, opts, quote)
+			b.refs[i].finish(&b.mem, r, opts, quote)
 		}
 	}
 	for _, f := range b.big {
@@ -334,7 +363,7 @@ func (c *Client) runBatch(ctx context.Context, b *recBatch, opts RecordOptions, 
 			b.err = ctx.Err()
 			return
 		}
-		f.finish(r, opts, quote)
+		f.finish(&b.mem, r, opts, quote)
 	}
 	for _, rec := range b.recs {
 		for i := range rec.fields {
@@ -344,7 +373,7 @@ func (c *Client) runBatch(ctx context.Context, b *recBatch, opts RecordOptions, 
 }
 
 // finish sets the field's replacement from its clear value, or its error.
-func (f *field) finish(r BatchResult, opts RecordOptions, quote func(dst, v []byte) []byte) {
+func (f *field) finish(mem *arena, r BatchResult, opts RecordOptions, quote func(dst, v []byte) []byte) {
 	if r.Code != "" {
 		f.code, f.msg = r.Code, r.Message
 		return
@@ -358,14 +387,17 @@ func (f *field) finish(r BatchResult, opts RecordOptions, quote func(dst, v []by
 		}
 		clear = sealed
 	}
-	v, err := EncodeClear(nil, opts.ClearEncoding, clear)
-	if err != nil {
-		if errors.Is(err, errNotText) {
-			f.code, f.msg = CodeNotText, err.Error()
-		} else {
-			f.code, f.msg = CodeInvalidEncoding, err.Error()
+	v := clear
+	if opts.ClearEncoding != EncodingText && opts.ClearEncoding != "" || !utf8.Valid(clear) {
+		var err error
+		if v, err = EncodeClear(mem.alloc(2*len(clear)+4), opts.ClearEncoding, clear); err != nil {
+			if errors.Is(err, errNotText) {
+				f.code, f.msg = CodeNotText, err.Error()
+			} else {
+				f.code, f.msg = CodeInvalidEncoding, err.Error()
+			}
+			return
 		}
-		return
 	}
-	f.repl = quote(make([]byte, 0, len(v)+2), v)
+	f.repl = quote(mem.alloc(len(v)+len(v)/8+2), v)
 }

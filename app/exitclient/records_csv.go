@@ -26,6 +26,7 @@ type csvReader struct {
 	// reuse makes next return the same record each time, valid until the next call (the
 	// audit, which keeps nothing of a record, reads faster without an allocation per record).
 	reuse bool
+	mem   *arena // where records' bytes come from (nil: one allocation each)
 	buf   []byte
 	rec   record
 	spans []csvSpan
@@ -35,7 +36,7 @@ type csvReader struct {
 // repeated name). A field absent from the header is a usage error.
 func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 	c := &csvReader{br: bufio.NewReaderSize(r, 256<<10), want: map[int]string{}}
-	raw, err := readCSVRecord(c.br, nil)
+	raw, err := readCSVRecord(c.br, nil, nil)
 	if err == io.EOF {
 		return nil, &UsageError{"the CSV input is empty: want a header row"}
 	}
@@ -75,14 +76,16 @@ func (c *csvReader) preamble() []byte { return c.header }
 // next reads the next record (io.EOF at the end).
 func (c *csvReader) next() (*record, error) {
 	var buf []byte
+	mem := c.mem
 	if c.reuse {
-		buf = c.buf[:0]
+		buf, mem = c.buf[:0], nil
 	}
-	raw, err := readCSVRecord(c.br, buf)
+	raw, err := readCSVRecord(c.br, buf, mem)
 	if err != nil {
 		return nil, err
 	}
 	rec := &record{raw: raw}
+	rec.fields = rec.inline[:0]
 	if c.reuse {
 		c.buf = raw
 		c.rec = record{raw: raw, fields: c.rec.fields[:0]}
@@ -121,15 +124,18 @@ const maxRecord = 64 << 20
 
 // readCSVRecord reads the bytes of one record, its line end included: lines are joined
 // while the quotes seen are odd (a quoted field goes on).
-func readCSVRecord(br *bufio.Reader, rec []byte) ([]byte, error) {
+func readCSVRecord(br *bufio.Reader, rec []byte, mem *arena) ([]byte, error) {
 	quotes := 0
-	for {
+	for first := true; ; first = false {
 		line, err := br.ReadSlice('\n')
 		if len(rec)+len(line) > maxRecord {
 			return nil, fmt.Errorf("read records: a record is over %d MiB (a quote left open?)", maxRecord>>20)
 		}
-		rec = append(rec, line...)
 		quotes += bytes.Count(line, []byte{'"'})
+		if first && err == nil && quotes%2 == 0 && mem != nil {
+			return mem.copy(line), nil // the usual record: one line
+		}
+		rec = append(rec, line...)
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue

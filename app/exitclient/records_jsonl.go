@@ -18,6 +18,7 @@ type jsonlReader struct {
 	br   *bufio.Reader
 	want map[string]bool
 	num  int
+	mem  *arena // where lines' bytes come from (nil: one allocation each)
 }
 
 func newJSONLReader(r io.Reader, fields []string) *jsonlReader {
@@ -32,10 +33,14 @@ func (j *jsonlReader) preamble() []byte { return nil }
 
 func (j *jsonlReader) next() (*record, error) {
 	var raw []byte
-	for {
+	for first := true; ; first = false {
 		line, err := j.br.ReadSlice('\n')
 		if len(raw)+len(line) > maxRecord {
 			return nil, fmt.Errorf("read records: a line is over %d MiB", maxRecord>>20)
+		}
+		if first && err == nil && j.mem != nil {
+			raw = j.mem.copy(line) // the usual line, read whole at once
+			break
 		}
 		raw = append(raw, line...)
 		if err == bufio.ErrBufferFull {
@@ -50,6 +55,7 @@ func (j *jsonlReader) next() (*record, error) {
 		break
 	}
 	rec := &record{raw: raw}
+	rec.fields = rec.inline[:0]
 	body := trimEOL(raw)
 	if len(bytes.TrimSpace(body)) == 0 {
 		return rec, nil

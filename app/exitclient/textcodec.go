@@ -25,10 +25,15 @@ var errNotText = errors.New("the clear bytes are not UTF-8 text; use --clear-enc
 // is refused. hex accepts either case, and PostgreSQL's bytea output form with its leading
 // `\x`. The error never quotes the value.
 func DecodeCiphertext(encoding string, text []byte) ([]byte, error) {
+	return decodeCiphertextTo(nil, encoding, text)
+}
+
+// decodeCiphertextTo is DecodeCiphertext with the bytes taken from mem (nil: allocated).
+func decodeCiphertextTo(mem *arena, encoding string, text []byte) ([]byte, error) {
 	switch encoding {
 	case EncodingHex:
 		text = bytes.TrimPrefix(text, []byte(`\x`))
-		out := make([]byte, hex.DecodedLen(len(text)))
+		out := mem.alloc(hex.DecodedLen(len(text)))[:hex.DecodedLen(len(text))]
 		if _, err := hex.Decode(out, text); err != nil {
 			return nil, fmt.Errorf("the value is not hex: %s", codecProblem(err))
 		}
@@ -46,7 +51,7 @@ func DecodeCiphertext(encoding string, text []byte) ([]byte, error) {
 		if url {
 			enc = base64.RawURLEncoding
 		}
-		out := make([]byte, enc.DecodedLen(len(trimmed)))
+		out := mem.alloc(enc.DecodedLen(len(trimmed)))[:enc.DecodedLen(len(trimmed))]
 		n, err := enc.Decode(out, trimmed)
 		if err != nil {
 			return nil, fmt.Errorf("the value is not base64: %s", codecProblem(err))
