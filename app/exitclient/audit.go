@@ -121,7 +121,8 @@ const (
 // reach, and reports without decrypting anything: each item that is not reachable goes to
 // opts.Item with its holders, and the report counts them and ranks the holders.
 func (c *Client) Audit(ctx context.Context, in string, opts AuditOptions) (AuditReport, error) {
-	a := &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{}}
+	a := &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{},
+		scratch: arena{chunk: make([]byte, 0, 1024)}}
 	st, err := os.Stat(in)
 	if err != nil {
 		return AuditReport{}, fmt.Errorf("audit: %w", err)
@@ -159,6 +160,7 @@ type auditor struct {
 	users   map[string]string // hashed (base64) -> plain, once the app ID is known
 	byUser  map[string]int64
 	sum     AuditSummary
+	scratch arena
 }
 
 // tree audits every regular file under dir, in lexical order.
@@ -270,7 +272,8 @@ func (a *auditor) records(ctx context.Context, path string) error {
 			case fl.null:
 				continue
 			default:
-				ct, err := CiphertextHeader(a.opts.Encoding, fl.text)
+				a.scratch = arena{chunk: a.scratch.chunk[:0]} // the header is read at once: reuse
+				ct, err := ciphertextHeader(&a.scratch, a.opts.Encoding, fl.text)
 				if err != nil {
 					e.reason = err.Error()
 				} else {

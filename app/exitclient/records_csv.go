@@ -84,13 +84,15 @@ func (c *csvReader) next() (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &record{raw: raw}
-	rec.fields = rec.inline[:0]
+	var rec *record
 	if c.reuse {
 		c.buf = raw
-		c.rec = record{raw: raw, fields: c.rec.fields[:0]}
+		c.rec = record{raw: raw}
 		rec = &c.rec
+	} else {
+		rec = &record{raw: raw}
 	}
+	rec.fields = rec.inline[:0]
 	body := trimEOL(raw)
 	if len(body) == 0 {
 		return rec, nil // a blank line

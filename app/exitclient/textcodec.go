@@ -103,23 +103,28 @@ const headerText = 256
 // decoded, so a bad character there goes unnoticed: this is for the audit, which reads a few
 // dozen bytes of each value.
 func CiphertextHeader(encoding string, text []byte) ([]byte, error) {
+	return ciphertextHeader(nil, encoding, text)
+}
+
+// ciphertextHeader is CiphertextHeader with its bytes from mem (nil: allocated).
+func ciphertextHeader(mem *arena, encoding string, text []byte) ([]byte, error) {
 	if encoding == EncodingHex {
 		text = bytes.TrimPrefix(text, []byte(`\x`))
 	} else {
 		text = bytes.TrimRight(text, "=")
 	}
 	if len(text) <= headerText {
-		return DecodeCiphertext(encoding, text)
+		return decodeCiphertextTo(mem, encoding, text)
 	}
 	const head, tail = 48, 16
-	out := make([]byte, 0, head+tail+2)
+	out := mem.alloc(head + tail)
 	switch encoding {
 	case EncodingHex:
-		h, err := DecodeCiphertext(EncodingHex, text[:2*head])
+		h, err := decodeCiphertextTo(mem, EncodingHex, text[:2*head])
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeCiphertext(EncodingHex, text[len(text)-2*tail:])
+		t, err := decodeCiphertextTo(mem, EncodingHex, text[len(text)-2*tail:])
 		if err != nil {
 			return nil, err
 		}
@@ -127,11 +132,11 @@ func CiphertextHeader(encoding string, text []byte) ([]byte, error) {
 	case EncodingBase64, "":
 		n := len(text) * 3 / 4 // decoded length (unpadded)
 		start := (n - tail) / 3 * 3
-		h, err := DecodeCiphertext(EncodingBase64, text[:head/3*4])
+		h, err := decodeCiphertextTo(mem, EncodingBase64, text[:head/3*4])
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeCiphertext(EncodingBase64, text[start/3*4:])
+		t, err := decodeCiphertextTo(mem, EncodingBase64, text[start/3*4:])
 		if err != nil {
 			return nil, err
 		}
