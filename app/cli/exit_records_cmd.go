@@ -122,8 +122,8 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	if in != "-" {
 		f, err := os.Open(in)
 		if err != nil {
-			fmt.Fprintf(p.stderr, "%s: %v\n", name, err)
-			return exitFail
+			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
+			return exitUsage // a bad path, as exit decrypt reports one
 		}
 		defer f.Close()
 		r = f

@@ -114,6 +114,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		"unknown clear encoding": {"--in", in, "--out", "-", "--field", "e", "--clear-encoding", "rot13"},
 		"column not in header":   {"--in", "-", "--out", "-", "--field", "nope", "--format", "csv"},
 		"same file":              {"--in", in, "--out", in, "--field", "e"},
+		"missing input":          {"--in", filepath.Join(dir, "nope.csv"), "--out", "-", "--field", "e"},
 	} {
 		_, errOut, code := runRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
