@@ -155,7 +155,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	require.Equal(t, 1, code, "%s %s", stdout, errOut)
 	require.Empty(t, stdout, "no file is reported failed for the server's sake")
 	oneLine(t, errOut)
-	require.Contains(t, errOut, "stopped: the exit server at "+srv.URL)
+	require.Contains(t, errOut, "stopped: no request to the exit server at "+srv.URL+" succeeded for")
 	require.Contains(t, errOut, "80 files: ")
 	require.Contains(t, errOut, "rerun to continue")
 	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))

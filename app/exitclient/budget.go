@@ -113,7 +113,7 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("the exit server at %s did not answer well for %s (last error: %v)", e.URL, e.For, e.Last)
+	return fmt.Sprintf("no request to the exit server at %s succeeded for %s (last error: %v)", e.URL, e.For, e.Last)
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Last }
