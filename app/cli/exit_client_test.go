@@ -166,6 +166,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	require.Equal(t, 1, code, "%s %s", stdout, errOut)
 	oneLine(t, errOut)
 	require.Contains(t, errOut, srv.URL)
+	require.Contains(t, errOut, "nothing decrypted")
 	require.NoDirExists(t, fresh)
 
 	ids := filepath.Join(dir, "ids.txt")
@@ -344,4 +345,12 @@ func TestExitImportBareLines(t *testing.T) {
 	oneLine(t, errOut)
 	require.Contains(t, errOut, "line 2: longer than 65536 bytes")
 	require.NotContains(t, errOut, "token too long")
+
+	// Several bad lines: one line each.
+	require.NoError(t, os.WriteFile(bad, []byte(ids[0]+"\nnot,base64\n{}\n"), 0o600))
+	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", url, bad)
+	require.Equal(t, 1, code, errOut)
+	require.Equal(t, 2, strings.Count(errOut, "\n"), errOut)
+	require.Contains(t, errOut, "line 2: not a JSON string or object")
+	require.Contains(t, errOut, "\n  line 3: no \"identity\" field")
 }
