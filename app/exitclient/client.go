@@ -1,7 +1,12 @@
 // Package exitclient is the bulk client of the exit server (`idvault exit import` and
 // `idvault exit decrypt`): identities imported in batches, and a tree of ciphertexts mirrored
-// into clear files, with retries on server errors and dropped connections, resumable output and
-// a report of every failure by file and error code.
+// into clear files, with resumable output and a report of every failure by file and error code.
+//
+// It fails well: Probe checks the server once before any work (a bad URL or a refused token is
+// a *ConfigError, reported once); retries are shared by the whole run through a RetryBudget, so
+// a dead server stops the run once with an *UnavailableError naming it instead of failing every
+// file; and clear files are created new, mode 0600, without following any symlink under the
+// output directory. Other bulk commands reuse Probe, RetryBudget and Do.
 package exitclient
 
 import (
