@@ -41,6 +41,10 @@ type Client struct {
 	// succeeded since it started failing, until the budget trips: a dead server ends the run
 	// once, after Budget.MaxOutage, instead of failing every file. Nil: Attempts per request only.
 	Budget *RetryBudget
+	// Idle abandons an attempt when neither its upload nor its answer moved a byte for this long
+	// (a hung server, a silent network; default DefaultIdle, 60 s): a stream that moves is never
+	// cut, whatever its size. The abandoned attempt counts against Budget from its start.
+	Idle time.Duration
 }
 
 // New returns a client for the server at url.
@@ -64,6 +68,13 @@ func (c *Client) attempts() int {
 		return 8
 	}
 	return c.Attempts
+}
+
+func (c *Client) idle() time.Duration {
+	if c.Idle <= 0 {
+		return DefaultIdle
+	}
+	return c.Idle
 }
 
 func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
@@ -171,13 +182,18 @@ func redactURL(raw string) string {
 	return raw
 }
 
+// probeIdle bounds one attempt of Probe: /readyz answers at once, or the server is hung.
+const probeIdle = 10 * time.Second
+
 // Probe checks the server once before any real work: reachable, token accepted, database
 // ready (GET /readyz with the token answers 200 {"status": "ready"}). A bad URL, a refused
 // token or an answer that is not an exit server's is a *ConfigError; a server that does not
 // answer (or whose database stays down) is retried under the client's Budget and ends in an
 // *UnavailableError naming the URL; ctx ending returns ctx.Err().
 func (c *Client) Probe(ctx context.Context) error {
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
+	p := *c
+	p.Idle = min(c.idle(), probeIdle)
+	resp, err := p.Do(ctx, func() (*http.Request, error) {
 		return http.NewRequest(http.MethodGet, c.URL+"/readyz", nil)
 	})
 	var api *APIError
@@ -245,7 +261,13 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		if err != nil {
 			return nil, err
 		}
-		req = req.WithContext(ctx)
+		started := time.Now()
+		actx, acancel := context.WithCancel(ctx)
+		wd := newWatchdog(c.idle(), acancel)
+		req = req.WithContext(actx)
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body = &watchedReader{r: req.Body, wd: wd}
+		}
 		if c.Token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.Token)
 		}
@@ -253,17 +275,27 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		retryAfter = 0
 		switch {
 		case err != nil && ctx.Err() != nil:
+			wd.stop()
+			acancel()
 			return nil, ctx.Err()
 		case err != nil:
+			wd.stop()
+			acancel()
+			if wd.fired.Load() {
+				err = wd.err()
+			}
 			last, unreachable = &errTransport{err}, true
 		case resp.StatusCode < 300:
 			if c.Budget != nil {
 				c.Budget.Success()
 			}
+			resp.Body = &watchedBody{watchedReader{r: resp.Body, wd: wd}, acancel}
 			return resp, nil
 		default:
 			apiErr := readAPIError(resp)
+			wd.stop()
 			resp.Body.Close()
+			acancel()
 			if !apiErr.retryable() {
 				if c.Budget != nil {
 					c.Budget.Success() // the server is there and answered
@@ -283,7 +315,7 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 			failing = time.Now()
 		}
 		if c.Budget != nil {
-			if err := c.Budget.Failure(c.display(), last); err != nil {
+			if err := c.Budget.FailureSince(c.display(), last, started); err != nil {
 				return nil, err
 			}
 		}
