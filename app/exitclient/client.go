@@ -266,7 +266,7 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		wd := newWatchdog(c.idle(), acancel)
 		req = req.WithContext(actx)
 		if req.Body != nil && req.Body != http.NoBody {
-			req.Body = &watchedReader{r: req.Body, wd: wd}
+			req.Body = wd.watchUpload(req.Body)
 		}
 		if c.Token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -289,7 +289,7 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 			if c.Budget != nil {
 				c.Budget.Success()
 			}
-			resp.Body = &watchedBody{watchedReader{r: resp.Body, wd: wd}, acancel}
+			resp.Body = &watchedBody{r: resp.Body, wd: wd, cancel: acancel}
 			return resp, nil
 		default:
 			apiErr := readAPIError(resp)
