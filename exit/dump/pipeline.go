@@ -15,7 +15,7 @@ type sink struct {
 	identities []byte
 	manifest   []byte
 	keys       []byte
-	sums       []byte // SHA256SUMS lines of the ok ciphertexts
+	sums       []byte      // SHA256SUMS lines of the ok ciphertexts
 	natures    map[int]int // key publishes by nature
 	resources  int
 	negatives  int
