@@ -129,7 +129,11 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit load-dump", "exit load-dump --db DSN DIR\n\n"+
 		"Runs DIR's numbered SQL files in order (COPY blocks through the COPY protocol), one transaction\n"+
 		"per file; the same result as `psql -v ON_ERROR_STOP=1 -f FILE` for each file. Load into an empty\n"+
-		"database: a database that already holds the dump's tables is refused, unchanged.")
+		"database: a database that already holds the dump's tables is refused, unchanged.\n\n"+
+		"A dump comes from outside: every statement is checked before anything runs, and only those of an\n"+
+		"exit dump are allowed (the CREATE TABLE, COPY ... FROM stdin, ADD PRIMARY KEY and CREATE INDEX of\n"+
+		"exit-dump.md, and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
+		"with its file and line, before anything ran.")
 	dsn := fs.String("db", "", "PostgreSQL connection string (postgres://... or key=value; required)")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {

@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,4 +154,33 @@ func TestGenDumpAppSecretSources(t *testing.T) {
 		_, err := os.Stat(dir)
 		require.ErrorIs(t, err, os.ErrNotExist, "nothing written")
 	}
+}
+
+// load-dump refuses a dump holding a statement that is not part of an exit dump: one message
+// naming the file and line, exit 1, and nothing run or committed.
+func TestLoadDumpRefusesAHostileDump(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDB(t)
+	dir := filepath.Join(t.TempDir(), "dump")
+	_, errOut, code := run(t, t.TempDir(), "exit", "gen-dump", "--out", dir, "--users", "2", "--resources", "2")
+	require.Equal(t, 0, code, errOut)
+	marker := filepath.Join(os.TempDir(), "idvault-load-dump-hostile-"+strconv.Itoa(os.Getpid()))
+	t.Cleanup(func() { _ = os.Remove(marker) })
+	path := filepath.Join(dir, "3_indexes.sql")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	line := strings.Count(string(b), "\n") + 1
+	require.NoError(t, os.WriteFile(path, append(b, "COPY (SELECT 1) TO PROGRAM 'touch "+marker+"';\n"...), 0o600))
+
+	_, errOut, code = run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "3_indexes.sql line "+strconv.Itoa(line)+": statement refused: COPY of a query")
+	require.Contains(t, errOut, "nothing was run")
+	require.NotContains(t, errOut, "already committed")
+	_, err = os.Stat(marker)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	tables, err := exec.Command(pgtest.Bin(t, "psql"), "-X", "-tA", dsn, "-c",
+		"SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Output()
+	require.NoError(t, err)
+	require.Equal(t, "0", strings.TrimSpace(string(tables)), "the database is untouched")
 }
