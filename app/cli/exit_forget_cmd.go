@@ -35,6 +35,10 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 		fmt.Fprintln(p.stderr, "idvault exit forget: --db DSN (or IDVAULT_EXIT__DB) and no argument are required")
 		return exitUsage
 	}
+	if n, err := exitdb.OtherSessions(ctx, dsn); err == nil && n > 0 {
+		fmt.Fprintf(p.stderr, "idvault exit forget: warning: %d other sessions are connected to this database; "+
+			"an exit server still running keeps the keys it resolved in memory: stop it\n", n)
+	}
 	if !*yes {
 		counts, err := exitdb.CountImported(ctx, dsn)
 		if err != nil {

@@ -105,6 +105,7 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	out, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget")
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "rerun with --yes")
+	require.NotContains(t, errOut, "other sessions", "the server is stopped")
 	require.Contains(t, out, "exit_identities: "+strconv.Itoa(len(ids))+" rows")
 	require.Regexp(t, `exit_user_keys: [1-9]\d* rows`, out)
 	require.Regexp(t, `exit_provisional_keys: [1-9]\d* rows`, out)
@@ -127,6 +128,10 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	status, answer = call(http.MethodPost, "/v1/decrypt", ct)
 	require.Equal(t, http.StatusNotFound, status, string(answer))
 	require.Contains(t, string(answer), `"key_not_found"`)
+	// With a server running on the database, forget warns that it keeps keys in memory.
+	_, errOut, code = apptest.RunCLI(t, dir, env, "exit", "forget", "--yes")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "other sessions are connected to this database")
 	stop(srv)
 	require.NotContains(t, srv.log(), token)
 }

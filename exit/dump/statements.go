@@ -72,6 +72,10 @@ type Statement struct {
 // CheckStatement checks one statement's text (without its final semicolon, comments allowed)
 // against the statements of an exit dump: a *RefusedError says why one is not.
 func CheckStatement(sql string) (Statement, error) {
+	if strings.IndexByte(sql, 0) >= 0 {
+		// The protocol ends a query at a NUL: the server would not run the text checked here.
+		return Statement{}, &RefusedError{Reason: "a NUL byte in the statement"}
+	}
 	toks, err := lexSQL(sql)
 	if err != nil {
 		// Name the kind of statement when it is refused anyway (CREATE FUNCTION ... $$).

@@ -136,6 +136,7 @@ var hostile = []struct{ sql, why string }{
 	{"CREATE INDEX i ON users (user_id) + 1", "not allowed"},
 	{"CREATE INDEX i ON users (usér_id)", "non-ASCII"},
 	{"", "an empty statement"},
+	{"CREATE INDEX i ON users (user_id) -- \x00 DROP TABLE users", "NUL byte"},
 	{"-- only a comment", "an empty statement"},
 	{"(SELECT 1)", "must start with a keyword"},
 }

@@ -82,6 +82,20 @@ func Forget(ctx context.Context, dsn string) ([]TableRows, error) {
 	return out, nil
 }
 
+// OtherSessions counts the sessions connected to the database at dsn besides its own: an exit
+// server still running on it keeps the keys it resolved in memory after Forget.
+func OtherSessions(ctx context.Context, dsn string) (int, error) {
+	conn, err := connect(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&n)
+	return n, dbError(ctx, "count other sessions", err)
+}
+
 func countRows(ctx context.Context, tx pgx.Tx) ([]TableRows, error) {
 	out := make([]TableRows, len(ImportTables))
 	for i, t := range ImportTables {

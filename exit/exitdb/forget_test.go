@@ -51,6 +51,10 @@ func TestForgetDeletesEveryImportedKey(t *testing.T) {
 		require.Positive(t, before[table], table)
 	}
 
+	others, err := exitdb.OtherSessions(t.Context(), l.dsn)
+	require.NoError(t, err)
+	require.Positive(t, others, "the open instance and this test's connection")
+
 	counted, err := exitdb.CountImported(t.Context(), l.dsn)
 	require.NoError(t, err)
 	for _, c := range counted {
