@@ -167,8 +167,12 @@ func TestReadmeExitWalkthrough(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		return strings.TrimSpace(string(out))
 	}
-	t.Cleanup(func() { psql("-c", "DROP DATABASE IF EXISTS exitdb WITH (FORCE)") })
-	psql("-c", "DROP DATABASE IF EXISTS exitdb WITH (FORCE)")
+	dropExitDB := func() {
+		psql("-c", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'exitdb' AND pid <> pg_backend_pid()")
+		psql("-c", "DROP DATABASE IF EXISTS exitdb")
+	}
+	t.Cleanup(dropExitDB)
+	dropExitDB()
 
 	dir := t.TempDir()
 	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "idvault")))
