@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,9 +28,20 @@ type LoadError struct {
 
 func (e *LoadError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s line %d: %v", e.File, e.Line, e.Err)
+		return fmt.Sprintf("%s line %d: %v", printable(e.File), e.Line, e.Err)
 	}
-	return fmt.Sprintf("%s: %v", e.File, e.Err)
+	return fmt.Sprintf("%s: %v", printable(e.File), e.Err)
+}
+
+// printable returns a file name as is, or quoted with escapes when it holds control or other
+// non-printable characters (a name must not drive the terminal it is printed on).
+func printable(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
