@@ -213,7 +213,8 @@ func classifyDecryptError(err error) error {
 	switch {
 	case errors.Is(err, exitdb.ErrUnavailable):
 		return apierr.DatabaseUnavailable.Wrap(err)
-	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0:
+	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0 && !knf.CreatorImported:
+		// Named only when importing that user would help.
 		return apierr.KeyNotFound.Msg("no imported identity gives the key of this resource; "+
 			"import the identity of user %s, who created it", base64.StdEncoding.EncodeToString(knf.CreatorUserID))
 	case errors.Is(err, encryption.ErrKeyNotFound):
