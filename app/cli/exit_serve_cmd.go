@@ -108,6 +108,10 @@ func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) er
 	defer closeDB()
 	srv := exitserver.New(db, exitserver.Config{
 		Token: c.Token, BatchLimit: c.BatchLimit, MaxBody: c.MaxBodyBytes(), Logger: log,
+		IdleTimeout: c.IdleTimeout, HeaderTimeout: c.HeaderTimeout, BodyIdleTimeout: c.BodyIdleTimeout,
+		MemoryBudget: c.MemoryBudgetBytes(), Listen: c.Listen, AllowedHosts: c.AllowedHosts,
+		MaxConns:      fitConnections(log, "exit.max_connections", c.MaxConnections),
+		MaxConnsPerIP: c.MaxConnectionsPerIP,
 	})
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -115,6 +119,7 @@ func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) er
 	}
 	addr := ln.Addr().String()
 	log.Info("idvault exit listening", "addr", addr, "app_id", c.AppID, "token", c.Token != "",
-		"batch_limit", c.BatchLimit, "max_body", strconv.FormatInt(c.MaxBodyBytes(), 10), "key_cache", c.KeyCache)
-	return serveUntilDone(ctx, p, srv.App, ln, log, c.ShutdownTimeout, srv.Shutdown)
+		"batch_limit", c.BatchLimit, "max_body", strconv.FormatInt(c.MaxBodyBytes(), 10), "key_cache", c.KeyCache,
+		"memory_budget", strconv.FormatInt(c.MemoryBudgetBytes(), 10))
+	return serveUntilDone(ctx, p, srv.Serve, ln, log, c.ShutdownTimeout, srv.Shutdown)
 }

@@ -61,7 +61,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			"code", e.Code.Name, "err", e.Error())
 	}
 	discardBody(c)
-	if e.Code == apierr.DatabaseUnavailable {
+	switch {
+	case e.RetryAfter > 0:
+		c.Set(fiber.HeaderRetryAfter, apierr.RetryAfterSeconds(e.RetryAfter))
+	case e.Code == apierr.DatabaseUnavailable:
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}
 	return c.Status(e.Code.Status).JSON(apierr.Body(e, apierr.StyleTanker, requestid.Of(c)))
