@@ -21,9 +21,9 @@ import (
 	"idvault/exit/exitdb"
 )
 
-// keyLookupTimeout bounds the database work of resolving one resource key. It starts once
-// the ciphertext's header (a stream) or whole body (a simple format) is read, so an upload
-// slower than it still decrypts.
+// keyLookupTimeout is the default of Config.KeyLookupTimeout: it starts once the ciphertext's
+// header (a stream) or whole body (a simple format) is read, so an upload slower than it still
+// decrypts.
 const keyLookupTimeout = 30 * time.Second
 
 // decrypt is POST /v1/decrypt: the raw ciphertext in, the clear bytes out.
@@ -43,7 +43,7 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	if !v.IsStream() {
 		return s.decryptSimple(c, first[0], body)
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{body: body, reqID: requestid.Of(c), log: s.cfg.Logger}
@@ -143,7 +143,7 @@ func (s *Server) decryptSimple(c *fiber.Ctx, first byte, body io.Reader) error {
 			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
 	defer cancel()
 	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
 	if err != nil {

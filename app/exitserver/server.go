@@ -53,6 +53,9 @@ type Config struct {
 	// MemoryBudget bounds the bytes request bodies and stream chunk buffers hold at once
 	// (default 256 MiB); a request that does not fit within 2 s gets 503 server_busy.
 	MemoryBudget int64
+	// KeyLookupTimeout bounds the database work of resolving one key (default 30 s); it starts
+	// once the ciphertext's header (a stream) or whole body (a simple format) is read.
+	KeyLookupTimeout time.Duration
 	// Listen and AllowedHosts choose the Host headers answered (httpguard.Hosts): others get
 	// 421 host_not_allowed.
 	Listen       string
@@ -78,6 +81,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BodyIdleTimeout <= 0 {
 		c.BodyIdleTimeout = DefaultBodyIdle
+	}
+	if c.KeyLookupTimeout <= 0 {
+		c.KeyLookupTimeout = keyLookupTimeout
 	}
 	if c.MemoryBudget <= 0 {
 		c.MemoryBudget = DefaultMemoryBudget
