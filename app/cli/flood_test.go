@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,10 +50,24 @@ func TestFloodChild(t *testing.T) {
 	e := env(dir)
 	e.Embedded = embedded(t)
 	e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
+	for _, kv := range os.Environ() { // the parent's exit settings, if any
+		if strings.HasPrefix(kv, "IDVAULT_EXIT__") {
+			e.Environ = append(e.Environ, kv)
+		}
+	}
+	db := exitfake.New()
+	who, _ := db.AddUser()
+	_, err := db.Import(ctx, []string{who})
+	require.NoError(t, err)
+	db.Publish(who, attackSessionID, attackKey)
 	e.OpenExitDB = func(context.Context, config.Exit) (exitserver.DB, func(), error) {
-		return exitfake.New(), func() {}, nil
+		return db, func() {}, nil
 	}
 	e.Ready = func(addr string) {
+		if which == "exit-memory" {
+			fmt.Printf("ADDR %s\n", addr)
+			return
+		}
 		low := syscall.Rlimit{Cur: floodFileLimit, Max: floodFileLimit}
 		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
 			panic(err)
@@ -60,7 +75,7 @@ func TestFloodChild(t *testing.T) {
 		fmt.Printf("ADDR %s\n", addr)
 	}
 	args := []string{"serve"}
-	if which == "exit" {
+	if strings.HasPrefix(which, "exit") {
 		args = []string{"exit", "--db", "postgres://fake", "--app-id", testAppID, "--listen", "127.0.0.1:0"}
 	}
 	code := cli.Run(ctx, args, os.Stdout, os.Stderr, e)
@@ -80,8 +95,8 @@ func TestServersSurviveAConnectionFlood(t *testing.T) {
 			cmd.Dir, _ = filepath.Abs(".")
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
 			require.NoError(t, cmd.Start())
 			t.Cleanup(func() {
 				_ = cmd.Process.Kill()
@@ -125,4 +140,22 @@ func TestServersSurviveAConnectionFlood(t *testing.T) {
 			require.Contains(t, stderr.String(), "connection cap lowered to fit under the open-file limit")
 		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
