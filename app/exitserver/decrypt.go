@@ -169,7 +169,9 @@ func (r *releasingReader) Close() error {
 	return nil
 }
 
-// streamIdle bounds how long a stream waits on a client that neither sends nor reads.
+// streamIdle bounds how long a stream waits on a client that neither sends nor reads, when the
+// connection is not one of Serve's: those keep their own idle limit (BodyIdleTimeout) on reads
+// and writes, and ignore these deadlines but a cut.
 const streamIdle = 5 * time.Minute
 
 // clearStream writes a decrypt answer as HTTP/1.1 chunked transfer encoding on a hijacked
