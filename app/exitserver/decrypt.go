@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -132,6 +133,9 @@ func (s *Server) decryptSimple(c *fiber.Ctx, first byte, body io.Reader) error {
 		data = make([]byte, size)
 		data[0] = first
 		if _, err := io.ReadFull(body, data[1:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return classifyDecryptError(err)
+			}
 			return apierr.InvalidBody.Msg("reading the body: %v", err)
 		}
 	} else {
@@ -304,6 +308,8 @@ func classifyDecryptError(err error) error {
 	}
 	var knf *exitdb.KeyNotFoundError
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return apierr.InvalidBody.Msg("reading the body: no byte came within exit.body_idle_timeout")
 	case errors.Is(err, exitdb.ErrUnavailable):
 		return apierr.DatabaseUnavailable.Wrap(err)
 	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0:
