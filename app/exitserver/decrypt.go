@@ -50,7 +50,7 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	st := &clearStream{body: body, reqID: requestid.Of(c), log: s.cfg.Logger}
 	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
 	// read waiting for it is cut by a read deadline in the past.
-	dr, err := encryption.NewDecryptReader(io.MultiReader(bytes.NewReader(first[:]), body), s.db.KeyFinder(ctx),
+	dr, err := encryption.NewDecryptReader(&prefixed{first: first[:], r: body}, s.db.KeyFinder(ctx),
 		encryption.WithLimits(limits), encryption.WithReadAhead(st.cut))
 	if err != nil {
 		return classifyDecryptError(err)
@@ -98,6 +98,23 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 		st.run(raw)
 	})
 	return nil
+}
+
+// prefixed puts the format byte, read to choose the path, back before the rest of the body. It
+// is a plain io.Reader on purpose: an io.WriterTo source (io.MultiReader is one) would turn the
+// decrypter's read-ahead pipeline off.
+type prefixed struct {
+	first []byte
+	r     io.Reader
+}
+
+func (p *prefixed) Read(b []byte) (int, error) {
+	if len(p.first) > 0 {
+		n := copy(b, p.first)
+		p.first = p.first[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
 }
 
 // firstClear is how much clear text of a stream is verified before the 200 is sent.
@@ -265,7 +282,13 @@ func (s *clearStream) send(a, b, c []byte) (int64, error) {
 	s.extendDeadline()
 	s.bufs = [3][]byte{a, b, c}
 	bufs := net.Buffers(s.bufs[:])
-	n, err := bufs.WriteTo(s.conn)
+	var n int64
+	var err error
+	if bw, ok := s.conn.(buffersWriter); ok {
+		n, err = bw.WriteBuffers(&bufs) // netguard's connection: still one writev
+	} else {
+		n, err = bufs.WriteTo(s.conn)
+	}
 	if err != nil {
 		s.mu.Lock()
 		if !s.stopped { // a write cut because the stream failed is not the client's doing
@@ -274,6 +297,11 @@ func (s *clearStream) send(a, b, c []byte) (int64, error) {
 		s.mu.Unlock()
 	}
 	return n, err
+}
+
+// buffersWriter is a connection wrapper that writes net.Buffers in one writev (netguard.Conn).
+type buffersWriter interface {
+	WriteBuffers(*net.Buffers) (int64, error)
 }
 
 // headerSafe keeps a header value to printable ASCII.

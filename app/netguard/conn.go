@@ -95,6 +95,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // Write writes, refreshing the write idle deadline the same way.
 func (c *Conn) Write(p []byte) (int, error) {
+	c.refreshWrite()
+	return c.Conn.Write(p)
+}
+
+// WriteBuffers writes bufs as Write would, in one writev: net.Buffers uses writev only on the
+// net package's own connections, which this wrapper hides.
+func (c *Conn) WriteBuffers(bufs *net.Buffers) (int64, error) {
+	c.refreshWrite()
+	return bufs.WriteTo(c.Conn)
+}
+
+func (c *Conn) refreshWrite() {
 	if idle := c.writeIdle.Load(); idle > 0 {
 		now := time.Now()
 		if int64(now.Sub(c.born))-c.wroteArm.Load() > idle/8 {
@@ -103,7 +115,6 @@ func (c *Conn) Write(p []byte) (int, error) {
 			c.mu.Unlock()
 		}
 	}
-	return c.Conn.Write(p)
 }
 
 // SetDeadline sets both deadlines (see SetReadDeadline and SetWriteDeadline).
