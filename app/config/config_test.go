@@ -274,7 +274,7 @@ exit:
 	require.Error(t, err)
 	for _, key := range []string{"server.max_connections:", "server.max_connections_per_ip:", "exit.allowed_hosts[0]",
 		"exit.max_connections:", "exit.max_connections_per_ip:", "exit.header_timeout", "exit.body_idle_timeout",
-		"exit.idle_timeout", "exit.memory_budget: must be at least 134217728 bytes"} {
+		"exit.idle_timeout", "exit.memory_budget: must be at least 201326592 bytes"} {
 		require.Contains(t, err.Error(), key)
 	}
 	d := Default()

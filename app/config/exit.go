@@ -102,8 +102,8 @@ func (e Exit) validate() []error {
 	maxBody, _ := ParseSize(e.MaxBody)
 	if n, err := ParseSize(e.MemoryBudget); err != nil {
 		bad("exit.memory_budget", "want a size such as 256MiB, got %q", e.MemoryBudget)
-	} else if need := max(2*maxBody, MinExitMemoryBudget); n < need {
-		bad("exit.memory_budget", "must be at least %d bytes: twice exit.max_body (a simple-format body and its clear text) and three 16 MiB stream chunks", need)
+	} else if need := max(3*maxBody, MinExitMemoryBudget); n < need {
+		bad("exit.memory_budget", "must be at least %d bytes: three times exit.max_body (a simple-format body sent chunked, and its clear text) and three 16 MiB stream chunks", need)
 	}
 	return errs
 }
