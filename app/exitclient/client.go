@@ -197,6 +197,9 @@ func (c *Client) Probe(ctx context.Context) error {
 		return http.NewRequest(http.MethodGet, c.URL+"/readyz", nil)
 	})
 	var api *APIError
+	if errors.As(err, &api) && api.Status == http.StatusMisdirectedRequest {
+		return &ConfigError{Msg: fmt.Sprintf("the exit server at %s refused the host name of the URL (421 %s): use an address it allows (exit.allowed_hosts)", c.display(), api.Code)}
+	}
 	if errors.As(err, &api) && api.Status < 500 && !errors.As(err, new(*UnavailableError)) {
 		return &ConfigError{Msg: fmt.Sprintf("%s does not look like an exit server: GET /readyz answered %d %s", c.display(), api.Status, api.Code)}
 	}

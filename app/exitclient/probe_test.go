@@ -54,6 +54,12 @@ func TestProbe(t *testing.T) {
 	require.ErrorAs(t, err, &cfg)
 	require.Contains(t, err.Error(), "does not look like an exit server")
 
+	// A server that does not answer for the URL's host name.
+	_, strict := server(t, exitserver.Config{AllowedHosts: []string{"exit.example"}})
+	err = strict.Probe(context.Background())
+	require.ErrorAs(t, err, &cfg)
+	require.Contains(t, err.Error(), "refused the host name")
+
 	// A database that comes up within the budget is waited for.
 	db.SetDown(true)
 	go func() {
