@@ -13,6 +13,9 @@ var (
 	InternalError     = Code{http.StatusInternalServerError, "internal_error", "internal error; a retry may help"}
 	FeatureNotEnabled = Code{http.StatusNotFound, "feature_not_enabled", "this feature is not enabled on this server"}
 	HostNotAllowed    = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (server.allowed_hosts)"}
+	// MalformedRequest: framing that a proxy could read differently (two Host headers,
+	// Content-Length with Transfer-Encoding); the connection is closed after the answer.
+	MalformedRequest = Code{http.StatusBadRequest, "malformed_request", "the request's framing is ambiguous (two Host headers, or Content-Length with Transfer-Encoding)"}
 
 	// Apps (fake authentication, verification, admin).
 	InvalidAppID = Code{http.StatusBadRequest, "invalid_app_id", "the app ID is not the base64 of 32 bytes"}
@@ -63,12 +66,16 @@ var (
 	DecryptionFailed    = Code{http.StatusUnprocessableEntity, "decryption_failed", "the data does not decrypt: tampered, cut short or under another key"}
 	PayloadTooLarge     = Code{http.StatusRequestEntityTooLarge, "payload_too_large", "the request is over the configured size limit"}
 	DatabaseUnavailable = Code{http.StatusServiceUnavailable, "database_unavailable", "the database is unavailable; retry later"}
+	// ServerBusy: the request's body and buffers do not fit in exit.memory_budget beside the
+	// requests in flight; Retry-After says when to try again.
+	ServerBusy = Code{http.StatusServiceUnavailable, "server_busy", "the server is at its memory budget for requests in flight (exit.memory_budget); retry later"}
 )
 
 // Catalog lists every code of `idvault serve`'s interfaces, for the README's reference, the
 // OpenAPI document and tests. The exit server's codes are in ExitCatalog.
 var Catalog = []Code{
 	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, HeaderTooLarge, InternalError, FeatureNotEnabled, HostNotAllowed,
+	MalformedRequest,
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
 	NoEmailProvided, InvalidEmailIS, UnknownUser, UnsupportedMediaType, Unauthorized, ISAppUnavailable,
@@ -82,5 +89,5 @@ var Catalog = []Code{
 var ExitCatalog = []Code{
 	InvalidBody, InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed,
 	PayloadTooLarge, Unauthorized, DatabaseUnavailable, NotFound, MethodNotAllowed, InternalError,
-	HeaderTooLarge,
+	HeaderTooLarge, HostNotAllowed, MalformedRequest, ServerBusy,
 }

@@ -56,6 +56,9 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 			return code
 		}
 		printDecryptFailures(p, rep)
+		if rep.Total == 0 {
+			return finishStopped(ctx, p, "exit decrypt", err, "nothing decrypted")
+		}
 		left := rep.Total - rep.Decrypted - rep.Skipped - len(rep.Failures)
 		return finishStopped(ctx, p, "exit decrypt", err, fmt.Sprintf("%s, %d not done; rerun to continue", summary, left))
 	}

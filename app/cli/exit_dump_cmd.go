@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -14,8 +15,10 @@ import (
 func runGenDump(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit gen-dump", "exit gen-dump --out DIR [flags]\n\n"+
 		"Writes a synthetic exit dump: 1_schema.sql, 2_data.sql, 3_indexes.sql (exit-dump.md), app.json,\n"+
-		"identities.jsonl, manifest.jsonl and data/. The same --seed and flags give byte-identical files.")
-	out := fs.String("out", "", "directory to write the dump into (required; must not hold a dump already)")
+		"identities.jsonl, manifest.jsonl, SHA256SUMS and data/, every file new with mode 0600 (a name that\n"+
+		"exists, a link included, is refused). The same --seed and flags give byte-identical files. The app\n"+
+		"secret comes from --app-secret, --app-secret-file or "+appSecretEnv+", else from --seed.")
+	out := fs.String("out", "", "directory to write the dump into (required; none of the names of a dump may exist in it)")
 	users := fs.Int("users", dump.DefaultOptions.Users, "users of the main app")
 	groups := fs.Int("groups", dump.DefaultOptions.Groups, "groups of the main app")
 	resources := fs.Int("resources", dump.DefaultOptions.Resources, "ordinary ciphertexts (negative cases come on top)")
@@ -23,7 +26,9 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 	formats := fs.String("formats", "2-11", "formats to cycle through: a list and/or ranges, e.g. 2,9-11")
 	big := fs.Int("big", 0, "extra multi-MiB ciphertexts (2 to 5 MiB, stream formats)")
 	seed := fs.Uint64("seed", 1, "seed: the same seed gives the same dump")
-	appSecret := fs.String("app-secret", "", "main app secret (base64, 64 bytes); default derived from --seed")
+	appSecret := fs.String("app-secret", "", "main app `SECRET` (base64, 64 bytes); default derived from --seed. Shown to every\n"+
+		"user by ps: prefer --app-secret-file or "+appSecretEnv)
+	appSecretFile := fs.String("app-secret-file", "", "read the main app secret (base64, 64 bytes) from `FILE`")
 	decoys := fs.Int("decoy-apps", 0, "other apps in the dump whose rows must never serve the main app")
 	if _, code, ok := p.parse(fs, args); !ok {
 		return code
@@ -39,11 +44,9 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 	}
 	opts := dump.Options{Users: *users, Groups: *groups, Resources: *resources, Provisional: *provisional,
 		Formats: fv, Big: *big, Seed: *seed, DecoyApps: *decoys}
-	if *appSecret != "" {
-		if opts.AppSecret, err = base64.StdEncoding.DecodeString(*appSecret); err != nil || len(opts.AppSecret) != 64 {
-			fmt.Fprintln(p.stderr, "idvault exit gen-dump: --app-secret must be the base64 of a 64-byte app secret")
-			return exitUsage
-		}
+	if opts.AppSecret, err = genDumpAppSecret(p, *appSecret, *appSecretFile); err != nil {
+		fmt.Fprintf(p.stderr, "idvault exit gen-dump: %v\n", err)
+		return exitUsage
 	}
 	pr := newProgress(p.stderr, "generating", 0)
 	opts.Progress = pr.Update
@@ -57,6 +60,43 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 		*out, sum.Rows["users"], sum.Rows["devices"], sum.Rows["user_groups"], sum.Rows["key_publishes"],
 		sum.Resources, sum.Negatives, len(sum.DecoyIDs), base64.StdEncoding.EncodeToString(sum.AppID)))
 	return exitOK
+}
+
+// appSecretEnv is the environment variable gen-dump reads the app secret from when no flag
+// gives it.
+const appSecretEnv = "IDVAULT_APP_SECRET"
+
+// genDumpAppSecret returns the app secret from --app-secret, --app-secret-file or
+// IDVAULT_APP_SECRET (at most one flag; the variable only without a flag), or nil for a
+// secret derived from the seed. Errors never quote the secret.
+func genDumpAppSecret(p *prog, flag, file string) ([]byte, error) {
+	var src, text string
+	switch {
+	case flag != "" && file != "":
+		return nil, fmt.Errorf("give --app-secret or --app-secret-file, not both")
+	case flag != "":
+		src, text = "--app-secret", flag
+	case file != "":
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--app-secret-file: %w", err)
+		}
+		src, text = "--app-secret-file", string(raw)
+	default:
+		for _, kv := range p.env.Environ {
+			if v, ok := strings.CutPrefix(kv, appSecretEnv+"="); ok && v != "" {
+				src, text = appSecretEnv, v
+			}
+		}
+	}
+	if src == "" {
+		return nil, nil
+	}
+	secret, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil || len(secret) != 64 {
+		return nil, fmt.Errorf("%s must be the base64 of a 64-byte app secret", src)
+	}
+	return secret, nil
 }
 
 // parseFormats reads "2,5,9-11".
@@ -89,7 +129,11 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit load-dump", "exit load-dump --db DSN DIR\n\n"+
 		"Runs DIR's numbered SQL files in order (COPY blocks through the COPY protocol), one transaction\n"+
 		"per file; the same result as `psql -v ON_ERROR_STOP=1 -f FILE` for each file. Load into an empty\n"+
-		"database: a database that already holds the dump's tables is refused, unchanged.")
+		"database: a database that already holds the dump's tables is refused, unchanged.\n\n"+
+		"A dump comes from outside: every statement is checked before anything runs, and only those of an\n"+
+		"exit dump are allowed (the CREATE TABLE, COPY ... FROM stdin, ADD PRIMARY KEY and CREATE INDEX of\n"+
+		"exit-dump.md, and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
+		"with its file and line, before anything ran.")
 	dsn := fs.String("db", "", "PostgreSQL connection string (postgres://... or key=value; required)")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {

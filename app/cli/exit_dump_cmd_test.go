@@ -1,10 +1,14 @@
 package cli_test
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,4 +93,94 @@ func TestGenDumpThenLoadDump(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "1_schema.sql line")
 	require.Contains(t, errOut, "already exists")
+}
+
+// The app secret comes from the flag, a file or IDVAULT_APP_SECRET, each giving the same app;
+// conflicting or bad sources are refused without quoting the secret. The secret files of the
+// dump are the owner's only.
+func TestGenDumpAppSecretSources(t *testing.T) {
+	t.Parallel()
+	secret := base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32)))
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(secretFile, []byte(secret+"\n"), 0o600))
+	small := []string{"--users", "2", "--resources", "2", "--seed", "5"}
+	appID := func(extra []string, args ...string) string {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "dump")
+		_, errOut, code := runEnv(t, extra, append(append([]string{"exit", "gen-dump", "--out", dir}, small...), args...)...)
+		require.Equal(t, 0, code, errOut)
+		require.NotContains(t, errOut, secret)
+		for _, f := range []string{"app.json", "identities.jsonl", "2_data.sql", "manifest.jsonl", "SHA256SUMS"} {
+			st, err := os.Stat(filepath.Join(dir, f))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), f)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "app.json"))
+		require.NoError(t, err)
+		var app struct {
+			AppID     string `json:"app_id"`
+			AppSecret string `json:"app_secret"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &app))
+		if len(args)+len(extra) > 0 {
+			require.Equal(t, secret, app.AppSecret)
+		}
+		return app.AppID
+	}
+	fromFlag := appID(nil, "--app-secret", secret)
+	require.Equal(t, fromFlag, appID(nil, "--app-secret-file", secretFile))
+	require.Equal(t, fromFlag, appID([]string{"IDVAULT_APP_SECRET=" + secret}))
+	require.Equal(t, fromFlag, appID([]string{"IDVAULT_APP_SECRET=" + base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(make([]byte, 32)))}, "--app-secret-file", secretFile),
+		"a flag wins over the environment")
+	require.NotEqual(t, fromFlag, appID(nil), "without a secret it comes from the seed")
+
+	badFile := filepath.Join(t.TempDir(), "bad")
+	require.NoError(t, os.WriteFile(badFile, []byte("not-base64-"+secret[:20]), 0o600))
+	for _, tc := range []struct {
+		extra []string
+		args  []string
+		want  string
+	}{
+		{nil, []string{"--app-secret", secret, "--app-secret-file", secretFile}, "not both"},
+		{nil, []string{"--app-secret-file", badFile}, "--app-secret-file must be the base64 of a 64-byte app secret"},
+		{nil, []string{"--app-secret-file", filepath.Join(t.TempDir(), "absent")}, "--app-secret-file:"},
+		{[]string{"IDVAULT_APP_SECRET=" + secret[:20]}, nil, "IDVAULT_APP_SECRET must be the base64 of a 64-byte app secret"},
+	} {
+		dir := filepath.Join(t.TempDir(), "dump")
+		_, errOut, code := runEnv(t, tc.extra, append(append([]string{"exit", "gen-dump", "--out", dir}, small...), tc.args...)...)
+		require.Equal(t, 2, code, "%v %v", tc.extra, tc.args)
+		require.Contains(t, errOut, tc.want)
+		require.NotContains(t, errOut, secret[:20])
+		_, err := os.Stat(dir)
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing written")
+	}
+}
+
+// load-dump refuses a dump holding a statement that is not part of an exit dump: one message
+// naming the file and line, exit 1, and nothing run or committed.
+func TestLoadDumpRefusesAHostileDump(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDB(t)
+	dir := filepath.Join(t.TempDir(), "dump")
+	_, errOut, code := run(t, t.TempDir(), "exit", "gen-dump", "--out", dir, "--users", "2", "--resources", "2")
+	require.Equal(t, 0, code, errOut)
+	marker := filepath.Join(os.TempDir(), "idvault-load-dump-hostile-"+strconv.Itoa(os.Getpid()))
+	t.Cleanup(func() { _ = os.Remove(marker) })
+	path := filepath.Join(dir, "3_indexes.sql")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	line := strings.Count(string(b), "\n") + 1
+	require.NoError(t, os.WriteFile(path, append(b, "COPY (SELECT 1) TO PROGRAM 'touch "+marker+"';\n"...), 0o600))
+
+	_, errOut, code = run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "3_indexes.sql line "+strconv.Itoa(line)+": statement refused: COPY of a query")
+	require.Contains(t, errOut, "nothing was run")
+	require.NotContains(t, errOut, "already committed")
+	_, err = os.Stat(marker)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	tables, err := exec.Command(pgtest.Bin(t, "psql"), "-X", "-tA", dsn, "-c",
+		"SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Output()
+	require.NoError(t, err)
+	require.Equal(t, "0", strings.TrimSpace(string(tables)), "the database is untouched")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"idvault/app/exitclient"
@@ -43,7 +44,12 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	ids, err := exitclient.ReadIdentities(f)
 	f.Close()
 	if err != nil {
-		fmt.Fprintf(p.stderr, "idvault exit import: %q: %s\n", pos[0], printable(err.Error()))
+		// One line per bad line of the file (ReadIdentities joins them).
+		lines := strings.Split(err.Error(), "\n")
+		fmt.Fprintf(p.stderr, "idvault exit import: %q: %s\n", pos[0], printable(lines[0]))
+		for _, l := range lines[1:] {
+			fmt.Fprintf(p.stderr, "  %s\n", printable(l))
+		}
 		return exitFail
 	}
 	c := exitclient.New(*url, tokenOrEnv(p, *token))

@@ -147,18 +147,25 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	enc.SetEscapeHTML(false)
 	opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
 
-	dst, err := openOutput(out, p.stdout)
-	if err != nil {
-		fmt.Fprintf(p.stderr, "%s: %v\n", name, err)
-		return exitFail
-	}
 	pr := newProgress(p.stderr, "decrypting records", 0)
 	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
-	rep, err := c.DecryptRecords(ctx, r, dst, opts)
-	if err == nil {
-		err = dst.commit()
+	var rep exitclient.RecordsReport
+	run := func(w io.Writer) error {
+		var err error
+		rep, err = c.DecryptRecords(ctx, r, w, opts)
+		return err
+	}
+	var err error
+	if out == "-" {
+		err = run(p.stdout)
 	} else {
-		dst.discard()
+		// The safe writer of exit decrypt: a new part file (0600, no symlink followed), synced,
+		// renamed over the final name only once complete.
+		var tree *exitclient.OutputTree
+		if tree, err = exitclient.OpenOutputTree(filepath.Dir(out)); err == nil {
+			err = tree.Write(filepath.Base(out), run)
+			tree.Close()
+		}
 	}
 	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
@@ -182,52 +189,4 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		return exitFail
 	}
 	return exitOK
-}
-
-// output is where records go: standard output, or a file written under a temporary name in
-// its directory and renamed once complete, so that a cut run leaves no half file under the
-// final name.
-type output struct {
-	io.Writer
-	f          *os.File // nil for standard output
-	final, tmp string
-}
-
-func openOutput(name string, stdout io.Writer) (*output, error) {
-	if name == "-" {
-		return &output{Writer: stdout}, nil
-	}
-	tmp := name + exitclient.PartSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	return &output{Writer: f, f: f, final: name, tmp: tmp}, nil
-}
-
-// commit syncs the file and gives it its final name.
-func (o *output) commit() error {
-	if o.f == nil {
-		return nil
-	}
-	err := o.f.Sync()
-	if cerr := o.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(o.tmp, o.final)
-	}
-	if err != nil {
-		_ = os.Remove(o.tmp)
-		return fmt.Errorf("write %s: %w", o.final, err)
-	}
-	return nil
-}
-
-// discard removes the temporary file of a run that did not complete.
-func (o *output) discard() {
-	if o.f != nil {
-		_ = o.f.Close()
-		_ = os.Remove(o.tmp)
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -27,7 +29,7 @@ func exitServerSetup(c *cmdline) runFunc {
 	level := c.String("log-level", "", "`LEVEL`: debug, info, warn or error (log.level)")
 	return func(ctx context.Context, args []string) int {
 		if len(args) > 0 {
-			return c.usageError("unknown subcommand %q (gen-dump, load-dump, import, decrypt)", args[0])
+			return c.usageError("unknown subcommand %q (gen-dump, load-dump, import, decrypt, forget)", args[0])
 		}
 		flags := map[string]any{}
 		set := func(key, v string) {
@@ -95,6 +97,10 @@ func runExitServer(ctx context.Context, cl *cmdline, cf configFlags, flags map[s
 	return exitOK
 }
 
+// memoryLimitHeadroom is what the exit server's soft memory limit allows above
+// exit.memory_budget: connections' buffers, the key cache, the runtime.
+const memoryLimitHeadroom = 128 << 20
+
 // serveExit opens the database, then serves until ctx is cancelled and shuts down gracefully.
 func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) error {
 	open := p.env.OpenExitDB
@@ -108,13 +114,24 @@ func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) er
 	defer closeDB()
 	srv := exitserver.New(db, exitserver.Config{
 		Token: c.Token, BatchLimit: c.BatchLimit, MaxBody: c.MaxBodyBytes(), Logger: log,
+		IdleTimeout: c.IdleTimeout, HeaderTimeout: c.HeaderTimeout, BodyIdleTimeout: c.BodyIdleTimeout,
+		MemoryBudget: c.MemoryBudgetBytes(), Listen: c.Listen, AllowedHosts: c.AllowedHosts,
+		MaxConns:      fitConnections(log, "exit.max_connections", c.MaxConnections),
+		MaxConnsPerIP: c.MaxConnectionsPerIP,
 	})
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Listen, err)
 	}
+	// A soft memory limit a little above the budget makes the garbage collector return request
+	// buffers before the heap doubles (GOGC's default would let 256 MiB in use take 512 MiB and
+	// more), unless the operator set GOMEMLIMIT.
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(c.MemoryBudgetBytes() + memoryLimitHeadroom)
+	}
 	addr := ln.Addr().String()
 	log.Info("idvault exit listening", "addr", addr, "app_id", c.AppID, "token", c.Token != "",
-		"batch_limit", c.BatchLimit, "max_body", strconv.FormatInt(c.MaxBodyBytes(), 10), "key_cache", c.KeyCache)
-	return serveUntilDone(ctx, p, srv.App, ln, log, c.ShutdownTimeout, srv.Shutdown)
+		"batch_limit", c.BatchLimit, "max_body", strconv.FormatInt(c.MaxBodyBytes(), 10), "key_cache", c.KeyCache,
+		"memory_budget", strconv.FormatInt(c.MemoryBudgetBytes(), 10))
+	return serveUntilDone(ctx, p, srv.Serve, ln, log, c.ShutdownTimeout, srv.Shutdown)
 }

@@ -88,6 +88,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if err != nil {
 		return err
 	}
+	c.Server.MaxConnections = fitConnections(log, "server.max_connections", c.Server.MaxConnections)
 	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Build.Version)
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if c.Console.On(c.Server.Listen) {
 		log.Info("web console: sign in with the admin token", "url", "http://"+addr+"/console/")
 	}
-	return serveUntilDone(ctx, p, srv.App, ln, log, c.Server.ShutdownTimeout, srv.App.ShutdownWithTimeout)
+	return serveUntilDone(ctx, p, srv.Serve, ln, log, c.Server.ShutdownTimeout, srv.App.ShutdownWithTimeout)
 }
 
 // ensureAdminToken returns the admin token: admin.token when set, else the one in the token

@@ -40,6 +40,12 @@ type Server struct {
 	// matches subdomains). Empty: on a loopback listen address only loopback names and the
 	// listen host; on any other address, any host. Other hosts get a JSON 421.
 	AllowedHosts []string `koanf:"allowed_hosts"`
+	// MaxConnections is the most connections open at once; more are answered 503 and closed
+	// (lowered at start to fit under the process's open-file limit).
+	MaxConnections int `koanf:"max_connections"`
+	// MaxConnectionsPerIP is the most connections open at once from one client address
+	// (trusted_proxies are not counted: their clients share the proxy's address).
+	MaxConnectionsPerIP int `koanf:"max_connections_per_ip"`
 }
 
 // Log is the structured logger.
@@ -94,6 +100,7 @@ func Default() Config {
 			Listen: "127.0.0.1:8080", ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
 			IdleTimeout: 60 * time.Second, ShutdownTimeout: 15 * time.Second, BodyLimit: 1 << 20,
 			TrustedProxies: []string{}, AllowedHosts: []string{},
+			MaxConnections: 4096, MaxConnectionsPerIP: 512,
 		},
 		Log:            Log{Level: "info", Format: "text"},
 		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second},

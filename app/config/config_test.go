@@ -249,3 +249,36 @@ func TestBrokenYAMLFailsLoad(t *testing.T) {
 	_, err = Load(Sources{File: filepath.Join(t.TempDir(), "missing.yaml")})
 	require.Error(t, err)
 }
+
+// Every limit of the servers is checked, each problem naming its key.
+func TestServerLimitsAreValidated(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "limits.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+server:
+  max_connections: 0
+  max_connections_per_ip: -1
+exit:
+  allowed_hosts: ["bad host!"]
+  max_connections: 2000000
+  max_connections_per_ip: 0
+  header_timeout: 0s
+  body_idle_timeout: 48h
+  idle_timeout: -1s
+  max_body: 64MiB
+  memory_budget: 100MiB
+`), 0o600))
+	l, err := Load(Sources{Embedded: embedded(t), File: file})
+	require.NoError(t, err)
+	err = l.Err()
+	require.Error(t, err)
+	for _, key := range []string{"server.max_connections:", "server.max_connections_per_ip:", "exit.allowed_hosts[0]",
+		"exit.max_connections:", "exit.max_connections_per_ip:", "exit.header_timeout", "exit.body_idle_timeout",
+		"exit.idle_timeout", "exit.memory_budget: must be at least 201326592 bytes"} {
+		require.Contains(t, err.Error(), key)
+	}
+	d := Default()
+	require.Equal(t, 4096, d.Server.MaxConnections)
+	require.Equal(t, int64(256<<20), d.Exit.MemoryBudgetBytes())
+	require.Empty(t, d.Exit.validate(), "the exit defaults are valid")
+}

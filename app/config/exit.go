@@ -30,13 +30,34 @@ type Exit struct {
 	KeyCache int `koanf:"key_cache"`
 	// ShutdownTimeout is how long in-flight requests get on SIGINT/SIGTERM.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	// AllowedHosts are the Host header names the exit server answers, as server.allowed_hosts
+	// (empty: on a loopback listen address only loopback names; elsewhere any host).
+	AllowedHosts []string `koanf:"allowed_hosts"`
+	// MaxConnections and MaxConnectionsPerIP cap the open connections, in all and per client
+	// address; more are answered 503 and closed.
+	MaxConnections      int `koanf:"max_connections"`
+	MaxConnectionsPerIP int `koanf:"max_connections_per_ip"`
+	// HeaderTimeout bounds the request line and headers of a request, in total (from the
+	// connection or the request's first byte).
+	HeaderTimeout time.Duration `koanf:"header_timeout"`
+	// BodyIdleTimeout drops a connection whose request body (or answer) moves no byte for this
+	// long; a body that keeps moving is never cut.
+	BodyIdleTimeout time.Duration `koanf:"body_idle_timeout"`
+	// IdleTimeout closes a keep-alive connection that sends no new request for this long.
+	IdleTimeout time.Duration `koanf:"idle_timeout"`
+	// MemoryBudget bounds the memory held at once by request bodies and stream chunk buffers
+	// ("256MiB"); a request that does not fit waits up to 2 s, then gets 503 server_busy.
+	MemoryBudget string `koanf:"memory_budget"`
 }
 
 // DefaultExit holds the built-in exit settings.
 func DefaultExit() Exit {
 	return Exit{
 		Listen: "127.0.0.1:8000", BatchLimit: 1000, MaxBody: "64MiB", KeyCache: 100_000,
-		ShutdownTimeout: 15 * time.Second,
+		ShutdownTimeout: 15 * time.Second, AllowedHosts: []string{},
+		MaxConnections: 512, MaxConnectionsPerIP: 128,
+		HeaderTimeout: 30 * time.Second, BodyIdleTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second,
+		MemoryBudget: "256MiB",
 	}
 }
 
@@ -71,7 +92,30 @@ func (e Exit) validate() []error {
 	if e.ShutdownTimeout <= 0 {
 		bad("exit.shutdown_timeout", "must be a positive duration such as 15s")
 	}
+	errs = append(errs, checkHosts("exit.allowed_hosts", e.AllowedHosts)...)
+	errs = append(errs, checkConns("exit", e.MaxConnections, e.MaxConnectionsPerIP)...)
+	errs = append(errs, checkBounds([]bounded{
+		{"exit.header_timeout", e.HeaderTimeout, time.Millisecond, maxTimeout},
+		{"exit.body_idle_timeout", e.BodyIdleTimeout, time.Millisecond, maxTimeout},
+		{"exit.idle_timeout", e.IdleTimeout, time.Millisecond, maxTimeout},
+	})...)
+	maxBody, _ := ParseSize(e.MaxBody)
+	if n, err := ParseSize(e.MemoryBudget); err != nil {
+		bad("exit.memory_budget", "want a size such as 256MiB, got %q", e.MemoryBudget)
+	} else if need := max(3*maxBody, MinExitMemoryBudget); n < need {
+		bad("exit.memory_budget", "must be at least %d bytes: three times exit.max_body (a simple-format body sent chunked, and its clear text) and three 16 MiB stream chunks", need)
+	}
 	return errs
+}
+
+// MinExitMemoryBudget is the least exit.memory_budget: the three buffers of one stream whose
+// chunks have the largest size accepted (16 MiB).
+const MinExitMemoryBudget = 3 * 16 << 20
+
+// MemoryBudgetBytes is MemoryBudget in bytes (after Validate).
+func (e Exit) MemoryBudgetBytes() int64 {
+	n, _ := ParseSize(e.MemoryBudget)
+	return n
 }
 
 // MaxBodyBytes is MaxBody in bytes (after Validate).

@@ -32,12 +32,8 @@ func (c Config) Validate() []error {
 			bad(fmt.Sprintf("server.trusted_proxies[%d]", i), "%q is not an IP address or CIDR", p)
 		}
 	}
-	for i, h := range c.Server.AllowedHosts {
-		name := strings.TrimPrefix(strings.Trim(h, "[]"), "*.")
-		if net.ParseIP(name) == nil && !isHostName(name) {
-			bad(fmt.Sprintf("server.allowed_hosts[%d]", i), "%q is not a host name, IP address or *.domain", h)
-		}
-	}
+	errs = append(errs, checkHosts("server.allowed_hosts", c.Server.AllowedHosts)...)
+	errs = append(errs, checkConns("server", c.Server.MaxConnections, c.Server.MaxConnectionsPerIP)...)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
 	}
@@ -129,6 +125,33 @@ func isHostName(h string) bool {
 		}
 	}
 	return true
+}
+
+// checkHosts checks an allowed_hosts list.
+func checkHosts(key string, hosts []string) []error {
+	var errs []error
+	for i, h := range hosts {
+		name := strings.TrimPrefix(strings.Trim(h, "[]"), "*.")
+		if net.ParseIP(name) == nil && !isHostName(name) {
+			errs = append(errs, fmt.Errorf("%s[%d]: %q is not a host name, IP address or *.domain", key, i, h))
+		}
+	}
+	return errs
+}
+
+// maxConnections bounds max_connections (a million connections is past any file limit).
+const maxConnections = 1 << 20
+
+// checkConns checks a section's max_connections and max_connections_per_ip.
+func checkConns(section string, total, perIP int) []error {
+	var errs []error
+	if total < 1 || total > maxConnections {
+		errs = append(errs, fmt.Errorf("%s.max_connections: must be between 1 and %d, got %d", section, maxConnections, total))
+	}
+	if perIP < 1 || perIP > maxConnections {
+		errs = append(errs, fmt.Errorf("%s.max_connections_per_ip: must be between 1 and %d, got %d", section, maxConnections, perIP))
+	}
+	return errs
 }
 
 // Duration bounds: every duration key must lie within its range, so that nothing overflows

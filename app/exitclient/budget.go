@@ -61,14 +61,23 @@ func (b *RetryBudget) Success() {
 // retryable answer). It returns nil while the request may be retried, and the *UnavailableError
 // that stops the run once no request has succeeded for MaxOutage.
 func (b *RetryBudget) Failure(url string, cause error) error {
+	return b.FailureSince(url, cause, time.Now())
+}
+
+// FailureSince is Failure for an attempt that started at started: an attempt that hung before
+// failing counts its whole wait as outage (though never from before the last success).
+func (b *RetryBudget) FailureSince(url string, cause error, started time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tripped != nil {
 		return b.tripped
 	}
 	now := time.Now()
-	if b.since.IsZero() {
-		b.since = now
+	if started.Before(b.lastGood) {
+		started = b.lastGood
+	}
+	if b.since.IsZero() || started.Before(b.since) {
+		b.since = started
 	}
 	if outage := now.Sub(b.since); outage >= b.maxOutage() {
 		b.tripped = &UnavailableError{URL: url, For: outage.Round(time.Millisecond), Last: cause}
@@ -113,7 +122,7 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("the exit server at %s did not answer well for %s (last error: %v)", e.URL, e.For, e.Last)
+	return fmt.Sprintf("no request to the exit server at %s succeeded for %s (last error: %v)", e.URL, e.For, e.Last)
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Last }

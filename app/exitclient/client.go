@@ -1,7 +1,12 @@
 // Package exitclient is the bulk client of the exit server (`idvault exit import` and
 // `idvault exit decrypt`): identities imported in batches, and a tree of ciphertexts mirrored
-// into clear files, with retries on server errors and dropped connections, resumable output and
-// a report of every failure by file and error code.
+// into clear files, with resumable output and a report of every failure by file and error code.
+//
+// It fails well: Probe checks the server once before any work (a bad URL or a refused token is
+// a *ConfigError, reported once); retries are shared by the whole run through a RetryBudget, so
+// a dead server stops the run once with an *UnavailableError naming it instead of failing every
+// file; and clear files are created new, mode 0600, without following any symlink under the
+// output directory. Other bulk commands reuse Probe, RetryBudget and Do.
 package exitclient
 
 import (
@@ -36,6 +41,10 @@ type Client struct {
 	// succeeded since it started failing, until the budget trips: a dead server ends the run
 	// once, after Budget.MaxOutage, instead of failing every file. Nil: Attempts per request only.
 	Budget *RetryBudget
+	// Idle abandons an attempt when neither its upload nor its answer moved a byte for this long
+	// (a hung server, a silent network; default DefaultIdle, 60 s): a stream that moves is never
+	// cut, whatever its size. The abandoned attempt counts against Budget from its start.
+	Idle time.Duration
 }
 
 // New returns a client for the server at url.
@@ -59,6 +68,13 @@ func (c *Client) attempts() int {
 		return 8
 	}
 	return c.Attempts
+}
+
+func (c *Client) idle() time.Duration {
+	if c.Idle <= 0 {
+		return DefaultIdle
+	}
+	return c.Idle
 }
 
 func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
@@ -166,16 +182,24 @@ func redactURL(raw string) string {
 	return raw
 }
 
+// probeIdle bounds one attempt of Probe: /readyz answers at once, or the server is hung.
+const probeIdle = 10 * time.Second
+
 // Probe checks the server once before any real work: reachable, token accepted, database
 // ready (GET /readyz with the token answers 200 {"status": "ready"}). A bad URL, a refused
 // token or an answer that is not an exit server's is a *ConfigError; a server that does not
 // answer (or whose database stays down) is retried under the client's Budget and ends in an
 // *UnavailableError naming the URL; ctx ending returns ctx.Err().
 func (c *Client) Probe(ctx context.Context) error {
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
+	p := *c
+	p.Idle = min(c.idle(), probeIdle)
+	resp, err := p.Do(ctx, func() (*http.Request, error) {
 		return http.NewRequest(http.MethodGet, c.URL+"/readyz", nil)
 	})
 	var api *APIError
+	if errors.As(err, &api) && api.Status == http.StatusMisdirectedRequest {
+		return &ConfigError{Msg: fmt.Sprintf("the exit server at %s refused the host name of the URL (421 %s): use an address it allows (exit.allowed_hosts)", c.display(), api.Code)}
+	}
 	if errors.As(err, &api) && api.Status < 500 && !errors.As(err, new(*UnavailableError)) {
 		return &ConfigError{Msg: fmt.Sprintf("%s does not look like an exit server: GET /readyz answered %d %s", c.display(), api.Status, api.Code)}
 	}
@@ -240,7 +264,13 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		if err != nil {
 			return nil, err
 		}
-		req = req.WithContext(ctx)
+		started := time.Now()
+		actx, acancel := context.WithCancel(ctx)
+		wd := newWatchdog(c.idle(), acancel)
+		req = req.WithContext(actx)
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body = wd.watchUpload(req.Body)
+		}
 		if c.Token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.Token)
 		}
@@ -248,17 +278,27 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 		retryAfter = 0
 		switch {
 		case err != nil && ctx.Err() != nil:
+			wd.stop()
+			acancel()
 			return nil, ctx.Err()
 		case err != nil:
+			wd.stop()
+			acancel()
+			if wd.fired.Load() {
+				err = wd.err()
+			}
 			last, unreachable = &errTransport{err}, true
 		case resp.StatusCode < 300:
 			if c.Budget != nil {
 				c.Budget.Success()
 			}
+			resp.Body = &watchedBody{r: resp.Body, wd: wd, cancel: acancel}
 			return resp, nil
 		default:
 			apiErr := readAPIError(resp)
+			wd.stop()
 			resp.Body.Close()
+			acancel()
 			if !apiErr.retryable() {
 				if c.Budget != nil {
 					c.Budget.Success() // the server is there and answered
@@ -278,7 +318,7 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 			failing = time.Now()
 		}
 		if c.Budget != nil {
-			if err := c.Budget.Failure(c.display(), last); err != nil {
+			if err := c.Budget.FailureSince(c.display(), last, started); err != nil {
 				return nil, err
 			}
 		}

@@ -99,14 +99,11 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 	}
 	sort.Strings(files)
 	rep.Total = len(files)
-	if err := os.MkdirAll(outDir, 0o700); err != nil {
-		return rep, fmt.Errorf("decrypt: create %q: %w", out, err)
-	}
-	root, err := os.OpenRoot(outDir)
+	tree, err := OpenOutputTree(outDir)
 	if err != nil {
-		return rep, fmt.Errorf("decrypt: open %q: %w", out, err)
+		return rep, fmt.Errorf("decrypt: %q: %w", out, bareErr(err))
 	}
-	defer root.Close()
+	defer tree.Close()
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = 4
@@ -136,7 +133,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		go func() {
 			defer wg.Done()
 			for rel := range next {
-				n, skipped, err := c.decryptFile(runCtx, root, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
+				n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
 				var unav *UnavailableError
 				var cfg *ConfigError
 				switch {
@@ -248,100 +245,11 @@ func bareErr(err error) error {
 	return err
 }
 
-// UnsafeOutputError refuses to write a clear file where a symlink or something else than a
-// regular file or directory sits on its path under --out.
-type UnsafeOutputError struct {
-	Path   string // relative to --out
-	Reason string
-}
-
-func (e *UnsafeOutputError) Error() string {
-	return fmt.Sprintf("refusing to write under %q: %s", e.Path, e.Reason)
-}
-
-// outDir opens the directory rel under root one component at a time, never following a
-// symlink: a component that is a symlink or not a directory is an *UnsafeOutputError. With
-// create, missing components are made with mode 0700; without, a missing one returns nil, nil.
-// The caller closes the returned root unless it is root itself.
-func outDir(root *os.Root, rel string, create bool) (*os.Root, error) {
-	cur := root
-	done := ""
-	fail := func(err error) (*os.Root, error) {
-		if cur != root {
-			cur.Close()
-		}
-		return nil, err
-	}
-	for _, comp := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
-		if comp == "." || comp == "" {
-			continue
-		}
-		done = filepath.Join(done, comp)
-		fi, err := cur.Lstat(comp)
-		if errors.Is(err, fs.ErrNotExist) {
-			if !create {
-				return fail(nil)
-			}
-			if err = cur.Mkdir(comp, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
-				fi, err = cur.Lstat(comp)
-			}
-		}
-		if err != nil {
-			return fail(err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fail(&UnsafeOutputError{Path: done, Reason: "it is a symlink, and directories under --out are not followed"})
-		}
-		if !fi.IsDir() {
-			return fail(&UnsafeOutputError{Path: done, Reason: "it is not a directory"})
-		}
-		sub, err := cur.OpenRoot(comp)
-		if err != nil {
-			return fail(err)
-		}
-		if st, err := sub.Stat("."); err != nil || !os.SameFile(st, fi) {
-			sub.Close()
-			return fail(&UnsafeOutputError{Path: done, Reason: "it changed while being opened"})
-		}
-		if cur != root {
-			cur.Close()
-		}
-		cur = sub
-	}
-	return cur, nil
-}
-
-// doneAlready reports whether the clear file name exists in dir as a regular file; anything
-// else at that name is an *UnsafeOutputError.
-func doneAlready(dir *os.Root, rel, name string) (bool, error) {
-	fi, err := dir.Lstat(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, err
-	case fi.Mode().IsRegular():
-		return true, nil
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, &UnsafeOutputError{Path: rel, Reason: "a symlink sits at the clear file's name (not followed)"}
-	}
-	return false, &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the clear file's name"}
-}
-
-// decryptFile posts src and writes the clear bytes to rel under root through rel+PartSuffix.
-// It returns the encrypted size sent, or skipped when the clear file exists already.
-func (c *Client) decryptFile(ctx context.Context, root *os.Root, src, rel string, seal func(io.Writer) (io.WriteCloser, error)) (n int64, skipped bool, err error) {
-	dirRel, name := filepath.Split(rel)
-	if dir, err := outDir(root, dirRel, false); err != nil {
-		return 0, false, err
-	} else if dir != nil {
-		done, err := doneAlready(dir, rel, name)
-		if dir != root {
-			dir.Close()
-		}
-		if done || err != nil {
-			return 0, done, err
-		}
+// decryptFile posts src and writes the clear bytes to rel in tree. It returns the encrypted
+// size sent, or skipped when the clear file exists already.
+func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel string, seal func(io.Writer) (io.WriteCloser, error)) (n int64, skipped bool, err error) {
+	if done, err := tree.Exists(rel); done || err != nil {
+		return 0, done, err
 	}
 	st, err := os.Stat(src)
 	if err != nil {
@@ -365,59 +273,25 @@ func (c *Client) decryptFile(ctx context.Context, root *os.Root, src, rel string
 		return 0, false, err
 	}
 	defer resp.Body.Close()
-	dir, err := outDir(root, dirRel, true)
-	if err != nil {
-		return 0, false, err
-	}
-	if dir != root {
-		defer dir.Close()
-	}
-	part := name + PartSuffix
-	if fi, err := dir.Lstat(part); err == nil {
-		if !fi.Mode().IsRegular() {
-			return 0, false, &UnsafeOutputError{Path: rel + PartSuffix, Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
+	err = tree.Write(rel, func(w io.Writer) error {
+		var sealer io.WriteCloser
+		if seal != nil {
+			var err error
+			if sealer, err = seal(w); err != nil {
+				return err
+			}
+			w = struct{ io.Writer }{sealer}
 		}
-		if err := dir.Remove(part); err != nil { // left by a killed run
-			return 0, false, err
+		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
+		if err != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 		}
-	}
-	// O_EXCL: a new file or nothing; os.Root adds O_NOFOLLOW and never follows a symlink with
-	// O_CREATE|O_EXCL, so a symlink planted at this name since the check above is refused too.
-	f, err := dir.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return 0, false, &UnsafeOutputError{Path: rel + PartSuffix, Reason: "something appeared at the part file's name (not followed)"}
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	var w io.Writer = f
-	var sealer io.WriteCloser
-	if seal != nil {
-		if sealer, err = seal(f); err != nil {
-			_ = f.Close()
-			_ = dir.Remove(part)
-			return 0, false, err
+		if err == nil && sealer != nil {
+			err = sealer.Close()
 		}
-		w = sealer
-	}
-	_, err = io.CopyBuffer(struct{ io.Writer }{w}, resp.Body, make([]byte, 256<<10))
-	if err != nil && ctx.Err() == nil {
-		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
-	}
-	if err == nil && sealer != nil {
-		err = sealer.Close()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = dir.Rename(part, name)
-	}
+		return err
+	})
 	if err != nil {
-		_ = dir.Remove(part)
 		return 0, false, err
 	}
 	return st.Size(), false, nil

@@ -54,6 +54,12 @@ func TestProbe(t *testing.T) {
 	require.ErrorAs(t, err, &cfg)
 	require.Contains(t, err.Error(), "does not look like an exit server")
 
+	// A server that does not answer for the URL's host name.
+	_, strict := server(t, exitserver.Config{AllowedHosts: []string{"exit.example"}})
+	err = strict.Probe(context.Background())
+	require.ErrorAs(t, err, &cfg)
+	require.Contains(t, err.Error(), "refused the host name")
+
 	// A database that comes up within the budget is waited for.
 	db.SetDown(true)
 	go func() {
@@ -178,6 +184,7 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 			echo(w, r)
 			return
 		}
+		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
 		_, _ = w.Write(make([]byte, 4096))
 		w.(http.Flusher).Flush()
 		close(hung)
@@ -205,4 +212,51 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 	entries, err := os.ReadDir(out)
 	require.NoError(t, err)
 	require.Len(t, entries, 2, "the two clear files, no part file")
+}
+
+// A server that hangs (accepts, then never answers: stopped, or behind a silent network) is
+// abandoned once no byte moved for Client.Idle, and the run stops through the budget; a stream
+// that hangs midway fails its file as cut.
+func TestHungServerStopsTheRun(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch k := n.Add(1); {
+		case k <= 3:
+			_, _ = w.Write([]byte("clear"))
+			return
+		case k == 4:
+			_, _ = w.Write(make([]byte, 1000))
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	})
+	in, out := t.TempDir(), t.TempDir()
+	for i := range 20 {
+		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(100))
+	}
+	c := exitclient.New(srv.URL, token)
+	c.Idle, c.Backoff, c.Budget = 200*time.Millisecond, 5*time.Millisecond, exitclient.NewRetryBudget(300*time.Millisecond)
+	done := make(chan error, 1)
+	var rep exitclient.DecryptReport
+	go func() {
+		var err error
+		rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var unav *exitclient.UnavailableError
+		require.ErrorAs(t, err, &unav)
+		require.Contains(t, err.Error(), "no byte moved for 200ms")
+	case <-time.After(time.Minute):
+		t.Fatal("a hung server did not stop the run within a minute")
+	}
+	require.Equal(t, 3, rep.Decrypted)
+	require.Len(t, rep.Failures, 1)
+	require.Equal(t, "stream_aborted", rep.Failures[0].Code)
+	require.Contains(t, rep.Failures[0].Message, "no byte moved")
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	require.Empty(t, parts)
 }

@@ -2,6 +2,8 @@ package exitclient_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,4 +136,29 @@ func TestDecryptResolvedPaths(t *testing.T) {
 	require.NoDirExists(t, filepath.Join(in, "clear"))
 	require.NoDirExists(t, filepath.Join(base, "out2"))
 	require.NoDirExists(t, filepath.Join(base, "out3"))
+}
+
+// OutputTree.Write: a failed write leaves neither a part file nor a change to the clear file.
+func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	tree, err := exitclient.OpenOutputTree(dir)
+	require.NoError(t, err)
+	defer tree.Close()
+	require.NoError(t, tree.Write(filepath.Join("a", "f"), func(w io.Writer) error {
+		_, err := w.Write([]byte("first"))
+		return err
+	}))
+	done, err := tree.Exists(filepath.Join("a", "f"))
+	require.NoError(t, err)
+	require.True(t, done)
+	err = tree.Write(filepath.Join("a", "f"), func(w io.Writer) error {
+		_, _ = w.Write([]byte("half"))
+		return errors.New("cut")
+	})
+	require.EqualError(t, err, "cut")
+	got, err := os.ReadFile(filepath.Join(dir, "a", "f"))
+	require.NoError(t, err)
+	require.Equal(t, "first", string(got))
+	require.NoFileExists(t, filepath.Join(dir, "a", "f"+exitclient.PartSuffix))
 }

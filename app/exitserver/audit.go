@@ -10,6 +10,7 @@ import (
 
 	"idvault/app/apierr"
 	"idvault/exit/encryption"
+	"idvault/exit/exitdb"
 )
 
 // AuditBatchIDs is the most key IDs one POST /v1/audit may carry.
@@ -36,7 +37,8 @@ type KeyAudit struct {
 	// a group, or through a provisional identity).
 	Reachable bool `json:"reachable"`
 	// Holders are the users (standard base64 of the hashed user ID) whose identity would reach
-	// it, when it is not reachable; empty otherwise, and when no user holds it.
+	// it, when it is not reachable: the first exitdb.MaxHolders (20) by user ID; empty
+	// otherwise, and when no user holds it.
 	Holders []string `json:"holders"`
 }
 
@@ -44,6 +46,18 @@ type KeyAudit struct {
 // -> 200 {"app_id", "keys": [{"reachable", "holders"}]}. It reads the dump's rows and the
 // imported keys; it opens no key and decrypts nothing.
 func (s *Server) audit(c *fiber.Ctx) error {
+	// The body, and an answer of up to MaxHolders holders per ID (an ID takes at least 27
+	// bytes of body), reserved in the memory budget while they live.
+	size := int64(c.Request().Header.ContentLength())
+	if size < 0 || size > auditBodyBytes {
+		size = auditBodyBytes
+	}
+	ids := min(size/27+1, AuditBatchIDs)
+	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*48+64), budgetWait)
+	if err != nil {
+		return err
+	}
+	defer release()
 	raw, err := readLimited(requestBody(c), auditBodyBytes)
 	if err != nil {
 		return err
@@ -63,17 +77,17 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	if len(req.IDs) > AuditBatchIDs {
 		return apierr.PayloadTooLarge.Msg("%d IDs in one audit; the limit is %d", len(req.IDs), AuditBatchIDs)
 	}
-	ids := make([]encryption.SimpleID, len(req.IDs))
+	keyIDs := make([]encryption.SimpleID, len(req.IDs))
 	for i, s := range req.IDs {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil || len(b) != encryption.IDSize {
 			return apierr.InvalidBody.Msg("ids[%d] is not the standard base64 of 16 bytes", i)
 		}
-		copy(ids[i][:], b)
+		copy(keyIDs[i][:], b)
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
 	defer cancel()
-	audits, err := s.db.AuditKeys(ctx, ids)
+	audits, err := s.db.AuditKeys(ctx, keyIDs)
 	if err != nil {
 		return classifyDecryptError(err)
 	}

@@ -1,6 +1,7 @@
 package exitserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -37,6 +38,22 @@ const (
 // is the server's (database_unavailable, internal_error) fails the whole batch with that
 // answer, so that the client retries it.
 func (s *Server) decryptBatch(c *fiber.Ctx) error {
+	// The body and the answer (clear bytes are shorter than their ciphertexts; an error takes
+	// a few dozen bytes), reserved in the memory budget until the answer is written.
+	size := int64(c.Request().Header.ContentLength())
+	if size < 0 || size > DecryptBatchBytes {
+		size = DecryptBatchBytes
+	}
+	release, err := s.budget.reserve(2*size+64<<10, budgetWait)
+	if err != nil {
+		return err
+	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			release()
+		}
+	}()
 	raw, err := readBatchBody(c)
 	if err != nil {
 		return err
@@ -45,7 +62,7 @@ func (s *Server) decryptBatch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
 	defer cancel()
 	keys := s.db.KeyFinder(ctx)
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})
@@ -66,8 +83,13 @@ func (s *Server) decryptBatch(c *fiber.Ctx) error {
 		out = appendString(out, e.Code.Name)
 		out = appendString(out, e.Message)
 	}
+	raw = nil
 	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
-	return c.Send(out)
+	// fasthttp closes the reader once the answer is written (or dropped): the reservation is
+	// given back then.
+	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(out), release: release}, len(out))
+	handedOver = true
+	return nil
 }
 
 // readBatchBody reads the body up to DecryptBatchBytes, into one buffer of its announced

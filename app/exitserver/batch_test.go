@@ -3,12 +3,16 @@ package exitserver_test
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/exitclient"
 	"idvault/app/exitserver"
+	"idvault/app/exitserver/exitfake"
 	"idvault/exit/encryption"
 )
 
@@ -90,4 +94,38 @@ func TestDecryptBatchRefusals(t *testing.T) {
 
 	status, raw, _ = f.do(t, "POST", "/v1/decrypt-batch", "", bytes.NewReader(exitclient.EncodeBatch([][]byte{ct})))
 	requireError(t, status, raw, 401, "unauthorized")
+}
+
+// A batch holds its body and its answer in the memory budget until the answer is written: one
+// that can never fit is payload_too_large, and the reservation comes back after each answer.
+func TestDecryptBatchKeepsToTheMemoryBudget(t *testing.T) {
+	t.Parallel()
+	db := exitfake.New()
+	who, _ := db.AddUser()
+	_, err := db.Import(t.Context(), []string{who})
+	require.NoError(t, err)
+	srv := exitserver.New(db, exitserver.Config{MemoryBudget: 1 << 20})
+	url, client := apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
+	post := func(body []byte) (int, []byte) {
+		resp, err := client.Post(url+"/v1/decrypt-batch", "application/octet-stream", bytes.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, raw
+	}
+	var items [][]byte
+	for range 100 {
+		ct, err := db.Encrypt(who, encryption.V10, randomBytes(200), encryption.EncryptOptions{})
+		require.NoError(t, err)
+		items = append(items, ct)
+	}
+	status, raw := post(exitclient.EncodeBatch(items))
+	require.Equal(t, 200, status, "%s", raw)
+	require.Positive(t, srv.Memory().Peak)
+	require.Eventually(t, func() bool { return srv.Memory().Reserved == 0 }, 10*time.Second, 10*time.Millisecond)
+
+	status, raw = post(exitclient.EncodeBatch([][]byte{make([]byte, 600<<10)}))
+	requireError(t, status, raw, 413, "payload_too_large")
+	require.LessOrEqual(t, srv.Memory().Peak, int64(1<<20))
 }

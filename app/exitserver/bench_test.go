@@ -132,7 +132,15 @@ func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	url, _ := apptest.Serve(b, exitserver.New(db, exitserver.Config{}).App)
+	// Served as `idvault exit` serves it: netguard's listener, the body idle limit, the budget.
+	srv := exitserver.New(db, exitserver.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Shutdown(5 * time.Second) })
+	url := "http://" + ln.Addr().String()
 	// The client of `idvault exit decrypt`, sending the ciphertext from a file as it does
 	// (net/http then hands the file to sendfile).
 	client := exitclient.New(url, "").HTTP

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -20,43 +22,61 @@ import (
 	"idvault/exit/exitdb"
 )
 
-// keyLookupTimeout bounds the database work of resolving one resource key.
+// keyLookupTimeout is the default of Config.KeyLookupTimeout: it starts once the ciphertext's
+// header (a stream) or whole body (a simple format) is read, so an upload slower than it still
+// decrypts.
 const keyLookupTimeout = 30 * time.Second
 
 // decrypt is POST /v1/decrypt: the raw ciphertext in, the clear bytes out.
 func (s *Server) decrypt(c *fiber.Ctx) error {
 	body := requestBody(c)
-	ctx, cancel := context.WithTimeout(c.UserContext(), keyLookupTimeout)
+	var first [1]byte
+	if n, err := io.ReadFull(body, first[:]); n == 0 {
+		if err == io.EOF {
+			return classifyDecryptError(fmt.Errorf("decrypt: %w: empty input", encryption.ErrUnknownFormat))
+		}
+		return apierr.InvalidBody.Msg("reading the body: %v", err)
+	}
+	v := encryption.Version(first[0])
+	if !v.Supported() {
+		return classifyDecryptError(fmt.Errorf("decrypt: %w: version %d", encryption.ErrUnknownFormat, first[0]))
+	}
+	if !v.IsStream() {
+		return s.decryptSimple(c, first[0], body)
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{body: body, reqID: requestid.Of(c), log: s.cfg.Logger}
 	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
 	// read waiting for it is cut by a read deadline in the past.
-	dr, err := encryption.NewDecryptReader(body, s.db.KeyFinder(ctx), encryption.WithLimits(limits),
-		encryption.WithReadAhead(st.cut))
+	dr, err := encryption.NewDecryptReader(&prefixed{first: first[:], r: body}, s.db.KeyFinder(ctx),
+		encryption.WithLimits(limits), encryption.WithReadAhead(st.cut))
 	if err != nil {
 		return classifyDecryptError(err)
 	}
-	if !dr.Version().IsStream() {
-		// A simple format was read and decrypted whole (up to MaxBody): send it with its length.
-		var clear bytes.Buffer
-		if _, err := dr.WriteTo(&clear); err != nil {
-			return classifyDecryptError(err)
-		}
-		c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
-		return c.Send(clear.Bytes())
+	// The decrypter's three chunk buffers (WithReadAhead) and the first clear bytes.
+	release, err := s.budget.reserve(int64(3*dr.ChunkSize()+firstClear), budgetWait)
+	if err != nil {
+		return err
 	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			release()
+		}
+	}()
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
-	first := make([]byte, 32<<10)
-	n, err := io.ReadFull(dr, first)
+	head := make([]byte, firstClear)
+	n, err := io.ReadFull(dr, head)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		if err := noTrailingData(body); err != nil {
 			return err
 		}
 		c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
-		return c.Send(first[:n])
+		return c.Send(head[:n])
 	case err != nil:
 		return classifyDecryptError(err)
 	}
@@ -65,20 +85,114 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	// chunked writer sends 4 KiB pieces, a syscall each, which caps a stream far below the
 	// decryption rate): one HTTP chunk per verified encryption chunk. Nothing below may touch c.
 	st.dr = dr
-	st.pending = first[:n]
+	st.pending = head[:n]
 	// The answer is written on the connection itself, not fasthttp's wrapper of it, so that a
 	// chunk goes out in one writev (net.Buffers) with its framing.
 	raw := c.Context().Conn()
 	s.streams.Add(1)
+	handedOver = true
 	c.Context().HijackSetNoResponse(true)
 	c.Context().Hijack(func(net.Conn) {
 		defer s.streams.Done()
+		defer release()
 		st.run(raw)
 	})
 	return nil
 }
 
-// streamIdle bounds how long a stream waits on a client that neither sends nor reads.
+// prefixed puts the format byte, read to choose the path, back before the rest of the body. It
+// is a plain io.Reader on purpose: an io.WriterTo source (io.MultiReader is one) would turn the
+// decrypter's read-ahead pipeline off.
+type prefixed struct {
+	first []byte
+	r     io.Reader
+}
+
+func (p *prefixed) Read(b []byte) (int, error) {
+	if len(p.first) > 0 {
+		n := copy(b, p.first)
+		p.first = p.first[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
+}
+
+// firstClear is how much clear text of a stream is verified before the 200 is sent.
+const firstClear = 32 << 10
+
+// decryptSimple reads a simple-format ciphertext whole (up to MaxBody), then resolves its key
+// and answers the clear text with its length. The body and the clear text are reserved in the
+// memory budget before the body is read, and given back once the answer is written.
+func (s *Server) decryptSimple(c *fiber.Ctx, first byte, body io.Reader) error {
+	limit := s.cfg.MaxBody
+	size := int64(c.Request().Header.ContentLength())
+	if size > limit {
+		return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input of %d bytes above %d", encryption.ErrLimitExceeded, size, limit)))
+	}
+	// A known length: the body and the clear text, each as long. Chunked: the body is read into
+	// a growing buffer (up to MaxBody and a quarter), so three times MaxBody.
+	need := 2 * size
+	if size < 0 {
+		need = 3 * limit
+	}
+	release, err := s.budget.reserve(need, budgetWait)
+	if err != nil {
+		return err
+	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			release()
+		}
+	}()
+	var data []byte
+	if size > 0 {
+		data = make([]byte, size)
+		data[0] = first
+		if _, err := io.ReadFull(body, data[1:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return classifyDecryptError(err)
+			}
+			return apierr.InvalidBody.Msg("reading the body: %v", err)
+		}
+	} else {
+		data, err = io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader([]byte{first}), body), limit+1))
+		if err != nil {
+			return apierr.InvalidBody.Msg("reading the body: %v", err)
+		}
+		if int64(len(data)) > limit {
+			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
+	defer cancel()
+	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
+	if err != nil {
+		return classifyDecryptError(err)
+	}
+	data = nil
+	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+	// The answer is sent from the clear text itself; fasthttp closes the reader once it is
+	// written (or dropped), which gives the reservation back.
+	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(clear), release: release}, len(clear))
+	handedOver = true
+	return nil
+}
+
+// releasingReader gives its memory reservation back when closed.
+type releasingReader struct {
+	*bytes.Reader
+	release func()
+}
+
+func (r *releasingReader) Close() error {
+	r.release()
+	return nil
+}
+
+// streamIdle bounds how long a stream waits on a client that neither sends nor reads, when the
+// connection is not one of Serve's: those keep their own idle limit (BodyIdleTimeout) on reads
+// and writes, and ignore these deadlines but a cut.
 const streamIdle = 5 * time.Minute
 
 // clearStream writes a decrypt answer as HTTP/1.1 chunked transfer encoding on a hijacked
@@ -168,7 +282,13 @@ func (s *clearStream) send(a, b, c []byte) (int64, error) {
 	s.extendDeadline()
 	s.bufs = [3][]byte{a, b, c}
 	bufs := net.Buffers(s.bufs[:])
-	n, err := bufs.WriteTo(s.conn)
+	var n int64
+	var err error
+	if bw, ok := s.conn.(buffersWriter); ok {
+		n, err = bw.WriteBuffers(&bufs) // netguard's connection: still one writev
+	} else {
+		n, err = bufs.WriteTo(s.conn)
+	}
 	if err != nil {
 		s.mu.Lock()
 		if !s.stopped { // a write cut because the stream failed is not the client's doing
@@ -177,6 +297,11 @@ func (s *clearStream) send(a, b, c []byte) (int64, error) {
 		s.mu.Unlock()
 	}
 	return n, err
+}
+
+// buffersWriter is a connection wrapper that writes net.Buffers in one writev (netguard.Conn).
+type buffersWriter interface {
+	WriteBuffers(*net.Buffers) (int64, error)
 }
 
 // headerSafe keeps a header value to printable ASCII.
@@ -211,9 +336,12 @@ func classifyDecryptError(err error) error {
 	}
 	var knf *exitdb.KeyNotFoundError
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return apierr.InvalidBody.Msg("reading the body: no byte came within exit.body_idle_timeout")
 	case errors.Is(err, exitdb.ErrUnavailable):
 		return apierr.DatabaseUnavailable.Wrap(err)
-	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0:
+	case errors.As(err, &knf) && len(knf.CreatorUserID) > 0 && !knf.CreatorImported:
+		// Named only when importing that user would help.
 		return apierr.KeyNotFound.Msg("no imported identity gives the key of this resource; "+
 			"import the identity of user %s, who created it", base64.StdEncoding.EncodeToString(knf.CreatorUserID))
 	case errors.Is(err, encryption.ErrKeyNotFound):

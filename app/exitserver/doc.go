@@ -29,6 +29,13 @@
 // Simple (non-stream) formats are read whole, up to MaxBody bytes (payload_too_large beyond),
 // and answered with a Content-Length on a keep-alive connection.
 //
+// Serve runs the application behind app/netguard (accept errors retried, connections capped,
+// body and answer idle limits) as `idvault exit` does. Every request has a time limit on its
+// headers (HeaderTimeout, in total), its body and answer (BodyIdleTimeout without a byte) and the
+// keep-alive wait (IdleTimeout); bodies and stream buffers are reserved in a memory budget
+// (MemoryBudget, budget.go) before they are read, and a request that does not fit gets 503
+// server_busy. Foreign Host headers get 421 and ambiguous framing 400 (app/httpguard).
+//
 // The package depends on the database through the small DB interface (db.go); the exit/exitdb
 // implementation is adapted to it by the command line, and tests use an in-memory fake.
 package exitserver

@@ -24,6 +24,16 @@ type importRequest struct {
 // importIdentities is PUT /v1/identities: all or nothing, 201 with the counts.
 func (s *Server) importIdentities(c *fiber.Ctx) error {
 	limit := int64(s.cfg.BatchLimit)*perIdentityBytes + 4096
+	// The body and what is decoded from it, reserved in the memory budget while they live.
+	need := limit
+	if n := int64(c.Request().Header.ContentLength()); n >= 0 && n < limit {
+		need = n
+	}
+	release, err := s.budget.reserve(2*need, budgetWait)
+	if err != nil {
+		return err
+	}
+	defer release()
 	raw, err := readLimited(requestBody(c), limit)
 	if err != nil {
 		return err

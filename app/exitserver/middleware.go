@@ -61,7 +61,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			"code", e.Code.Name, "err", e.Error())
 	}
 	discardBody(c)
-	if e.Code == apierr.DatabaseUnavailable {
+	switch {
+	case e.RetryAfter > 0:
+		c.Set(fiber.HeaderRetryAfter, apierr.RetryAfterSeconds(e.RetryAfter))
+	case e.Code == apierr.DatabaseUnavailable:
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}
 	return c.Status(e.Code.Status).JSON(apierr.Body(e, apierr.StyleTanker, requestid.Of(c)))
@@ -72,10 +75,12 @@ const drainOnError = 64 << 20
 
 // discardBody reads what is left of the request body, up to drainOnError bytes, so that a
 // client still sending sees the answer rather than a reset connection. The connection is
-// closed after the answer when the body was not read to its end: what is left of it cannot be
-// told from the next request.
+// closed after the answer when the body was not read to its end (over the limit, or a read
+// that failed, as a stalled body's): what is left of it cannot be told from the next request.
 func discardBody(c *fiber.Ctx) {
-	if n, _ := io.CopyN(io.Discard, requestBody(c), drainOnError); n == drainOnError {
+	// CopyN ends with io.EOF when the body ended within the limit; any other end (the limit,
+	// a read that failed or timed out) leaves the rest of the body on the connection.
+	if _, err := io.CopyN(io.Discard, requestBody(c), drainOnError); err != io.EOF {
 		c.Response().Header.SetConnectionClose()
 	}
 }

@@ -3,20 +3,28 @@ package exitserver
 import (
 	"errors"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
+	"idvault/app/apierr"
+	"idvault/app/httpguard"
+	"idvault/app/netguard"
 	"idvault/app/openapi"
 	"idvault/app/requestid"
 )
 
 // Defaults of Config.
 const (
-	DefaultBatchLimit = 1000
-	DefaultMaxBody    = 64 << 20
-	DefaultIdle       = 60 * time.Second
+	DefaultBatchLimit    = 1000
+	DefaultMaxBody       = 64 << 20
+	DefaultIdle          = 60 * time.Second
+	DefaultHeaderTimeout = 30 * time.Second
+	DefaultBodyIdle      = 60 * time.Second
+	DefaultMemoryBudget  = 256 << 20
 )
 
 // Config tunes the server. Zero values take the defaults.
@@ -32,9 +40,28 @@ type Config struct {
 	// MaxChunkSize bounds the chunk size a stream header may declare (default: the library's,
 	// 16 MiB); the server holds one chunk of it per stream.
 	MaxChunkSize int
-	// IdleTimeout closes keep-alive connections idle this long (default 60 s). There is no read
-	// or write timeout on a whole request: a stream of several GiB takes as long as it takes.
+	// IdleTimeout closes keep-alive connections idle this long (default 60 s).
 	IdleTimeout time.Duration
+	// HeaderTimeout bounds the request line and headers, in total (default 30 s): a client
+	// trickling them is answered 408 and dropped.
+	HeaderTimeout time.Duration
+	// BodyIdleTimeout drops a connection whose body, or answer, moves no byte this long
+	// (default 60 s; the first 8 KiB of the body, read with the headers, must come within it).
+	// There is no limit on a whole request: a stream of several GiB that keeps moving takes as
+	// long as it takes. It needs the listener of Serve.
+	BodyIdleTimeout time.Duration
+	// MemoryBudget bounds the bytes request bodies and stream chunk buffers hold at once
+	// (default 256 MiB); a request that does not fit within 2 s gets 503 server_busy.
+	MemoryBudget int64
+	// KeyLookupTimeout bounds the database work of resolving one key (default 30 s); it starts
+	// once the ciphertext's header (a stream) or whole body (a simple format) is read.
+	KeyLookupTimeout time.Duration
+	// Listen and AllowedHosts choose the Host headers answered (httpguard.Hosts): others get
+	// 421 host_not_allowed.
+	Listen       string
+	AllowedHosts []string
+	// MaxConns and MaxConnsPerIP cap the open connections of Serve (netguard defaults).
+	MaxConns, MaxConnsPerIP int
 	// Logger receives the request log; never identities, tokens or clear text.
 	Logger *slog.Logger
 }
@@ -49,6 +76,18 @@ func (c Config) withDefaults() Config {
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdle
 	}
+	if c.HeaderTimeout <= 0 {
+		c.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if c.BodyIdleTimeout <= 0 {
+		c.BodyIdleTimeout = DefaultBodyIdle
+	}
+	if c.KeyLookupTimeout <= 0 {
+		c.KeyLookupTimeout = keyLookupTimeout
+	}
+	if c.MemoryBudget <= 0 {
+		c.MemoryBudget = DefaultMemoryBudget
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -60,7 +99,17 @@ type Server struct {
 	cfg     Config
 	db      DB
 	streams sync.WaitGroup // decrypt answers being written on hijacked connections
+	budget  *budget
 	App     *fiber.App
+}
+
+// Serve serves the application on ln behind netguard: accept errors retried, connections
+// capped (MaxConns, MaxConnsPerIP), and request bodies and answers under BodyIdleTimeout.
+func (s *Server) Serve(ln net.Listener) error {
+	return s.App.Listener(netguard.Listen(ln, netguard.Config{
+		MaxConns: s.cfg.MaxConns, MaxConnsPerIP: s.cfg.MaxConnsPerIP,
+		WriteIdle: s.cfg.BodyIdleTimeout, Logger: s.cfg.Logger,
+	}))
 }
 
 // Shutdown stops accepting connections and waits, up to timeout in all, for requests in
@@ -86,7 +135,7 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 // New builds the fiber application over db.
 func New(db DB, cfg Config) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, db: db}
+	s := &Server{cfg: cfg, db: db, budget: newBudget(cfg.MemoryBudget)}
 	handleErr := s.errorHandler
 	s.App = fiber.New(fiber.Config{
 		AppName:               "idvault exit",
@@ -97,13 +146,34 @@ func New(db DB, cfg Config) *Server {
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 		BodyLimit:                    1 << 20,
-		IdleTimeout:                  cfg.IdleTimeout,
-		ErrorHandler:                 handleErr,
+		// ReadTimeout is set from the start of a request (its first byte on a keep-alive
+		// connection) to the end of its headers; the body is then under BodyIdleTimeout.
+		ReadTimeout:  cfg.HeaderTimeout,
+		IdleTimeout:  cfg.IdleTimeout,
+		ErrorHandler: handleErr,
 	})
+	srv := s.App.Server()
+	// The first 8 KiB of the body, which fasthttp reads before the handler, get BodyIdleTimeout.
+	srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		return fasthttp.RequestConfig{ReadTimeout: cfg.BodyIdleTimeout}
+	}
+	srv.ConnState = func(c net.Conn, st fasthttp.ConnState) {
+		if st == fasthttp.StateIdle || st == fasthttp.StateClosed {
+			netguard.EndBody(c) // the answer is written: the next request's deadlines are fasthttp's
+		}
+	}
 	s.App.Use(requestid.Middleware())
 	s.App.Use(s.observe(handleErr))
 	s.App.Use(s.recoverMiddleware())
+	s.App.Use(func(c *fiber.Ctx) error {
+		netguard.StartBody(c.Context().Conn(), cfg.BodyIdleTimeout)
+		return c.Next()
+	})
+	s.App.Use(httpguard.Hosts(cfg.Listen, cfg.AllowedHosts, func() error {
+		return apierr.HostNotAllowed.Msg("this server does not answer for that Host header (exit.allowed_hosts)")
+	}))
 	s.routes()
+	httpguard.RefuseBadFraming(s.App, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,7 +41,16 @@ func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
 		cfg.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv := exitserver.New(f.db, cfg)
-	f.url, f.client = apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
+	// Served as `idvault exit` serves it (Server.Serve: netguard's listener and idle limits);
+	// every answer is checked against exit.json.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown(5 * time.Second) })
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
+	t.Cleanup(tr.CloseIdleConnections)
+	f.url = "http://" + ln.Addr().String()
+	f.client = &http.Client{Transport: apptest.CheckTransport(tr, apptest.LoadExitAPIDoc), Timeout: time.Minute}
 	return f
 }
 

@@ -43,7 +43,7 @@ const (
 )
 
 func build() []byte {
-	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HostNotAllowed, apierr.HeaderTooLarge}, []apierr.Code{apierr.BodyTooLarge})
+	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HostNotAllowed, apierr.HeaderTooLarge, apierr.MalformedRequest}, []apierr.Code{apierr.BodyTooLarge})
 	pApp := m{"$ref": "#/components/parameters/AppID"}
 	pAdminApp := m{"$ref": "#/components/parameters/AdminAppID"}
 	pEmail := m{"$ref": "#/components/parameters/Email"}
@@ -200,7 +200,7 @@ func description() string {
 		rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", n, seen[n][0].Status, seen[n][0].Message))
 	}
 	return "Every HTTP interface of one `idvault serve`: operations, the admin API, the fake authentication server, the reference identity server and the email verification API. Interfaces switched off in the configuration answer `feature_not_enabled` (404).\n\n" +
-		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 (also for a method that is not HTTP's), `body_too_large` 413, `host_not_allowed` 421 (a Host header outside `server.allowed_hosts`), `request_header_too_large` 431 and `internal_error` 500.\n\n" +
+		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 (also for a method that is not HTTP's), `body_too_large` 413, `host_not_allowed` 421 (a Host header outside `server.allowed_hosts`), `malformed_request` 400 (two `Host` headers, or `Content-Length` with `Transfer-Encoding`; the connection is then closed), `request_header_too_large` 431 and `internal_error` 500.\n\n" +
 		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type, except that an identity server without a token takes only `application/json` (`unsupported_media_type` 415, so that a cross-site form cannot drive it). The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
 		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
 }

@@ -52,7 +52,7 @@ func exitCodes() []string {
 }
 
 func buildExit() []byte {
-	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HeaderTooLarge}, []apierr.Code{apierr.PayloadTooLarge})
+	b := newBuilder([]apierr.Code{apierr.InternalError, apierr.HeaderTooLarge, apierr.HostNotAllowed, apierr.MalformedRequest}, []apierr.Code{apierr.PayloadTooLarge})
 	b.headers[401] = m{"WWW-Authenticate": m{"description": `Bearer realm="idvault exit"`, "required": true, "schema": m{"type": "string"}}}
 	b.headers[503] = m{"Retry-After": m{"description": "seconds to wait before retrying", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
 	b.fields[apierr.InvalidIdentity.Name] = m{"message": "2 of 3 identities cannot be imported; nothing was stored",
@@ -78,37 +78,39 @@ func buildExit() []byte {
 			"Re-importing is harmless (counted in `already_imported`). At most `exit.batch_limit` (default 1000) identities per request, `payload_too_large` beyond. " +
 			"Unknown fields are refused (`invalid_body`). The body is read as JSON whatever its Content-Type.",
 		responses: merge(ok("201", "every identity is stored (now or before)", ref("ImportResult"), m{"imported": 2, "already_imported": 1}, "application/json"),
-			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.InvalidIdentity)...)),
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.InvalidIdentity, apierr.ServerBusy)...)),
 		body:     jsonBody(ref("ImportRequest"), m{"identities": list{privID}}, true, ""),
 		security: sec})
 	b.add("/v1/decrypt", "post", operation{id: "decrypt", tag: "exit", summary: "Decrypt data",
 		desc: "The encrypted bytes (any Tanker format, 1 to 11) as the raw body, the clear bytes as the answer. The resource key is found through the imported identities. The body is read as bytes whatever its Content-Type.\n\n" +
 			"Simple formats are read whole, up to `exit.max_body` (default 64 MiB, `payload_too_large` beyond), and answered with a Content-Length.\n\n" +
+			"Memory: a simple-format body takes twice its length (the body and the clear text; three times `exit.max_body` when sent chunked), a stream three of its chunks, from `exit.memory_budget` (default 256 MiB) while the request runs; a request that does not fit within 2 s gets `server_busy` 503 with `Retry-After`.\n\n" +
 			"Stream formats (4, 8, 11) stream both ways at constant memory, whatever the size: the body is decrypted as it arrives, and the clear text is sent as HTTP/1.1 chunked transfer encoding (`Connection: close`), one verified encryption chunk at a time; clear bytes leave only after the chunk holding them verified. The first chunk is verified before the 200, so a wrong key or a corrupt start still gets its error answer. " +
 			"**A stream that fails after the 200 (a tampered or missing chunk further on, trailing bytes) drops the connection without the final zero-length chunk**: a client must treat a truncated chunked answer (a read error before the end of the body) as a failure and discard what it received; every HTTP client reports it as an error.",
 		responses: merge(m{"200": m{"description": "the clear bytes: with a Content-Length for simple formats, chunked for streams (a stream failing midway ends without its final chunk: a failure)",
 			"content": m{"application/octet-stream": m{}}}},
-			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.UnsupportedFormat, apierr.TruncatedData, apierr.KeyNotFound, apierr.DecryptionFailed)...)),
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.UnsupportedFormat, apierr.TruncatedData, apierr.KeyNotFound, apierr.DecryptionFailed, apierr.ServerBusy)...)),
 		body:     m{"required": true, "description": "the encrypted data, as it was stored", "content": m{"application/octet-stream": m{}}},
 		security: sec})
 	b.add("/v1/decrypt-batch", "post", operation{id: "decryptBatch", tag: "exit", summary: "Decrypt many small values",
 		desc: "Many small ciphertexts (database columns, any Tanker format) in one request, for `idvault exit decrypt-records`. The body is a sequence of items, each `uvarint(length) || ciphertext` (the unsigned LEB128 varint of Go's encoding/binary and protobuf). " +
 			"The answer holds one entry per item, in the same order: `0x00 uvarint(length) clear bytes` when it decrypted, `0x01 uvarint(length) code uvarint(length) message` when it did not, with the code and message `POST /v1/decrypt` would answer for it alone (`key_not_found`, `decryption_failed`, `unsupported_format`, `truncated_data`, `payload_too_large`).\n\n" +
 			"Limits (fixed): at most 10000 items and 8 MiB of body, `payload_too_large` beyond; a value too big for a batch goes to `POST /v1/decrypt`, which streams. " +
-			"A framing error is `invalid_body`. An item failing for the server's reason (`database_unavailable`, `internal_error`) fails the whole batch with that answer, so that the client retries it whole. The body is read as bytes whatever its Content-Type.",
+			"A framing error is `invalid_body`. An item failing for the server's reason (`database_unavailable`, `internal_error`) fails the whole batch with that answer, so that the client retries it whole. " +
+			"The body and the answer are reserved in `exit.memory_budget` until the answer is written (twice the body's length and 64 KiB): `server_busy` 503 when they do not fit beside the requests in flight, `payload_too_large` when they never can. The body is read as bytes whatever its Content-Type.",
 		responses: merge(m{"200": m{"description": "one entry per item, in order: `0x00 uvarint(len) clear` or `0x01 uvarint(len) code uvarint(len) message`",
 			"content": m{"application/octet-stream": m{}}}},
-			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody)...)),
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.ServerBusy)...)),
 		body:     m{"required": false, "description": "the ciphertexts, each as uvarint(length) || bytes (none: an empty answer)", "content": m{"application/octet-stream": m{}}},
 		security: sec})
 
 	b.add("/v1/audit", "post", operation{id: "audit", tag: "exit", summary: "Audit keys before decrypting",
 		desc: "For each 16-byte key ID (the resource ID of formats 1 to 8, the session ID or the seed of formats 9 to 11, as read from a ciphertext's header), whether a key published under it reaches an imported identity (published to an imported user, to a group one is a member of, or to a provisional identity one holds), and, when not, the users whose identity would reach it: `holders`, the standard base64 of their hashed user IDs (published to them, to a group they are a member of directly or through a provisional identity they claimed, to a provisional identity they claimed). " +
 			"It reads the dump's rows and the imported keys: it opens no key and decrypts nothing, so `idvault exit audit` can tell, before a long run, what will and will not open. `app_id` lets a client hash plain user IDs as Tanker does to name the holders. " +
-			"At most 10000 IDs (`payload_too_large` beyond); unknown fields and IDs that are not the base64 of 16 bytes are `invalid_body`. The body is read as JSON whatever its Content-Type.",
+			"At most 20 holders per ID, the first by user ID (a key published to a group of thousands would otherwise make megabytes per key). At most 10000 IDs (`payload_too_large` beyond); unknown fields and IDs that are not the base64 of 16 bytes are `invalid_body`. The body and the largest answer it can have are reserved in `exit.memory_budget` (`server_busy` 503 when they do not fit). The body is read as JSON whatever its Content-Type.",
 		responses: merge(jsonOK("one entry per ID, in order", ref("AuditAnswer"), m{"app_id": "c2FtcGxlLWFwcC1pZC0wMTIzNDU2Nzg5YWJjZGVmMDE=",
 			"keys": list{m{"reachable": true, "holders": list{}}, m{"reachable": false, "holders": list{"dXNlci1pZC0wMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1Njc="}}}}),
-			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody)...)),
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.ServerBusy)...)),
 		body:     jsonBody(ref("AuditRequest"), m{"ids": list{"AAECAwQFBgcICQoLDA0ODw=="}}, true, ""),
 		security: sec})
 
@@ -141,7 +143,7 @@ func exitDescription() string {
 	}
 	return "The HTTP interface of `idvault exit`, a separate server over a PostgreSQL database restored from an exit dump: it imports the users' private identities, then decrypts any of the app's data. Several instances may share one database.\n\n" +
 		"Authentication: with a token (`--token`, `exit.token`), every route but `/healthz` and `/openapi.json` needs `Authorization: Bearer <token>` (`unauthorized` 401 with `WWW-Authenticate` otherwise); without one the server listens on loopback only, unless `--insecure`.\n\n" +
-		"Errors are `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); `invalid_identity` adds `entries`, `[{\"index\", \"reason\"}]`. `database_unavailable` 503 carries `Retry-After`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405, `request_header_too_large` 431 (a request line and headers over 4 KiB) and `internal_error` 500. " +
+		"Errors are `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); `invalid_identity` adds `entries`, `[{\"index\", \"reason\"}]`. `database_unavailable` and `server_busy` 503 carry `Retry-After`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405, `malformed_request` 400 (two `Host` headers, or `Content-Length` with `Transfer-Encoding`; the connection is then closed), `host_not_allowed` 421 (a `Host` outside `exit.allowed_hosts`; on a loopback listen address only loopback names by default), `request_header_too_large` 431 (a request line and headers over 4 KiB) and `internal_error` 500. " +
 		"After an early error the server reads up to 64 MiB of the unread body, so that a client still sending sees the answer, then closes the connection.\n\n" +
 		"Routes marked `x-idvault-any-content-type` read their body as their one media type whatever the Content-Type sent. The test suite checks every answer the exit server's HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
 		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")

@@ -5,6 +5,8 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -15,11 +17,14 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"idvault/app/admin"
+	"idvault/app/apierr"
 	"idvault/app/clientip"
 	"idvault/app/config"
 	"idvault/app/console"
 	"idvault/app/fakeauth"
+	"idvault/app/httpguard"
 	"idvault/app/idserver"
+	"idvault/app/netguard"
 	"idvault/app/requestid"
 	"idvault/app/verification"
 )
@@ -104,7 +109,7 @@ func New(d Deps) *Server {
 	app.Use(requestid.Middleware())
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), proxies, handleErr))
 	app.Use(recoverMiddleware(d.Logger))
-	app.Use(hostGuard(d.Server))
+	app.Use(httpguard.Hosts(d.Server.Listen, d.Server.AllowedHosts, func() error { return apierr.HostNotAllowed.New() }))
 	s.App = app
 	if d.Console.Enabled && d.Admin != nil {
 		s.console = console.New(console.Deps{
@@ -115,7 +120,22 @@ func New(d Deps) *Server {
 	}
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	s.refuseUnknownMethods(handleErr)
+	httpguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
+}
+
+// Serve serves the application on ln behind netguard: accept errors retried, connections
+// capped by server.max_connections and server.max_connections_per_ip (the trusted proxies'
+// addresses are not counted per address).
+func (s *Server) Serve(ln net.Listener) error {
+	proxies := clientip.ParseValid(s.deps.Server.TrustedProxies)
+	return s.App.Listener(netguard.Listen(ln, netguard.Config{
+		MaxConns: s.deps.Server.MaxConnections, MaxConnsPerIP: s.deps.Server.MaxConnectionsPerIP,
+		Exempt: func(ip net.IP) bool {
+			a, ok := netip.AddrFromSlice(ip)
+			return ok && proxies.Trusted(a.Unmap())
+		}, Logger: s.deps.Logger,
+	}))
 }
 
 // interfaces lists the interfaces and whether each is on, for the console's server page.

@@ -77,7 +77,39 @@ func TestPermanentUserKey(t *testing.T) {
 	var nf *chain.KeyNotFoundError
 	require.ErrorAs(t, err, &nf)
 	require.Equal(t, alice.UserID, nf.CreatorUserID)
+	require.False(t, nf.CreatorImported, "alice is not imported: importing her helps")
 	require.Equal(t, 1, nf.Publishes)
+}
+
+// The creator of a resource is named as the identity to import only while that identity is not
+// imported: once it is, a key still not found was given to others only, and the error says so.
+func TestKeyNotFoundNamesTheCreatorOnlyWhenNotImported(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.User("alice", true)
+	bob := e.User("bob", true)
+	key := make([]byte, encryption.KeySize)
+	enc, rid, err := encryption.Encrypt(encryption.V3, key, []byte("for bob only"), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	e.Publish(rid.ID, key, alice, bob) // authored by alice, not published to her
+
+	_, err = e.decrypt(enc)
+	var nf *chain.KeyNotFoundError
+	require.ErrorAs(t, err, &nf)
+	require.Equal(t, alice.UserID, nf.CreatorUserID)
+	require.False(t, nf.CreatorImported)
+
+	e.importOK(alice.Identity)
+	_, err = e.decrypt(enc)
+	require.ErrorAs(t, err, &nf)
+	require.Equal(t, alice.UserID, nf.CreatorUserID)
+	require.True(t, nf.CreatorImported)
+	require.Contains(t, err.Error(), "is imported but was not given them")
+
+	e.importOK(bob.Identity)
+	got, err := e.decrypt(enc)
+	require.NoError(t, err)
+	require.Equal(t, "for bob only", string(got))
 }
 
 func TestGroupsAndProvisional(t *testing.T) {

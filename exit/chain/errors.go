@@ -31,6 +31,10 @@ type KeyNotFoundError struct {
 	// published a key under ID, when the dump tells it (nil otherwise).
 	// Importing that user's identity decrypts the resource.
 	CreatorUserID []byte
+	// CreatorImported says the creator's identity is imported already: the
+	// keys under ID were published to others only, and naming the creator
+	// would not help.
+	CreatorImported bool
 	// Publishes is the number of key publishes found under ID.
 	Publishes int
 }
@@ -40,6 +44,9 @@ func (e *KeyNotFoundError) Error() string {
 	switch {
 	case e.Publishes == 0:
 		return fmt.Sprintf("no key published under %s", e.ID)
+	case e.CreatorUserID != nil && e.CreatorImported:
+		return fmt.Sprintf("no imported identity opens the %d key(s) published under %s; its creator, user %s, is imported but was not given them",
+			e.Publishes, e.ID, base64.StdEncoding.EncodeToString(e.CreatorUserID))
 	case e.CreatorUserID != nil:
 		return fmt.Sprintf("no imported identity opens the %d key(s) published under %s; created by user %s",
 			e.Publishes, e.ID, base64.StdEncoding.EncodeToString(e.CreatorUserID))

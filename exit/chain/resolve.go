@@ -45,6 +45,9 @@ func (c *Chain) FindKey(ctx context.Context, id encryption.SimpleID) ([]byte, er
 		switch {
 		case err == nil:
 			nf.CreatorUserID = user
+			if nf.CreatorImported, err = c.src.UserImported(ctx, user); err != nil {
+				return nil, fmt.Errorf("chain: read whether the creator of %s is imported: %w", id, err)
+			}
 		case !errors.Is(err, ErrNotFound):
 			return nil, fmt.Errorf("chain: read creator of %s: %w", id, err)
 		}

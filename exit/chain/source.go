@@ -60,6 +60,9 @@ type Keyring interface {
 	// ProvisionalKey returns the imported provisional pair of a
 	// provisional identity.
 	ProvisionalKey(ctx context.Context, appPublicSignatureKey, tankerPublicSignatureKey []byte) (ProvisionalKeyPair, error)
+	// UserImported reports whether the permanent identity of the hashed user ID userID was
+	// imported.
+	UserImported(ctx context.Context, userID []byte) (bool, error)
 }
 
 // User is a users row.

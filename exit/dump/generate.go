@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,12 +52,17 @@ type gen struct {
 	identities *bufio.Writer
 	manifest   *bufio.Writer
 	keys       *bufio.Writer
+	sums       *bufio.Writer
 	closers    []io.Closer
+	created    []string // files of the dump directory created by this run
+	dataDir    string   // data/, once created by this run
 	sum        Summary
 }
 
-// Generate writes a dump into dir (created if missing; it must not already hold a dump):
-// the three SQL files, app.json, identities.jsonl, manifest.jsonl and data/. The work is
+// Generate writes a dump into dir (created if missing): the three SQL files, app.json,
+// identities.jsonl, manifest.jsonl, SHA256SUMS and data/. Every file is created new with
+// FileMode (0600; a name that already exists, a symbolic link included, is refused, never
+// written through), and a run that fails removes what it created. The work is
 // spread over Workers goroutines; memory stays flat whatever the counts, as rows go to
 // per-table temporary files that are concatenated at the end and the keys later items
 // need are kept in record files.
@@ -70,41 +76,57 @@ func Generate(ctx context.Context, dir string, opts Options) (Summary, error) {
 	g := &gen{opts: opts, dir: dir}
 	g.sum.Rows = map[string]int{}
 	g.sum.Natures = map[int]int{}
-	if err := g.prepare(); err != nil {
-		return Summary{}, err
+	err := g.prepare()
+	if err == nil {
+		err = g.run(ctx)
 	}
-	defer g.cleanup()
-	if err := g.run(ctx); err != nil {
+	g.cleanup(err != nil)
+	if err != nil {
 		return Summary{}, err
 	}
 	return g.sum, nil
 }
 
 func (g *gen) prepare() error {
-	if _, err := os.Stat(filepath.Join(g.dir, SchemaFile)); err == nil {
+	if _, err := os.Lstat(filepath.Join(g.dir, SchemaFile)); err == nil {
 		return fmt.Errorf("dump: %s already holds a dump", g.dir)
 	}
-	if err := os.MkdirAll(filepath.Join(g.dir, DataDir), 0o755); err != nil {
+	if err := os.MkdirAll(g.dir, DirMode); err != nil {
 		return fmt.Errorf("dump: %w", err)
 	}
+	// Every name is checked before anything is written, so that a directory holding one of
+	// them is refused untouched; each file is still created new (createNew) in case one
+	// appears meanwhile.
+	for _, name := range outputNames(g.opts.WriteKeys) {
+		if _, err := os.Lstat(filepath.Join(g.dir, name)); err == nil {
+			return existsError(filepath.Join(g.dir, name), fs.ErrExist)
+		}
+	}
+	data := filepath.Join(g.dir, DataDir)
+	if err := os.Mkdir(data, DirMode); err != nil {
+		return existsError(data, err)
+	}
+	g.dataDir = data
 	tmp, err := os.MkdirTemp(g.dir, ".gen-")
 	if err != nil {
 		return fmt.Errorf("dump: %w", err)
 	}
 	g.tmp = tmp
 	for t := range tables {
-		f, err := os.Create(filepath.Join(tmp, tables[t].name))
+		f, err := createNew(filepath.Join(tmp, tables[t].name))
 		if err != nil {
-			return fmt.Errorf("dump: %w", err)
+			return err
 		}
 		g.tableFiles[t] = f
 		g.tableBufs[t] = bufio.NewWriterSize(f, 1<<20)
 	}
 	open := func(name string) (*bufio.Writer, error) {
-		f, err := os.Create(filepath.Join(g.dir, name))
+		path := filepath.Join(g.dir, name)
+		f, err := createNew(path)
 		if err != nil {
-			return nil, fmt.Errorf("dump: %w", err)
+			return nil, err
 		}
+		g.created = append(g.created, path)
 		g.closers = append(g.closers, f)
 		return bufio.NewWriterSize(f, 256<<10), nil
 	}
@@ -112,6 +134,9 @@ func (g *gen) prepare() error {
 		return err
 	}
 	if g.manifest, err = open(ManifestFile); err != nil {
+		return err
+	}
+	if g.sums, err = open(SumsFile); err != nil {
 		return err
 	}
 	if g.opts.WriteKeys {
@@ -122,7 +147,9 @@ func (g *gen) prepare() error {
 	return nil
 }
 
-func (g *gen) cleanup() {
+// cleanup closes and removes the temporary files; after a failure it also removes every file
+// and directory this run created (and only those), so that the directory is as it was.
+func (g *gen) cleanup(failed bool) {
 	for _, f := range g.tableFiles {
 		if f != nil {
 			_ = f.Close()
@@ -143,6 +170,14 @@ func (g *gen) cleanup() {
 	}
 	if g.tmp != "" {
 		_ = os.RemoveAll(g.tmp)
+	}
+	if failed {
+		for _, p := range g.created {
+			_ = os.Remove(p)
+		}
+		if g.dataDir != "" {
+			_ = os.RemoveAll(g.dataDir)
+		}
 	}
 }
 
@@ -292,6 +327,9 @@ func (g *gen) write(s *sink) error {
 			return fmt.Errorf("dump: %w", err)
 		}
 	}
+	if _, err := g.sums.Write(s.sums); err != nil {
+		return fmt.Errorf("dump: %w", err)
+	}
 	return nil
 }
 
@@ -305,12 +343,19 @@ func countLines(b []byte) int {
 	return n
 }
 
-// finish writes the SQL files (data last, each under a temporary name renamed into place)
-// and app.json.
+// finish flushes and syncs the streamed files, then writes app.json and the SQL files (data
+// last but one), each complete in the private temporary directory before it gets its name.
 func (g *gen) finish() error {
-	for _, w := range []*bufio.Writer{g.identities, g.manifest, g.keys} {
+	for _, w := range []*bufio.Writer{g.identities, g.manifest, g.sums, g.keys} {
 		if w != nil {
 			if err := w.Flush(); err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
+		}
+	}
+	for _, c := range g.closers {
+		if f, ok := c.(*os.File); ok {
+			if err := f.Sync(); err != nil {
 				return fmt.Errorf("dump: %w", err)
 			}
 		}
@@ -319,16 +364,34 @@ func (g *gen) finish() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(g.dir, AppFile), append(appJSON, '\n')); err != nil {
+	if err := g.writeFile(AppFile, append(appJSON, '\n')); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(g.dir, SchemaFile), []byte(SchemaSQL)); err != nil {
+	if err := g.writeFile(SchemaFile, []byte(SchemaSQL)); err != nil {
 		return err
 	}
 	if err := g.writeData(); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(g.dir, IndexesFile), []byte(IndexesSQL))
+	return g.writeFile(IndexesFile, []byte(IndexesSQL))
+}
+
+// writeFile writes a small file of the dump: in the temporary directory, then published.
+func (g *gen) writeFile(name string, data []byte) error {
+	tmp := filepath.Join(g.tmp, name)
+	if err := writeNew(tmp, data); err != nil {
+		return err
+	}
+	return g.publish(tmp, name)
+}
+
+func (g *gen) publish(tmp, name string) error {
+	final := filepath.Join(g.dir, name)
+	if err := publish(tmp, final); err != nil {
+		return err
+	}
+	g.created = append(g.created, final)
+	return nil
 }
 
 // AppInfo is the content of app.json.
@@ -351,12 +414,11 @@ func (g *gen) appInfo() AppInfo {
 }
 
 func (g *gen) writeData() error {
-	path := filepath.Join(g.dir, DataFile)
-	f, err := os.Create(path + ".tmp")
+	tmp := filepath.Join(g.tmp, DataFile)
+	f, err := createNew(tmp)
 	if err != nil {
-		return fmt.Errorf("dump: %w", err)
+		return err
 	}
-	defer os.Remove(path + ".tmp")
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
 	fmt.Fprintln(w, "-- idvault exit dump: data (exit-dump.md), one COPY block per table.")
@@ -383,17 +445,5 @@ func (g *gen) writeData() error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("dump: %w", err)
 	}
-	return os.Rename(path+".tmp", path)
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("dump: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("dump: %w", err)
-	}
-	return nil
+	return g.publish(tmp, DataFile)
 }

@@ -67,6 +67,16 @@ func tableCounts(t *testing.T, conn *pgx.Conn) map[string]int {
 	return out
 }
 
+// userTables lists the tables of the database's public schema.
+func userTables(t *testing.T, conn *pgx.Conn) []string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
+	require.NoError(t, err)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return names
+}
+
 // tableDigests returns an order-independent digest of every dump table's content.
 func tableDigests(t *testing.T, conn *pgx.Conn) map[string]string {
 	t.Helper()

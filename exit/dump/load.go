@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,9 +28,20 @@ type LoadError struct {
 
 func (e *LoadError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s line %d: %v", e.File, e.Line, e.Err)
+		return fmt.Sprintf("%s line %d: %v", printable(e.File), e.Line, e.Err)
 	}
-	return fmt.Sprintf("%s: %v", e.File, e.Err)
+	return fmt.Sprintf("%s: %v", printable(e.File), e.Err)
+}
+
+// printable returns a file name as is, or quoted with escapes when it holds control or other
+// non-printable characters (a name must not drive the terminal it is printed on).
+func printable(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
@@ -87,6 +99,13 @@ func DumpFiles(dir string) ([]string, error) {
 // the result of `psql -v ON_ERROR_STOP=1 -f FILE` for each file in order. progress, when
 // set, is called with the bytes of the current file read so far.
 //
+// A dump comes from outside: before connecting, Load reads every file and checks every
+// statement with CheckStatement; the first one that is not part of an exit dump stops it
+// with a *LoadError naming the file and line (wrapping a *RefusedError), and nothing is run.
+// While loading, each statement is checked again (a file changed in between is refused at
+// that statement) and sent alone through the extended protocol, which runs one statement
+// only.
+//
 // A file that fails is rolled back and stops the load with a *LoadError naming the file,
 // the line and PostgreSQL's message. Loading into a database that already holds the dump
 // fails on the first CREATE TABLE, so it changes nothing.
@@ -95,6 +114,11 @@ func Load(ctx context.Context, dsn, dir string, progress func(file string, done,
 	files, err := DumpFiles(dir)
 	if err != nil {
 		return sum, err
+	}
+	for _, name := range files {
+		if err := checkFile(ctx, filepath.Join(dir, name), name, progress); err != nil {
+			return sum, err
+		}
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -108,6 +132,63 @@ func Load(ctx context.Context, dsn, dir string, progress func(file string, done,
 		sum.Files = append(sum.Files, name)
 	}
 	return sum, nil
+}
+
+// checkFile reads a whole file and checks each of its statements; COPY data is skipped.
+func checkFile(ctx context.Context, path, name string, progress func(string, int64, int64)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &LoadError{File: name, Err: err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return &LoadError{File: name, Err: err}
+	}
+	cr := &countingReader{r: f}
+	stage := "checking " + name
+	p := NewParser(cr)
+	for n := 0; ; n++ {
+		it, perr := p.Next()
+		if perr == io.EOF {
+			break
+		}
+		if perr != nil {
+			return parseLoadError(name, p, perr)
+		}
+		if err := checkItem(name, it, true); err != nil {
+			return err
+		}
+		if it.Copy != nil {
+			if _, err := io.Copy(io.Discard, it.Copy); err != nil {
+				return parseLoadError(name, p, err)
+			}
+		}
+		if n%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if progress != nil {
+			progress(stage, cr.n, st.Size())
+		}
+	}
+	return nil
+}
+
+// checkItem checks a statement and that the splitter and the checker agree on whether COPY
+// data follows it.
+func checkItem(name string, it Item, beforeRun bool) error {
+	stmt, err := CheckStatement(it.SQL)
+	var re *RefusedError
+	if errors.As(err, &re) {
+		re.BeforeRun = beforeRun
+		return &LoadError{File: name, Line: it.Line, Err: re}
+	}
+	if (stmt.Kind == StmtCopy) != (it.Copy != nil) {
+		return &LoadError{File: name, Line: it.Line, Err: &RefusedError{Reason: "COPY FROM stdin written in a way the loader does not split", BeforeRun: beforeRun}}
+	}
+	return nil
 }
 
 func loadFile(ctx context.Context, pc *pgconn.PgConn, path, name string, sum *LoadSummary, progress func(string, int64, int64)) (err error) {
@@ -145,6 +226,9 @@ func loadFile(ctx context.Context, pc *pgconn.PgConn, path, name string, sum *Lo
 		if perr != nil {
 			return parseLoadError(name, p, perr)
 		}
+		if err := checkItem(name, it, false); err != nil {
+			return err
+		}
 		if it.Copy != nil {
 			tag, cerr := pc.CopyFrom(ctx, it.Copy, it.SQL)
 			if cerr != nil {
@@ -154,7 +238,9 @@ func loadFile(ctx context.Context, pc *pgconn.PgConn, path, name string, sum *Lo
 				return pgLoadError(name, it, cerr)
 			}
 			sum.CopyRows += tag.RowsAffected()
-		} else if _, xerr := pc.Exec(ctx, it.SQL).ReadAll(); xerr != nil {
+		} else if xerr := pc.ExecParams(ctx, it.SQL, nil, nil, nil, nil).Read().Err; xerr != nil {
+			// The extended protocol runs exactly one statement: a second one hidden from the
+			// checker would be refused by the server.
 			return pgLoadError(name, it, xerr)
 		}
 		sum.Statements++

@@ -139,10 +139,16 @@ func TestLoadErrorNamesFileAndLine(t *testing.T) {
 			wantMsg: "missing data for column", loaded: []string{dump.SchemaFile},
 		},
 		{
-			name: "syntax error in a statement", file: dump.IndexesFile,
+			name: "statement PostgreSQL refuses", file: dump.IndexesFile,
+			breakAt: func(t *testing.T, p string) int { return lineOf(t, p, "CREATE INDEX user_groups_enc", 0) },
+			repl:    func(l string) string { return strings.Replace(l, "user_groups_enc", "user_groups_group", 1) },
+			wantMsg: `relation "user_groups_group" already exists`, loaded: []string{dump.SchemaFile, dump.DataFile}, wantRows: true,
+		},
+		{
+			name: "statement the loader refuses", file: dump.IndexesFile,
 			breakAt: func(t *testing.T, p string) int { return lineOf(t, p, "CREATE INDEX user_groups_enc", 0) },
 			repl:    func(l string) string { return strings.Replace(l, "ON", "ONN", 1) },
-			wantMsg: "syntax error", loaded: []string{dump.SchemaFile, dump.DataFile}, wantRows: true,
+			wantMsg: "statement refused: CREATE INDEX must be", loaded: nil,
 		},
 		{
 			name: "empty line in a COPY block", file: dump.DataFile,
@@ -156,7 +162,7 @@ func TestLoadErrorNamesFileAndLine(t *testing.T) {
 				return lineOf(t, p, `\.`, lineOf(t, p, "COPY tanker_provisional_keys", 0))
 			},
 			repl:    func(string) string { return deleteLine },
-			wantMsg: `not ended by a line holding only \.`, loaded: []string{dump.SchemaFile},
+			wantMsg: `not ended by a line holding only \.`, loaded: nil, // found before anything ran
 		},
 	}
 	for _, tc := range cases {
@@ -179,6 +185,10 @@ func TestLoadErrorNamesFileAndLine(t *testing.T) {
 			require.Contains(t, err.Error(), tc.wantMsg)
 			require.Contains(t, err.Error(), tc.file+" line ")
 			require.Equal(t, tc.loaded, sum.Files)
+			if tc.loaded == nil {
+				require.Empty(t, userTables(t, connect(t, dsn)), "found before anything ran: the database is untouched")
+				return
+			}
 			counts := tableCounts(t, connect(t, dsn))
 			if tc.wantRows {
 				require.Positive(t, counts["key_publishes"])

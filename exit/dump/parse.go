@@ -54,7 +54,10 @@ func NewParser(r io.Reader) *Parser {
 // Line returns the number of lines consumed so far.
 func (p *Parser) Line() int { return p.line }
 
-var copyFromStdin = regexp.MustCompile(`(?is)^\s*COPY\s.*\sFROM\s+STDIN\b`)
+var copyFromStdin = regexp.MustCompile(`(?is)^\s*COPY\b.*\bFROM\s+STDIN\b`)
+
+// restrictLine is pg_dump's \restrict or \unrestrict line (the key is alphanumeric).
+var restrictLine = regexp.MustCompile(`^\\(?:un)?restrict[ \t]+[A-Za-z0-9]+[ \t]*\r?\n?$`)
 
 type quoteState int
 
@@ -127,6 +130,14 @@ func (p *Parser) statement() (Item, error) {
 			return Item{}, err
 		}
 		if state == qNone && !hasContent && len(line) > 0 && line[0] == '\\' {
+			if restrictLine.Match(line) {
+				// pg_dump (since 17.6, 16.10, 15.14, 14.19, 13.22) brackets its output with
+				// \restrict KEY ... \unrestrict KEY, which only stop psql from running other
+				// meta-commands: nothing to do here, where no meta-command ever runs.
+				sql.Reset()
+				bare.Reset()
+				continue
+			}
 			return Item{}, &ParseError{p.line, "psql meta-command (backslash command) outside a COPY block"}
 		}
 		for i := 0; i < len(line); i++ {

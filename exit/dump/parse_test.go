@@ -123,6 +123,20 @@ func TestParserStreamsLongCopyLines(t *testing.T) {
 
 // FuzzParser: no input makes the parser panic or loop; items come in line order, and no
 // COPY data holds its terminator line.
+// pg_dump's \restrict and \unrestrict lines are skipped (they only restrict psql's own
+// meta-commands); every other backslash command is still refused.
+func TestParserSkipsPgDumpRestrictLines(t *testing.T) {
+	got, err := parseAll(t, "--\n\\restrict Abc123\nSET a = 1;\n\\unrestrict Abc123\r\n")
+	require.NoError(t, err)
+	require.Equal(t, []parsed{{SQL: "SET a = 1", Line: 3}}, got)
+	for _, script := range []string{"\\restrict\n", "\\restrict a b\n", "\\restrictx a\n", "\\! touch x\n", "\\restrict a;b\n"} {
+		_, err := parseAll(t, script)
+		var pe *dump.ParseError
+		require.ErrorAs(t, err, &pe, "%q", script)
+		require.Contains(t, pe.Msg, "meta-command")
+	}
+}
+
 func FuzzParser(f *testing.F) {
 	for _, s := range []string{
 		"CREATE TABLE a (x int);\nCOPY a (x) FROM stdin;\n1\n\\.\nALTER TABLE a ADD PRIMARY KEY (x);\n",
@@ -131,6 +145,7 @@ func FuzzParser(f *testing.F) {
 		"-- only a comment",
 		"COPY t FROM stdin;\nno end",
 		"$$", "'", "\"", "/*", "\\x",
+		"\\restrict abc\nSET x = 1;\n\\unrestrict abc\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -15,6 +15,7 @@ type sink struct {
 	identities []byte
 	manifest   []byte
 	keys       []byte
+	sums       []byte      // SHA256SUMS lines of the ok ciphertexts
 	natures    map[int]int // key publishes by nature
 	resources  int
 	negatives  int
@@ -33,7 +34,7 @@ func (s *sink) reset() {
 		s.rows[i] = s.rows[i][:0]
 		s.counts[i] = 0
 	}
-	s.identities, s.manifest, s.keys = s.identities[:0], s.manifest[:0], s.keys[:0]
+	s.identities, s.manifest, s.keys, s.sums = s.identities[:0], s.manifest[:0], s.keys[:0], s.sums[:0]
 	clear(s.natures)
 	s.resources, s.negatives = 0, 0
 }

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"idvault/exit/block"
@@ -243,7 +243,7 @@ func pickPadding(v encryption.Version, r *rng) encryption.Padding {
 
 // emit writes a ciphertext file and its manifest (and key) lines.
 func (g *gen) emit(s *sink, name string, ct []byte, format int, rid encryption.ResourceID, clear []byte, creator, expected, kase string, key []byte) error {
-	if err := os.WriteFile(filepath.Join(g.dir, name), ct, 0o644); err != nil {
+	if err := writeNew(filepath.Join(g.dir, name), ct); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(clear)
@@ -256,6 +256,8 @@ func (g *gen) manifestLine(s *sink, e ManifestEntry, key []byte) {
 	s.manifest = appendJSONLine(s.manifest, e)
 	if e.Expected == ExpectOK {
 		s.resources++
+		// Paths relative to decrypt's --out, which mirrors data/.
+		s.sums = fmt.Appendf(s.sums, "%s  %s\n", e.SHA256, strings.TrimPrefix(e.File, DataDir+"/"))
 	} else {
 		s.negatives++
 	}
@@ -334,7 +336,7 @@ func (g *gen) bigItem(a *app, i int, s *sink) error {
 	size := 2<<20 + r.intn(3<<20)
 	key := r.bytes(32)
 	name := fmt.Sprintf("%s/big%04d.v%d", DataDir, i, v)
-	f, err := os.Create(filepath.Join(g.dir, name))
+	f, err := createNew(filepath.Join(g.dir, name))
 	if err != nil {
 		return err
 	}

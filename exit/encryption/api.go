@@ -240,6 +240,15 @@ func (d *DecryptReader) Version() Version { return d.v }
 // ResourceID returns the resource ID read from the input.
 func (d *DecryptReader) ResourceID() ResourceID { return d.rid }
 
+// ChunkSize is the encrypted chunk size a stream format's header declared (0 for simple
+// formats): the decrypter holds one buffer of it, three with WithReadAhead.
+func (d *DecryptReader) ChunkSize() int {
+	if sd, ok := d.r.(*streamDecrypter); ok {
+		return sd.size
+	}
+	return 0
+}
+
 // Read implements io.Reader.
 func (d *DecryptReader) Read(p []byte) (int, error) { return d.r.Read(p) }
 

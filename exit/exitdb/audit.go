@@ -18,7 +18,7 @@ type KeyAudit struct {
 	// is not reachable, sorted: users it was published to, members of a group it was published
 	// to (by user key, or by a provisional identity they claimed), and users who claimed a
 	// provisional identity it was published to. Empty when no user of the app holds it (no
-	// key publish, or only to provisional identities nobody claimed).
+	// key publish, or only to provisional identities nobody claimed). At most MaxHolders.
 	Holders [][]byte
 }
 
@@ -56,15 +56,23 @@ const holdersSQL = `
 		SELECT grp.resource_id, pm.app_public_signature_key, pm.tanker_public_signature_key FROM grp
 		JOIN user_group_provisional_members pm ON pm.trustchain_id = $1 AND pm.group_id = grp.group_id
 	)
-	SELECT DISTINCT resource_id, user_id FROM (
-		SELECT uk.resource_id, coalesce(uk.user_id, d.user_id) AS user_id FROM userkeys uk
-		LEFT JOIN devices d ON uk.user_id IS NULL AND d.trustchain_id = $1 AND d.user_public_encryption_key = uk.user_key
-		UNION ALL
-		SELECT p.resource_id, c.user_id FROM provs p
-		JOIN provisional_identity_claims c ON c.trustchain_id = $1
-		 AND c.app_public_signature_key = p.app AND c.tanker_public_signature_key = p.tanker
-	) h WHERE user_id IS NOT NULL
+	SELECT resource_id, user_id FROM (
+		SELECT resource_id, user_id, row_number() OVER (PARTITION BY resource_id ORDER BY user_id) AS n FROM (
+			SELECT DISTINCT resource_id, user_id FROM (
+				SELECT uk.resource_id, coalesce(uk.user_id, d.user_id) AS user_id FROM userkeys uk
+				LEFT JOIN devices d ON uk.user_id IS NULL AND d.trustchain_id = $1 AND d.user_public_encryption_key = uk.user_key
+				UNION ALL
+				SELECT p.resource_id, c.user_id FROM provs p
+				JOIN provisional_identity_claims c ON c.trustchain_id = $1
+				 AND c.app_public_signature_key = p.app AND c.tanker_public_signature_key = p.tanker
+			) h WHERE user_id IS NOT NULL
+		) d
+	) r WHERE n <= $3
 	ORDER BY resource_id, user_id`
+
+// MaxHolders is the most holders AuditKeys lists for one ID (the first by user ID): a key
+// published to a group of thousands would otherwise make an answer of megabytes per key.
+const MaxHolders = 20
 
 // AuditKeys answers, for each ID, whether imported material reaches a key published under it
 // and, for those it does not, who holds one (KeyAudit). Two statements for the whole list: it
@@ -104,7 +112,7 @@ func (db *DB) AuditKeys(ctx context.Context, ids []encryption.SimpleID) ([]KeyAu
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err = db.pool.Query(ctx, holdersSQL, db.appID, missing)
+	rows, err = db.pool.Query(ctx, holdersSQL, db.appID, missing, MaxHolders)
 	if err != nil {
 		return nil, dbError(ctx, "audit key holders", err)
 	}

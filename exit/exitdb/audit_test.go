@@ -97,3 +97,28 @@ func reachable(as []exitdb.KeyAudit) []bool {
 	}
 	return out
 }
+
+// A key published to a big group lists at most MaxHolders holders, the first by user ID.
+func TestAuditKeysListsAtMostMaxHolders(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	alice := f.User("alice", true)
+	var members []*chaintest.User
+	for i := range exitdb.MaxHolders + 3 {
+		members = append(members, f.User(string(rune('a'+i))+"-member", true))
+	}
+	g := f.Group(alice, members, nil)
+	ct := f.Resource(encryption.V5, []byte("to the big group"), alice, g)
+	f.load()
+	db := f.open(exitdb.Config{})
+	_, rid, err := encryption.ExtractResourceID(ct)
+	require.NoError(t, err)
+	got, err := db.AuditKeys(t.Context(), []encryption.SimpleID{rid.ID})
+	require.NoError(t, err)
+	all := [][]byte{alice.UserID}
+	for _, m := range members {
+		all = append(all, m.UserID)
+	}
+	slices.SortFunc(all, bytes.Compare)
+	require.Equal(t, all[:exitdb.MaxHolders], got[0].Holders)
+}

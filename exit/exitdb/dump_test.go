@@ -97,6 +97,9 @@ func checkManifest(t *testing.T, l *loaded, db *exitdb.DB) {
 				require.Nil(t, nf.CreatorUserID, e.File)
 			} else {
 				require.Equal(t, identity.HashUserID(l.appID, e.Creator), nf.CreatorUserID, e.File)
+				// Every identity of the dump is imported: its creator's too, so the keys were
+				// given to others only (the withheld provisional identity).
+				require.True(t, nf.CreatorImported, e.File)
 			}
 		case dump.ExpectDecryptionFailed:
 			require.Error(t, err, e.File)

@@ -164,3 +164,11 @@ func (s *source) ProvisionalKey(ctx context.Context, appPublicSignatureKey, tank
 	copy(p.TankerPublicSignatureKey[:], tankerPublicSignatureKey)
 	return p, nil
 }
+
+func (s *source) UserImported(ctx context.Context, userID []byte) (bool, error) {
+	var imported bool
+	err := s.one(ctx, "read imported identities", `
+		SELECT EXISTS (SELECT 1 FROM exit_identities
+		WHERE trustchain_id = $1 AND kind = 'permanent' AND identity_id = $2)`, []any{userID}, &imported)
+	return imported, err
+}

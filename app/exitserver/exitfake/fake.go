@@ -135,8 +135,11 @@ func (d *DB) Import(_ context.Context, identities []string) (exitdb.ImportResult
 }
 
 // KeyFinder implements exitserver.DB.
-func (d *DB) KeyFinder(context.Context) encryption.KeyFinder {
+func (d *DB) KeyFinder(ctx context.Context) encryption.KeyFinder {
 	return encryption.KeyFinderFunc(func(id encryption.SimpleID) ([]byte, error) {
+		if err := ctx.Err(); err != nil { // as a database call would
+			return nil, fmt.Errorf("find key: %w", err)
+		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		d.Lookups++

@@ -21,6 +21,7 @@ type MemSource struct {
 	userKeys  map[[32]byte]keys.EncryptionKeyPair
 	groupKeys map[[32]byte]keys.EncryptionKeyPair
 	provKeys  map[[64]byte]chain.ProvisionalKeyPair
+	users     map[[32]byte]bool // imported permanent identities
 }
 
 var _ chain.Source = (*MemSource)(nil)
@@ -32,6 +33,7 @@ func NewMemSource(d *Dump) *MemSource {
 		userKeys:  map[[32]byte]keys.EncryptionKeyPair{},
 		groupKeys: map[[32]byte]keys.EncryptionKeyPair{},
 		provKeys:  map[[64]byte]chain.ProvisionalKeyPair{},
+		users:     map[[32]byte]bool{},
 	}
 }
 
@@ -39,6 +41,9 @@ func NewMemSource(d *Dump) *MemSource {
 func (s *MemSource) Store(m *chain.Material) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if m.Kind == chain.Permanent && len(m.ID) == 32 {
+		s.users[[32]byte(m.ID)] = true
+	}
 	for _, k := range m.UserKeys {
 		s.userKeys[k.Public] = k
 	}
@@ -213,4 +218,11 @@ func (s *MemSource) ProvisionalKey(_ context.Context, app, tanker []byte) (chain
 		return k, nil
 	}
 	return chain.ProvisionalKeyPair{}, chain.ErrNotFound
+}
+
+// UserImported implements chain.Keyring.
+func (s *MemSource) UserImported(_ context.Context, userID []byte) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(userID) == 32 && s.users[[32]byte(userID)], nil
 }

@@ -1,0 +1,139 @@
+package cli_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/exit/dump"
+	"idvault/exit/pgtest"
+)
+
+// `idvault exit forget` with the real binary, server and PostgreSQL: identities imported, a file
+// decrypted; forget without --yes lists the rows and deletes nothing (exit 2); with --yes it
+// deletes them and says how many; the server started again answers key_not_found.
+func TestExitForgetEndToEnd(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs the binary against PostgreSQL")
+	}
+	dsn := pgtest.NewDB(t)
+	dir := t.TempDir()
+	dumpDir := filepath.Join(dir, "dump")
+	_, errOut, code := apptest.RunCLI(t, dir, nil, "exit", "gen-dump", "--out", dumpDir, "--users", "4", "--resources", "8")
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = apptest.RunCLI(t, dir, nil, "exit", "load-dump", "--db", dsn, dumpDir)
+	require.Equal(t, 0, code, errOut)
+	app, err := dump.ReadApp(dumpDir)
+	require.NoError(t, err)
+	ids, err := dump.ReadIdentities(dumpDir)
+	require.NoError(t, err)
+	manifest, err := dump.ReadManifest(dumpDir)
+	require.NoError(t, err)
+	var ok dump.ManifestEntry
+	for _, e := range manifest {
+		if e.Expected == dump.ExpectOK && e.ClearSize > 0 {
+			ok = e
+			break
+		}
+	}
+	require.NotEmpty(t, ok.File)
+
+	const token = "forget-token-0123456789"
+	env := []string{"IDVAULT_EXIT__TOKEN=" + token, "IDVAULT_EXIT__DB=" + dsn}
+	port := apptest.FreePort(t)
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	appID := base64Std(app.ID)
+	serve := func() *exitProc {
+		return startExit(t, dir, env, url, "exit", "--app-id", appID, "--listen", "127.0.0.1:"+strconv.Itoa(port))
+	}
+	call := func(method, path string, body []byte) (int, []byte) {
+		req, err := http.NewRequest(method, url+path, bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, b
+	}
+	ct, err := os.ReadFile(filepath.Join(dumpDir, ok.File))
+	require.NoError(t, err)
+	stop := func(p *exitProc) {
+		require.NoError(t, p.Process.Signal(syscall.SIGTERM))
+		done := make(chan error, 1)
+		go func() { done <- p.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the exit server did not stop")
+		}
+	}
+
+	srv := serve()
+	var list []string
+	for _, id := range ids {
+		list = append(list, id.Identity)
+	}
+	body, err := json.Marshal(map[string][]string{"identities": list})
+	require.NoError(t, err)
+	status, answer := call(http.MethodPut, "/v1/identities", body)
+	require.Equal(t, http.StatusCreated, status, string(answer))
+	status, clear := call(http.MethodPost, "/v1/decrypt", ct)
+	require.Equal(t, http.StatusOK, status, string(clear))
+	sum := sha256.Sum256(clear)
+	require.Equal(t, ok.SHA256, hex.EncodeToString(sum[:]))
+	stop(srv)
+
+	// Without --yes: the list, exit 2, nothing deleted.
+	out, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget")
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "rerun with --yes")
+	require.NotContains(t, errOut, "other sessions", "the server is stopped")
+	require.Contains(t, out, "exit_identities: "+strconv.Itoa(len(ids))+" rows")
+	require.Regexp(t, `exit_user_keys: [1-9]\d* rows`, out)
+	require.Regexp(t, `exit_provisional_keys: [1-9]\d* rows`, out)
+	again, _, code := apptest.RunCLI(t, dir, env, "exit", "forget")
+	require.Equal(t, 2, code)
+	require.Equal(t, out, again, "the first run deleted something")
+
+	// With --yes: the same counts, deleted.
+	deleted, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget", "--yes")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, out, deleted)
+	require.Contains(t, errOut, "deleted")
+	after, _, code := apptest.RunCLI(t, dir, env, "exit", "forget")
+	require.Equal(t, 2, code)
+	for _, line := range strings.Split(strings.TrimSpace(after), "\n") {
+		require.True(t, strings.HasSuffix(line, ": 0 rows"), line)
+	}
+
+	srv = serve()
+	status, answer = call(http.MethodPost, "/v1/decrypt", ct)
+	require.Equal(t, http.StatusNotFound, status, string(answer))
+	require.Contains(t, string(answer), `"key_not_found"`)
+	// With a server running on the database, forget warns that it keeps keys in memory.
+	_, errOut, code = apptest.RunCLI(t, dir, env, "exit", "forget", "--yes")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "other sessions are connected to this database")
+	stop(srv)
+	require.NotContains(t, srv.log(), token)
+}
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -1,0 +1,89 @@
+package exitserver
+
+import (
+	"sync"
+	"time"
+
+	"idvault/app/apierr"
+)
+
+// budget bounds the bytes that request bodies and stream chunk buffers hold at once
+// (exit.memory_budget). A request reserves what it will hold before it reads or allocates
+// it, and gives it back when its answer is written. A reservation that does not fit waits
+// for others to end, up to budgetWait, then the request gets 503 server_busy.
+type budget struct {
+	limit int64
+
+	mu    sync.Mutex
+	used  int64
+	peak  int64
+	freed chan struct{} // closed (and replaced) whenever bytes are given back
+}
+
+// budgetWait is how long a request waits for room in the budget before server_busy.
+const budgetWait = 2 * time.Second
+
+// busyRetryAfter is the Retry-After of server_busy.
+const busyRetryAfter = time.Second
+
+func newBudget(limit int64) *budget {
+	return &budget{limit: limit, freed: make(chan struct{})}
+}
+
+// reserve takes n bytes, waiting up to wait for room; it returns the function that gives them
+// back (safe to call more than once). A request larger than the whole budget can never fit:
+// payload_too_large.
+func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
+	if n > b.limit {
+		return nil, apierr.PayloadTooLarge.Msg("the request needs %d bytes of memory, more than exit.memory_budget (%d bytes)", n, b.limit)
+	}
+	var timer <-chan time.Time
+	for {
+		b.mu.Lock()
+		if b.used+n <= b.limit {
+			b.used += n
+			b.peak = max(b.peak, b.used)
+			b.mu.Unlock()
+			var once sync.Once
+			return func() { once.Do(func() { b.give(n) }) }, nil
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		if timer == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-freed:
+		case <-timer:
+			e := apierr.ServerBusy.New()
+			e.RetryAfter = busyRetryAfter
+			return nil, e
+		}
+	}
+}
+
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	close(b.freed)
+	b.freed = make(chan struct{})
+}
+
+// MemoryStats are the budget's figures.
+type MemoryStats struct {
+	// Budget is exit.memory_budget in bytes.
+	Budget int64
+	// Reserved is what requests in flight hold now; Peak the most they held at once.
+	Reserved, Peak int64
+}
+
+// Memory returns the memory budget's figures.
+func (s *Server) Memory() MemoryStats {
+	b := s.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return MemoryStats{Budget: b.limit, Reserved: b.used, Peak: b.peak}
+}

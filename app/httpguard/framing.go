@@ -1,0 +1,70 @@
+package httpguard
+
+import (
+	"bytes"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// Framing says what makes a request's framing ambiguous, or "" when it is exact: two Host
+// headers (fasthttp keeps one of them silently), two Content-Length headers, or Content-Length
+// together with Transfer-Encoding (RFC 9112 section 6.3: a server may refuse it, and must close
+// the connection after it). A proxy in front may have read any of these differently from us,
+// which is how requests are smuggled. It reads the raw header block fasthttp sets aside.
+func Framing(h *fasthttp.RequestHeader) string {
+	var hosts, lengths, encodings int
+	raw := h.RawHeaders()
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		name := bytes.TrimSpace(line[:colon])
+		switch {
+		case bytes.EqualFold(name, []byte("Host")):
+			hosts++
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			lengths++
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			encodings++
+		}
+	}
+	switch {
+	case hosts > 1:
+		return "the request has more than one Host header"
+	case lengths > 0 && encodings > 0:
+		return "the request has both Content-Length and Transfer-Encoding"
+	case lengths > 1:
+		return "the request has more than one Content-Length header"
+	case encodings > 1:
+		return "the request has more than one Transfer-Encoding header"
+	}
+	return ""
+}
+
+// RefuseBadFraming makes app answer a request whose framing is ambiguous (Framing) before
+// any routing or middleware: handleErr renders refuse(reason), and the connection is closed
+// after the answer, since where the next request starts cannot be known.
+func RefuseBadFraming(app *fiber.App, handleErr fiber.ErrorHandler, refuse func(reason string) error) {
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		reason := Framing(&fctx.Request.Header)
+		if reason == "" {
+			next(fctx)
+			return
+		}
+		c := app.AcquireCtx(fctx)
+		defer app.ReleaseCtx(c)
+		fctx.Response.Header.SetConnectionClose()
+		_ = handleErr(c, refuse(reason))
+		fctx.Response.Header.SetConnectionClose()
+	}
+}

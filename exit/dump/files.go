@@ -1,0 +1,104 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// SumsFile lists the SHA-256 of every clear file a decrypt of data/ must give, in the format
+// `sha256sum -c` reads, with paths relative to the directory decrypt writes (its --out).
+const SumsFile = "SHA256SUMS"
+
+// FileMode is the mode of every file Generate writes: a dump holds private keys (2_data.sql),
+// the app secret (app.json), private identities (identities.jsonl) and digests of clear data
+// (manifest.jsonl, SHA256SUMS). Directories it creates get DirMode.
+const (
+	FileMode fs.FileMode = 0o600
+	DirMode  fs.FileMode = 0o700
+)
+
+// outputNames are the names Generate creates in its directory; none may exist beforehand.
+func outputNames(writeKeys bool) []string {
+	names := []string{SchemaFile, DataFile, IndexesFile, AppFile, IdentitiesFile, ManifestFile, SumsFile, DataDir}
+	if writeKeys {
+		names = append(names, KeysFile)
+	}
+	return names
+}
+
+// createNew creates path for reading and writing with FileMode. It never opens an existing
+// file, and a symbolic link at path is refused, never followed (O_CREAT|O_EXCL|O_NOFOLLOW).
+func createNew(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, FileMode)
+	if err != nil {
+		return nil, existsError(path, err)
+	}
+	return f, nil
+}
+
+func existsError(path string, err error) error {
+	if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ELOOP) {
+		return fmt.Errorf("dump: %s already exists (a file or a link): gen-dump only creates new files, never writes through one", path)
+	}
+	return fmt.Errorf("dump: %w", err)
+}
+
+// writeNew writes data to a new file at path (see createNew) and syncs it.
+func writeNew(path string, data []byte) error {
+	f, err := createNew(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("dump: %w", err)
+	}
+	return nil
+}
+
+// publish gives the complete file tmp (in the generator's private directory, on the same file
+// system) its final name with a hard link, which fails when anything exists at final, a link
+// included: a reader never sees a partial file and nothing is written through a planted link.
+// Where hard links are not supported it copies tmp to a file created new.
+func publish(tmp, final string) error {
+	err := os.Link(tmp, final)
+	switch {
+	case err == nil:
+		return os.Remove(tmp)
+	case errors.Is(err, fs.ErrExist):
+		return existsError(final, err)
+	}
+	src, err := os.Open(tmp)
+	if err != nil {
+		return fmt.Errorf("dump: %w", err)
+	}
+	defer src.Close()
+	dst, err := createNew(final)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(final)
+		return fmt.Errorf("dump: %s: %w", filepath.Base(final), err)
+	}
+	return os.Remove(tmp)
+}
