@@ -38,7 +38,7 @@ var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS51
 // DefaultIdentityServer holds the built-in identity server settings (off; OIDC off).
 func DefaultIdentityServer() IdentityServer {
 	return IdentityServer{
-		OIDC: OIDC{EmailClaim: "email", RequireEmailVerified: true, Algorithms: []string{"RS256", "ES256"}, ClockSkew: time.Minute},
+		OIDC:        OIDC{EmailClaim: "email", RequireEmailVerified: true, Algorithms: []string{"RS256", "ES256"}, ClockSkew: time.Minute},
 		CORSOrigins: []string{},
 	}
 }
