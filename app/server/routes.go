@@ -49,7 +49,7 @@ func (s *Server) routes(metrics http.Handler) {
 	is := s.deps.IdentityServer
 	simple := apierr.WithStyle(apierr.StyleSimple)
 	if is != nil {
-		app.Use(is.CORS) // identity_server.cors_origins: preflights and grants on its two paths
+		app.Use([]string{"/identity", "/public_identity"}, is.CORS) // identity_server.cors_origins: preflights and grants
 	}
 	app.Post("/identity", simple, on(is != nil, is.Authenticate), is.Identity)
 	app.Patch("/identity", simple, on(is != nil, is.Authenticate), is.Register)
