@@ -31,9 +31,10 @@ type OIDC struct {
 func (o OIDC) On() bool { return strings.TrimSpace(o.Issuer) != "" }
 
 // OIDCAlgorithms are the signature algorithms identity_server.oidc.algorithms may list: the
-// asymmetric ones of JWS. Never "none", never HS* (a shared secret would let the public key
-// sign tokens).
-var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+// asymmetric ones of JWS that OpenID providers use (the list; ES512 is left out, as no
+// common provider signs ID tokens with it). Never "none", never HS* (a shared secret would let
+// the public key sign tokens).
+var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"}
 
 // DefaultIdentityServer holds the built-in identity server settings (off; OIDC off).
 func DefaultIdentityServer() IdentityServer {

@@ -31,6 +31,7 @@ func TestIdentityServerOIDCValidation(t *testing.T) {
 		"issuer with a query":          {func(c *IdentityServer) { c.OIDC.Issuer = "https://auth.example.com/?x=1" }, "identity_server.oidc.issuer"},
 		"algorithm none":               {func(c *IdentityServer) { c.OIDC.Algorithms = []string{"RS256", "none"} }, "identity_server.oidc.algorithms[1]"},
 		"algorithm HS256":              {func(c *IdentityServer) { c.OIDC.Algorithms = []string{"HS256"} }, "identity_server.oidc.algorithms[0]"},
+		"algorithm ES512":              {func(c *IdentityServer) { c.OIDC.Algorithms = []string{"ES512"} }, "identity_server.oidc.algorithms[0]"},
 		"no algorithm":                 {func(c *IdentityServer) { c.OIDC.Algorithms = nil }, "identity_server.oidc.algorithms"},
 		"every asymmetric algorithm":   {func(c *IdentityServer) { c.OIDC.Algorithms = OIDCAlgorithms }, ""},
 		"empty email claim":            {func(c *IdentityServer) { c.OIDC.EmailClaim = " " }, "identity_server.oidc.email_claim"},

@@ -80,7 +80,12 @@ type Verifier struct {
 // until the first token arrives.
 func New(cfg config.OIDC, o Options) *Verifier {
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 10 * time.Second}
+		o.Client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("idtoken: too many redirects")
+			}
+			return checkKeysURL(req.URL.String()) // a redirect may not downgrade to http off loopback
+		}}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

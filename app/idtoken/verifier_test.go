@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -284,3 +286,52 @@ func randomKid() string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Discovery must name the configured issuer, and its jwks_uri (and any redirect) must be https
+// or loopback http: otherwise the keys could be forged on the network. Both are
+// ErrUnavailable (a provider problem, not the client's), with the cause for the log.
+func TestVerifyDiscoveryRules(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		doc   func(base string) map[string]string
+		cause string
+	}{
+		"another issuer": {func(base string) map[string]string {
+			return map[string]string{"issuer": "https://other.example.com", "jwks_uri": base + "/jwks"}
+		}, "calls itself"},
+		"http jwks_uri off loopback": {func(string) map[string]string {
+			return map[string]string{"issuer": "", "jwks_uri": "http://keys.example.com/jwks"}
+		}, "want https://"},
+		"no jwks_uri": {func(string) map[string]string { return map[string]string{"issuer": ""} }, "not a URL"},
+		"redirect to http off loopback": {func(base string) map[string]string {
+			return map[string]string{"issuer": "", "jwks_uri": base + "/moved"}
+		}, "want https://"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var base string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/.well-known/openid-configuration":
+					doc := c.doc(base)
+					if doc["issuer"] == "" {
+						doc["issuer"] = base
+					}
+					_ = json.NewEncoder(w).Encode(doc)
+				case "/moved":
+					http.Redirect(w, r, "http://keys.example.com/jwks", http.StatusFound)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			base = srv.URL
+			v := idtoken.New(oidcConfig(base), idtoken.Options{})
+			_, err := verify(t, v, "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJhdWQiOiJ4In0.c2ln")
+			requireRefused(t, err, idtoken.ErrUnavailable, "cannot be fetched")
+			var r *idtoken.Refusal
+			require.ErrorAs(t, err, &r)
+			require.Contains(t, r.Cause.Error(), c.cause)
+		})
+	}
+}
