@@ -129,6 +129,11 @@ func TestIDTokenServesItsOwnEmail(t *testing.T) {
 	require.Equal(t, 3, n, "Carol twice and dave: no record for a refused request")
 	require.Equal(t, 12, idTokenCount(t, f, "forbidden"))
 	require.Equal(t, 6, idTokenCount(t, f, "ok"))
+	logs := f.env.LogBuf.String()
+	require.Contains(t, logs, "id token refused for another email")
+	for _, clear := range []string{"Carol", "carol", "dave@", "mallory", "sub-"} {
+		require.NotContains(t, logs, clear, "neither subject nor email in the log")
+	}
 }
 
 // Every refusal of item 3 through HTTP: 401 with WWW-Authenticate: Bearer error="invalid_token"
