@@ -15,7 +15,8 @@
 //   - Discovery (issuer + "/.well-known/openid-configuration") is read once, when the first
 //     token needs keys; its "issuer" must equal the configured issuer, and its jwks_uri must
 //     be https (http only on a loopback address), like the issuer itself.
-//   - The key set is kept in memory. A token whose kid is unknown triggers at most one refetch
+//   - The key set is kept in memory. A token whose kid is unknown (or a token without kid
+//     that no cached key verifies) triggers at most one refetch
 //     per 10 s (the first one after start at once, so a rotated key works at once); a set
 //     older than an hour is refreshed in the background on its next use, and kept if that
 //     fails. After a failed fetch the provider is not asked again for 2 s.

@@ -83,8 +83,9 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 		return nil, err
 	}
 	payload, known, err := verifyWith(jws, keys, h)
-	if !known {
-		// A kid the cached set does not hold: the provider may have rotated its keys.
+	if !known || (h.KeyID == "" && err != nil) {
+		// A kid the cached set does not hold (or, for a token without kid, no cached key
+		// verifies it): the provider may have rotated its keys.
 		refetched, ferr := k.refetch(ctx)
 		switch {
 		case ferr != nil:

@@ -173,7 +173,7 @@ func TestVerifyOptions(t *testing.T) {
 func TestVerifyRotatedKey(t *testing.T) {
 	t.Parallel()
 	iss := idtokentest.Start(t, 0)
-	clock := &wallClock{}
+	clock := newClock()
 	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{Now: clock.Now})
 	old := iss.IDToken(t, "RS256", aud, "r@example.com")
 	_, err := verify(t, v, old)
@@ -187,13 +187,27 @@ func TestVerifyRotatedKey(t *testing.T) {
 	_, err = verify(t, v, old)
 	requireRefused(t, err, idtoken.ErrInvalid, "does not publish")
 
+	// A token without kid: any key of the set may verify it; after a rotation, no cached key
+	// does, and the set is fetched again (within the refetch rule).
+	noKid := func() string {
+		return iss.Mint(t, idtokentest.Token{Kid: "-", Claims: map[string]any{"aud": aud, "email": "r@example.com", "email_verified": true}})
+	}
+	_, err = verify(t, v, noKid())
+	require.NoError(t, err, "a token without kid")
+	clock.Add(11 * time.Second)
+	iss.Rotate(t, "RS256", false)
+	_, err = verify(t, v, noKid())
+	require.NoError(t, err, "a token without kid under a rotated key")
+	jwks, _ = iss.Fetches(t)
+	require.Equal(t, 3, jwks)
+
 	// ES256 rotates the same way, once the refetch interval has passed.
 	clock.Add(11 * time.Second)
 	iss.Rotate(t, "ES256", true)
 	_, err = verify(t, v, iss.IDToken(t, "ES256", aud, "r@example.com"))
 	require.NoError(t, err)
 	jwks, discovery := iss.Fetches(t)
-	require.Equal(t, 3, jwks)
+	require.Equal(t, 4, jwks)
 	require.Equal(t, 1, discovery, "discovery is read once")
 }
 
@@ -201,7 +215,7 @@ func TestVerifyRotatedKey(t *testing.T) {
 func TestVerifyKidFlood(t *testing.T) {
 	t.Parallel()
 	iss := idtokentest.Start(t, 0)
-	clock := &wallClock{}
+	clock := newClock()
 	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{Now: clock.Now})
 	_, err := verify(t, v, iss.IDToken(t, "RS256", aud, "f@example.com"))
 	require.NoError(t, err)
@@ -245,7 +259,7 @@ func TestVerifyKidFlood(t *testing.T) {
 func TestVerifyProviderDown(t *testing.T) {
 	t.Parallel()
 	port := apptest.FreePort(t)
-	clock := &wallClock{}
+	clock := newClock()
 	cfg := oidcConfig("http://127.0.0.1:" + itoa(port))
 	v := idtoken.New(cfg, idtoken.Options{Now: clock.Now, Client: &http.Client{Timeout: 5 * time.Second}})
 	_, err := verify(t, v, "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJhdWQiOiJ4In0.c2ln")
@@ -273,11 +287,18 @@ func TestVerifyProviderDown(t *testing.T) {
 	require.NoError(t, err, "a set past its age is kept while the provider cannot be reached")
 }
 
-// wallClock is the real time moved forward by Add (tokens are minted on the real time).
-type wallClock struct{ offset atomic.Int64 }
+// testClock stands still at the time the test started (tokens are minted on the real time,
+// valid for minutes) and moves only by Add, so the fetch timings do not depend on how fast
+// the machine runs the test.
+type testClock struct {
+	start  time.Time
+	offset atomic.Int64
+}
 
-func (c *wallClock) Now() time.Time      { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *wallClock) Add(d time.Duration) { c.offset.Add(int64(d)) }
+func newClock() *testClock { return &testClock{start: time.Now()} }
+
+func (c *testClock) Now() time.Time      { return c.start.Add(time.Duration(c.offset.Load())) }
+func (c *testClock) Add(d time.Duration) { c.offset.Add(int64(d)) }
 
 func randomKid() string {
 	b := make([]byte, 8)

@@ -137,7 +137,7 @@ type Token struct {
 	Claims map[string]any `json:"claims"`
 	// Alg is RS256 (default) or ES256.
 	Alg string `json:"alg,omitempty"`
-	// Kid overrides the kid of the header.
+	// Kid overrides the kid of the header ("-": no kid).
 	Kid string `json:"kid,omitempty"`
 	// Sign: "key" (default: the current key of Alg), "foreign" (a key the provider does not
 	// publish, under Kid or the current kid), "none" (alg none), "hs256-public" (HS256 keyed

@@ -5,7 +5,7 @@
 //
 //   GET  /.well-known/openid-configuration   discovery (counted)
 //   GET  /jwks                                the public keys (counted)
-//   POST /mint    {claims, alg, kid?, sign?, header_alg?}   -> {"token"}
+//   POST /mint    {claims, alg, kid?, sign?}   -> {"token"} (kid "-": a header without kid)
 //                 sign: "key" (the current key of alg, default), "foreign" (a key the set does not
 //                 hold, under kid or the current kid), "none" (alg none, unsigned), "hs256-public"
 //                 (HS256 keyed with the current RSA public key, as PEM)
@@ -58,8 +58,11 @@ async function mint({ claims = {}, alg = 'RS256', kid, sign = 'key' }) {
     if (value === null) delete body[name]; // null removes a default claim
   }
   switch (sign) {
-    case 'key':
-      return new jose.SignJWT(body).setProtectedHeader({ alg, kid: kid ?? current.kid, typ: 'JWT' }).sign(current.privateKey);
+    case 'key': {
+      const header = { alg, typ: 'JWT' };
+      if (kid !== '-') header.kid = kid ?? current.kid; // "-": no kid at all
+      return new jose.SignJWT(body).setProtectedHeader(header).sign(current.privateKey);
+    }
     case 'foreign': {
       const other = await newKey(alg);
       return new jose.SignJWT(body).setProtectedHeader({ alg, kid: kid ?? current.kid, typ: 'JWT' }).sign(other.privateKey);
