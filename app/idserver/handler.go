@@ -27,11 +27,11 @@ type Handler struct {
 	tokenHash []byte
 	// idtokens checks ID tokens; nil when identity_server.oidc is off.
 	idtokens *idtoken.Verifier
-	// idTokens counts ID-token outcomes by result; nil when OIDC is off.
-	idTokens *prometheus.CounterVec
-	cors     cors
-	issuer   string
-	log      *slog.Logger
+	// results counts ID-token outcomes by result; nil when OIDC is off.
+	results *prometheus.CounterVec
+	cors    cors
+	issuer  string
+	log     *slog.Logger
 }
 
 // New makes the handler for the app appID, looked up in registry on each request (so an app
@@ -39,12 +39,6 @@ type Handler struct {
 // middleware; reg holds the ID-token metrics when identity_server.oidc is on. Nothing is
 // fetched from the OpenID provider until a token needs its keys.
 func New(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg config.IdentityServer, reg prometheus.Registerer, log *slog.Logger) *Handler {
-	return NewWithOptions(appID, registry, dir, cfg, reg, log, idtoken.Options{})
-}
-
-// NewWithOptions is New with the ID-token verifier's options (its HTTP client, clock and
-// fetch timings; tests).
-func NewWithOptions(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg config.IdentityServer, reg prometheus.Registerer, log *slog.Logger, o idtoken.Options) *Handler {
 	h := &Handler{appID: appID, apps: registry, dir: dir, log: log, cors: newCORS(cfg.CORSOrigins)}
 	if cfg.Token != "" {
 		sum := sha256.Sum256([]byte(cfg.Token))
@@ -52,24 +46,20 @@ func NewWithOptions(appID []byte, registry *apps.Registry, dir *directory.Direct
 	}
 	if cfg.OIDC.On() {
 		h.issuer = cfg.OIDC.Issuer
-		h.idTokens = registerCounter(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		h.results = registerCounter(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idvault_identity_server_id_tokens_total",
 			Help: "Requests to the identity server with an ID token, by result: ok, invalid, forbidden (another email), unverified (email not verified or absent), provider_unavailable.",
 		}, []string{"result"}))
 		for _, r := range []string{"ok", "invalid", "forbidden", "unverified", "provider_unavailable"} {
-			h.idTokens.WithLabelValues(r)
+			h.results.WithLabelValues(r)
 		}
 		fetches := registerCounter(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idvault_identity_server_oidc_key_fetches_total",
 			Help: "Fetches of the OpenID provider's discovery document and keys, by result (ok, failed).",
 		}, []string{"result"}))
-		if o.Fetches == nil {
-			o.Fetches = func(result string) { fetches.WithLabelValues(result).Inc() }
-		}
-		if o.Logger == nil {
-			o.Logger = log
-		}
-		h.idtokens = idtoken.New(cfg.OIDC, o)
+		h.idtokens = idtoken.New(cfg.OIDC, idtoken.Options{
+			Fetches: func(result string) { fetches.WithLabelValues(result).Inc() }, Logger: log,
+		})
 	}
 	return h
 }
@@ -92,8 +82,8 @@ func registerCounter(reg prometheus.Registerer, c *prometheus.CounterVec) *prome
 
 // count records an ID-token outcome.
 func (h *Handler) count(result string) {
-	if h.idTokens != nil {
-		h.idTokens.WithLabelValues(result).Inc()
+	if h.results != nil {
+		h.results.WithLabelValues(result).Inc()
 	}
 }
 

@@ -66,19 +66,25 @@ func idRequest(t *testing.T, f *fixture, method, path, email, token string, hdr 
 
 func idTokenCount(t *testing.T, f *fixture, result string) int {
 	t.Helper()
+	return counter(t, f, "idvault_identity_server_id_tokens_total", result)
+}
+
+// counter reads the value of a counter with one label.
+func counter(t *testing.T, f *fixture, name, label string) int {
+	t.Helper()
 	mfs, err := f.env.Prom.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
-		if mf.GetName() != "idvault_identity_server_id_tokens_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if m.GetLabel()[0].GetValue() == result {
+			if m.GetLabel()[0].GetValue() == label {
 				return int(m.GetCounter().GetValue())
 			}
 		}
 	}
-	t.Fatalf("no idvault_identity_server_id_tokens_total{result=%q}", result)
+	t.Fatalf("no %s{%q}", name, label)
 	return 0
 }
 
@@ -236,6 +242,7 @@ func TestIDTokenKidFloodAndRotation(t *testing.T) {
 	}
 	jwks, _ := iss.Fetches(t)
 	require.LessOrEqual(t, jwks, 3, "JWKS fetches for 40 random kids")
+	require.Equal(t, jwks, counter(t, f, "idvault_identity_server_oidc_key_fetches_total", "ok"), "the fetch metric counts them")
 	t.Logf("key set fetches: %d (the first one and at most one refetch per 10 s)", jwks)
 
 	// Rotation, on a server whose one refetch of the interval was not spent on a flood: the
@@ -262,6 +269,8 @@ func TestIDTokenProviderUnavailable(t *testing.T) {
 		requireError(t, resp, http.StatusServiceUnavailable, "the identity provider cannot be reached to check the ID token; retry later")
 	}
 	require.Equal(t, 3, idTokenCount(t, f, "provider_unavailable"))
+	failed := counter(t, f, "idvault_identity_server_oidc_key_fetches_total", "failed")
+	require.True(t, failed >= 1 && failed <= 3, "failed fetches counted: %d", failed)
 	r := f.identity(t, "u@example.com")
 	require.Equal(t, r, f.identity(t, "u@example.com"), "the app token works while the provider is down")
 	require.Contains(t, f.env.LogBuf.String(), "identity_provider_unavailable")
