@@ -7,44 +7,62 @@ import (
 	"idvault/app/exitclient"
 )
 
-const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N]"
+const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D]"
 
 // runExitDecrypt is `idvault exit decrypt`: a tree of ciphertexts mirrored into clear files,
-// resumable, with a report of every failure and a non-zero exit if there was one.
+// resumable, with a report of every failure. Exit codes: 0 all done, 1 some file failed or the
+// server stopped answering, 2 a usage or configuration error (nothing written), 130 interrupted.
 func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit decrypt", exitDecryptUsage)
 	url := fs.String("url", "http://127.0.0.1:8000", "base URL of the exit server")
 	token := fs.String("token", "", "bearer token of the exit server (or IDVAULT_EXIT__TOKEN)")
 	in := fs.String("in", "", "directory of encrypted files (read recursively)")
-	out := fs.String("out", "", "directory of clear files (same relative paths; created)")
+	out := fs.String("out", "", "directory of clear files (same relative paths; created 0700)")
 	jobs := fs.Int("jobs", 4, "files decrypted at once")
+	budget := fs.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
 	}
-	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 {
-		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1), no other argument")
+	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 || *budget <= 0 {
+		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1, a positive --retry-budget), no other argument")
 		fs.Usage()
 		return exitUsage
 	}
 	c := exitclient.New(*url, tokenOrEnv(p, *token))
+	c.Budget = exitclient.NewRetryBudget(*budget)
 	pr := newProgress(p.stderr, "decrypting files", 0)
 	rep, err := c.DecryptTree(ctx, *in, *out, exitclient.DecryptOptions{Jobs: *jobs, Progress: func(done, total int, _ int64) {
 		pr.Update("decrypting files", int64(done), int64(total))
 	}})
+	summary := fmt.Sprintf("%d files: %d decrypted (%.1f MB), %d already done, %d failed",
+		rep.Total, rep.Decrypted, float64(rep.Bytes)/1e6, rep.Skipped, len(rep.Failures))
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit decrypt: %v\n", err)
-		return exitFail
+		if code, stopped := clientStop(p, "exit decrypt", err); !stopped {
+			return code
+		}
+		printDecryptFailures(p, rep)
+		if rep.Total == 0 {
+			return finishStopped(ctx, p, "exit decrypt", err, "nothing decrypted")
+		}
+		left := rep.Total - rep.Decrypted - rep.Skipped - len(rep.Failures)
+		return finishStopped(ctx, p, "exit decrypt", err, fmt.Sprintf("%s, %d not done; rerun to continue", summary, left))
 	}
-	pr.Done(fmt.Sprintf("%d files: %d decrypted (%.1f MB), %d already done, %d failed",
-		rep.Total, rep.Decrypted, float64(rep.Bytes)/1e6, rep.Skipped, len(rep.Failures)))
+	pr.Done(summary)
 	if len(rep.Failures) == 0 {
 		return exitOK
 	}
+	printDecryptFailures(p, rep)
+	return exitFail
+}
+
+func printDecryptFailures(p *prog, rep exitclient.DecryptReport) {
+	if len(rep.Failures) == 0 {
+		return
+	}
 	fmt.Fprintf(p.stdout, "%d files failed:\n", len(rep.Failures))
 	for _, f := range rep.Failures {
-		fmt.Fprintf(p.stdout, "  %s\t%s\t%s\n", f.File, f.Code, f.Message)
+		fmt.Fprintf(p.stdout, "  %q\t%s\t%s\n", f.File, printable(f.Code), printable(f.Message))
 	}
-	return exitFail
 }

@@ -4,21 +4,25 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"idvault/app/exitclient"
 )
 
-const exitImportUsage = "exit import [--url URL] [--token T] [--batch N] [--parallel N] FILE"
+const exitImportUsage = "exit import [--url URL] [--token T] [--batch N] [--parallel N] [--retry-budget D] FILE"
 
-// runExitImport is `idvault exit import`: private identities from FILE (JSON lines or a JSON
-// array; gen-dump's identities.jsonl as is) imported in batches.
+// runExitImport is `idvault exit import`: private identities from FILE (bare identity lines,
+// JSON lines or a JSON array; gen-dump's identities.jsonl as is) imported in batches. Exit
+// codes: 0 all imported, 1 a bad file, a refused identity or a server that stopped answering,
+// 2 a usage or configuration error, 130 interrupted.
 func runExitImport(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit import", exitImportUsage)
 	url := fs.String("url", "http://127.0.0.1:8000", "base URL of the exit server")
 	token := fs.String("token", "", "bearer token of the exit server (or IDVAULT_EXIT__TOKEN)")
 	batch := fs.Int("batch", 500, "identities per request (at most the server's exit.batch_limit)")
 	parallel := fs.Int("parallel", 2, "batches in flight at once")
+	budget := fs.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
@@ -28,22 +32,28 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if *batch < 1 || *parallel < 1 {
-		fmt.Fprintln(p.stderr, "idvault exit import: --batch and --parallel must be at least 1")
+	if *batch < 1 || *parallel < 1 || *budget <= 0 {
+		fmt.Fprintln(p.stderr, "idvault exit import: --batch and --parallel must be at least 1, --retry-budget positive")
 		return exitUsage
 	}
 	f, err := os.Open(pos[0])
 	if err != nil {
-		fmt.Fprintf(p.stderr, "idvault exit import: %v\n", err)
+		fmt.Fprintf(p.stderr, "idvault exit import: %s\n", printable(err.Error()))
 		return exitFail
 	}
 	ids, err := exitclient.ReadIdentities(f)
 	f.Close()
 	if err != nil {
-		fmt.Fprintf(p.stderr, "idvault exit import: %s: %v\n", pos[0], err)
+		// One line per bad line of the file (ReadIdentities joins them).
+		lines := strings.Split(err.Error(), "\n")
+		fmt.Fprintf(p.stderr, "idvault exit import: %q: %s\n", pos[0], printable(lines[0]))
+		for _, l := range lines[1:] {
+			fmt.Fprintf(p.stderr, "  %s\n", printable(l))
+		}
 		return exitFail
 	}
 	c := exitclient.New(*url, tokenOrEnv(p, *token))
+	c.Budget = exitclient.NewRetryBudget(*budget)
 	start := time.Now()
 	pr := newProgress(p.stderr, "importing identities", int64(len(ids)))
 	sum, err := c.Import(ctx, ids, exitclient.ImportOptions{Batch: *batch, Parallel: *parallel, Progress: func(done, total int) {
@@ -51,19 +61,26 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	}})
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit import: stopped after %d of %d identities: %v\n",
-			sum.Imported+sum.AlreadyImported+len(sum.Refused), sum.Total, err)
-		return exitFail
+		if code, stopped := clientStop(p, "exit import", err); !stopped {
+			return code
+		}
+		printRefused(p, pos[0], sum)
+		return finishStopped(ctx, p, "exit import", err, fmt.Sprintf("%d of %d identities handled: %d imported, %d already imported, %d refused; rerun to continue (importing is idempotent)",
+			sum.Imported+sum.AlreadyImported+len(sum.Refused), sum.Total, sum.Imported, sum.AlreadyImported, len(sum.Refused)))
 	}
 	pr.Done(fmt.Sprintf("%d identities: %d imported, %d already imported, %d refused (%.0f/s)",
 		sum.Total, sum.Imported, sum.AlreadyImported, len(sum.Refused), float64(sum.Total)/time.Since(start).Seconds()))
-	for _, r := range sum.Refused {
-		fmt.Fprintf(p.stderr, "  %s:%d: refused: %s\n", pos[0], r.Line, r.Reason)
-	}
+	printRefused(p, pos[0], sum)
 	if len(sum.Refused) > 0 {
 		return exitFail
 	}
 	return exitOK
+}
+
+func printRefused(p *prog, file string, sum exitclient.ImportSummary) {
+	for _, r := range sum.Refused {
+		fmt.Fprintf(p.stderr, "  %q:%d: refused: %s\n", file, r.Line, printable(r.Reason))
+	}
 }
 
 // tokenOrEnv is the --token flag, or IDVAULT_EXIT__TOKEN (so the token stays out of the

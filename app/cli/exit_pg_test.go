@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -52,9 +53,23 @@ func TestExitBinaryEndToEnd(t *testing.T) {
 	env := []string{"IDVAULT_EXIT__TOKEN=binary-token-0123456789", "IDVAULT_EXIT__DB=" + dsn}
 	srv := startExit(t, dir, env, url, "exit", "--app-id", app.AppID, "--listen", "127.0.0.1:"+strconv.Itoa(port))
 
-	_, errOut, code = apptest.RunCLI(t, dir, env, "exit", "import", "--url", url, filepath.Join(dumpDir, "identities.jsonl"))
+	// Half of the identities as bare lines (what createIdentity returns), half as gen-dump's JSON.
+	raw, err = os.ReadFile(filepath.Join(dumpDir, "identities.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	for i := 0; i < len(lines); i += 2 {
+		var entry struct {
+			Identity string `json:"identity"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &entry))
+		lines[i] = entry.Identity
+	}
+	mixed := filepath.Join(dir, "identities.txt")
+	require.NoError(t, os.WriteFile(mixed, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	_, errOut, code = apptest.RunCLI(t, dir, env, "exit", "import", "--url", url, mixed)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "0 refused")
+	require.NotContains(t, errOut, " 0 imported")
 	out, errOut, code := apptest.RunCLI(t, dir, env, "exit", "decrypt", "--url", url, "--in", filepath.Join(dumpDir, "data"), "--out", filepath.Join(dir, "clear"))
 	require.Equal(t, 1, code, "the dump's negative cases fail: %s %s", out, errOut)
 	require.Contains(t, out, "decryption_failed")

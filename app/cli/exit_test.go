@@ -115,7 +115,7 @@ func TestExitCommandsRoundTrip(t *testing.T) {
 	out, errOut, code := runExit(context.Background(), t, db, env, nil, "exit", "import", "--url", url, "--batch", "7", file)
 	require.Equal(t, 1, code, "a refused identity makes the exit code non-zero: %s %s", out, errOut)
 	require.Contains(t, errOut, "21 identities: 20 imported, 0 already imported, 1 refused")
-	require.Contains(t, errOut, "identities.jsonl:21: refused")
+	require.Contains(t, errOut, "identities.jsonl\":21: refused")
 	for _, id := range ids {
 		require.True(t, db.IsImported(id))
 	}
@@ -130,16 +130,17 @@ func TestExitCommandsRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(in, "bad.bin"), []byte{1}, 0o600))
 	out, errOut, code = runExit(context.Background(), t, db, env, nil, "exit", "decrypt", "--url", url, "--in", in, "--out", outDir)
 	require.Equal(t, 1, code, "%s %s", out, errOut)
-	require.Contains(t, out, "bad.bin\ttruncated_data")
+	require.Contains(t, out, "\"bad.bin\"\ttruncated_data")
 	require.Contains(t, errOut, "2 files: 1 decrypted")
 	got, err := os.ReadFile(filepath.Join(outDir, "x", "ok.bin"))
 	require.NoError(t, err)
 	require.Equal(t, clear, got)
 
-	// Without the token: every failure says unauthorized.
-	out, _, code = runExit(context.Background(), t, db, nil, nil, "exit", "decrypt", "--url", url, "--in", in, "--out", filepath.Join(dir, "out2"))
-	require.Equal(t, 1, code)
-	require.Contains(t, out, "unauthorized")
+	// Without the token: one message, exit 2, nothing written.
+	out, errOut, code = runExit(context.Background(), t, db, nil, nil, "exit", "decrypt", "--url", url, "--in", in, "--out", filepath.Join(dir, "out2"))
+	require.Equal(t, 2, code, "%s %s", out, errOut)
+	require.Contains(t, errOut, "refused the token")
+	require.NoDirExists(t, filepath.Join(dir, "out2"))
 
 	cancel()
 	<-done

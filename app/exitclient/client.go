@@ -1,7 +1,12 @@
 // Package exitclient is the bulk client of the exit server (`idvault exit import` and
 // `idvault exit decrypt`): identities imported in batches, and a tree of ciphertexts mirrored
-// into clear files, with retries on server errors and dropped connections, resumable output and
-// a report of every failure by file and error code.
+// into clear files, with resumable output and a report of every failure by file and error code.
+//
+// It fails well: Probe checks the server once before any work (a bad URL or a refused token is
+// a *ConfigError, reported once); retries are shared by the whole run through a RetryBudget, so
+// a dead server stops the run once with an *UnavailableError naming it instead of failing every
+// file; and clear files are created new, mode 0600, without following any symlink under the
+// output directory. Other bulk commands reuse Probe, RetryBudget and Do.
 package exitclient
 
 import (
@@ -13,6 +18,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +36,15 @@ type Client struct {
 	Attempts int
 	// Backoff is the first wait between attempts, doubled each time up to 10 s (default 250 ms).
 	Backoff time.Duration
+	// Budget is the run-wide retry allowance shared by every request of this client (New sets
+	// one with DefaultMaxOutage). A request keeps retrying past Attempts while no request has
+	// succeeded since it started failing, until the budget trips: a dead server ends the run
+	// once, after Budget.MaxOutage, instead of failing every file. Nil: Attempts per request only.
+	Budget *RetryBudget
+	// Idle abandons an attempt when neither its upload nor its answer moved a byte for this long
+	// (a hung server, a silent network; default DefaultIdle, 60 s): a stream that moves is never
+	// cut, whatever its size. The abandoned attempt counts against Budget from its start.
+	Idle time.Duration
 }
 
 // New returns a client for the server at url.
@@ -44,7 +60,7 @@ func New(url, token string) *Client {
 		ReadBufferSize:  256 << 10,
 		WriteBufferSize: 256 << 10,
 	}
-	return &Client{URL: strings.TrimRight(url, "/"), Token: token, HTTP: &http.Client{Transport: tr}}
+	return &Client{URL: strings.TrimRight(url, "/"), Token: token, HTTP: &http.Client{Transport: tr}, Budget: NewRetryBudget(0)}
 }
 
 func (c *Client) attempts() int {
@@ -54,7 +70,17 @@ func (c *Client) attempts() int {
 	return c.Attempts
 }
 
-func (c *Client) backoff(attempt int) time.Duration {
+func (c *Client) idle() time.Duration {
+	if c.Idle <= 0 {
+		return DefaultIdle
+	}
+	return c.Idle
+}
+
+func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return min(retryAfter, 10*time.Second) // the server said when; the cap keeps a run moving
+	}
 	d := c.Backoff
 	if d <= 0 {
 		d = 250 * time.Millisecond
@@ -94,6 +120,16 @@ func (e *APIError) retryable() bool {
 	return e.Status >= 500 || e.Status == http.StatusTooManyRequests
 }
 
+// unavailable reports whether an answer says the server cannot serve at all for now (its
+// database, a gateway in front of it, overload) rather than failing this one request.
+func (e *APIError) unavailable() bool {
+	switch e.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		return true
+	}
+	return false
+}
+
 // readAPIError builds the error of a non-2xx answer (a generic one when the body is not the
 // server's JSON, for example from a proxy).
 func readAPIError(resp *http.Response) *APIError {
@@ -109,60 +145,205 @@ func readAPIError(resp *http.Response) *APIError {
 		Message: strings.TrimSpace(string(raw[:min(len(raw), 200)]))}
 }
 
+// ConfigError is a problem with how the client is set up (the URL, the token, the paths it was
+// given): retrying cannot help, and a command reports it once and exits 2.
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
 // errTransport marks a failure to talk to the server at all (refused, reset, cut short).
 type errTransport struct{ err error }
 
 func (e *errTransport) Error() string { return "cannot reach the exit server: " + e.err.Error() }
 func (e *errTransport) Unwrap() error { return e.err }
 
-// do sends the request made by mk, retrying on 5xx, 429 and connection errors. It returns the
-// first answer that is not retryable (2xx or a client error); for a client error the body is
-// already read into the *APIError.
-func (c *Client) do(ctx context.Context, mk func() (*http.Request, error)) (*http.Response, error) {
-	var last error
-	for attempt := range c.attempts() {
+// baseURL checks c.URL and returns it parsed: an http or https URL with a host.
+func (c *Client) baseURL() (*url.URL, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, &ConfigError{Msg: fmt.Sprintf("the exit server URL %s is not a URL like http://127.0.0.1:8000", strconv.Quote(redactURL(c.URL)))}
+	}
+	return u, nil
+}
+
+// display is c.URL for messages: quoted when it holds anything unprintable, password redacted.
+func (c *Client) display() string {
+	s := redactURL(c.URL)
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
+}
+
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return raw
+}
+
+// probeIdle bounds one attempt of Probe: /readyz answers at once, or the server is hung.
+const probeIdle = 10 * time.Second
+
+// Probe checks the server once before any real work: reachable, token accepted, database
+// ready (GET /readyz with the token answers 200 {"status": "ready"}). A bad URL, a refused
+// token or an answer that is not an exit server's is a *ConfigError; a server that does not
+// answer (or whose database stays down) is retried under the client's Budget and ends in an
+// *UnavailableError naming the URL; ctx ending returns ctx.Err().
+func (c *Client) Probe(ctx context.Context) error {
+	p := *c
+	p.Idle = min(c.idle(), probeIdle)
+	resp, err := p.Do(ctx, func() (*http.Request, error) {
+		return http.NewRequest(http.MethodGet, c.URL+"/readyz", nil)
+	})
+	var api *APIError
+	if errors.As(err, &api) && api.Status == http.StatusMisdirectedRequest {
+		return &ConfigError{Msg: fmt.Sprintf("the exit server at %s refused the host name of the URL (421 %s): use an address it allows (exit.allowed_hosts)", c.display(), api.Code)}
+	}
+	if errors.As(err, &api) && api.Status < 500 && !errors.As(err, new(*UnavailableError)) {
+		return &ConfigError{Msg: fmt.Sprintf("%s does not look like an exit server: GET /readyz answered %d %s", c.display(), api.Status, api.Code)}
+	}
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body); err != nil || body.Status != "ready" {
+		return &ConfigError{Msg: fmt.Sprintf("%s does not look like an exit server: GET /readyz answered %d without {\"status\": \"ready\"}", c.display(), resp.StatusCode)}
+	}
+	return nil
+}
+
+// Do sends the request made by mk (called again for each attempt) with the client's token,
+// retrying on 5xx, 429 and connection errors with backoff (honouring Retry-After) under the
+// client's Budget (a request failing for want of the server keeps waiting past Attempts while no
+// other request succeeds, until the budget trips; one the server answers with another 5xx fails
+// after Attempts). It returns the first answer that is not retryable: a 2xx response, or an
+// *APIError for a client error (its body already read). A bad URL and an answer 401 or 403
+// (the token) are *ConfigError; a tripped budget is *UnavailableError; ctx ending is ctx.Err().
+func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*http.Response, error) {
+	if _, err := c.baseURL(); err != nil {
+		return nil, err
+	}
+	var (
+		last        error
+		unreachable bool // last is a sign of a server that cannot be reached or cannot serve
+		retryAfter  time.Duration
+		failing     time.Time // when this request first failed
+	)
+	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
+			if attempt >= c.attempts() && (!unreachable || c.Budget == nil || c.Budget.succeededSince(failing)) {
+				// An error answer about this request, or a server that answers others: this
+				// request fails on its own account. Otherwise the budget decides.
+				return nil, fmt.Errorf("giving up after %d attempts: %w", attempt, last)
+			}
+			var tripped <-chan struct{}
+			if c.Budget != nil {
+				tripped = c.Budget.Done()
+			}
+			t := time.NewTimer(c.backoff(min(attempt-1, 16), retryAfter))
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return nil, ctx.Err()
-			case <-time.After(c.backoff(attempt - 1)):
+			case <-tripped:
+				t.Stop()
+				return nil, c.Budget.Err()
+			case <-t.C:
+			}
+		}
+		if c.Budget != nil {
+			if err := c.Budget.Err(); err != nil {
+				return nil, err
 			}
 		}
 		req, err := mk()
 		if err != nil {
 			return nil, err
 		}
-		req = req.WithContext(ctx)
+		started := time.Now()
+		actx, acancel := context.WithCancel(ctx)
+		wd := newWatchdog(c.idle(), acancel)
+		req = req.WithContext(actx)
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body = wd.watchUpload(req.Body)
+		}
 		if c.Token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.Token)
 		}
 		resp, err := c.HTTP.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+		retryAfter = 0
+		switch {
+		case err != nil && ctx.Err() != nil:
+			wd.stop()
+			acancel()
+			return nil, ctx.Err()
+		case err != nil:
+			wd.stop()
+			acancel()
+			if wd.fired.Load() {
+				err = wd.err()
 			}
-			last = &errTransport{err}
-			continue
-		}
-		if resp.StatusCode < 300 {
+			last, unreachable = &errTransport{err}, true
+		case resp.StatusCode < 300:
+			if c.Budget != nil {
+				c.Budget.Success()
+			}
+			resp.Body = &watchedBody{r: resp.Body, wd: wd, cancel: acancel}
 			return resp, nil
+		default:
+			apiErr := readAPIError(resp)
+			wd.stop()
+			resp.Body.Close()
+			acancel()
+			if !apiErr.retryable() {
+				if c.Budget != nil {
+					c.Budget.Success() // the server is there and answered
+				}
+				if apiErr.Status == http.StatusUnauthorized || apiErr.Status == http.StatusForbidden {
+					return nil, &ConfigError{Msg: fmt.Sprintf("the exit server at %s refused the token (%d %s): give the server's token with --token or IDVAULT_EXIT__TOKEN",
+						c.display(), apiErr.Status, apiErr.Code)}
+				}
+				return nil, apiErr
+			}
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+				retryAfter = time.Duration(s) * time.Second
+			}
+			last, unreachable = apiErr, apiErr.unavailable()
 		}
-		apiErr := readAPIError(resp)
-		resp.Body.Close()
-		if !apiErr.retryable() {
-			return nil, apiErr
+		if failing.IsZero() {
+			failing = time.Now()
 		}
-		last = apiErr
+		if c.Budget != nil {
+			if err := c.Budget.FailureSince(c.display(), last, started); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return nil, fmt.Errorf("giving up after %d attempts: %w", c.attempts(), last)
 }
 
 // Code is the error code of err for a report: the server's code, "connection_failed" when
-// the server could not be reached, "stream_aborted" when a decrypt stream was cut midway.
+// the server could not be reached, "server_unavailable" when the run's retry budget ran out,
+// "stream_aborted" when a decrypt stream was cut midway, "unsafe_output" when a clear file
+// would have been written through a symlink or over something that is not a regular file.
 func Code(err error) string {
-	var api *APIError
-	var tr *errTransport
+	var (
+		api    *APIError
+		tr     *errTransport
+		unav   *UnavailableError
+		cfg    *ConfigError
+		unsafe *UnsafeOutputError
+	)
 	switch {
+	case errors.As(err, &unav):
+		return "server_unavailable"
+	case errors.As(err, &cfg):
+		return "client_config"
+	case errors.As(err, &unsafe):
+		return "unsafe_output"
 	case errors.As(err, &api):
 		return api.Code
 	case errors.Is(err, ErrStreamAborted):

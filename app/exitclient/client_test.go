@@ -46,7 +46,7 @@ func TestReadIdentities(t *testing.T) {
 	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 2}}, got)
 
 	for name, bad := range map[string]string{
-		"not json": "\"ID-A\"\nsecret-looking-garbage\n", "no identity field": `{"email": "a@x.io"}`,
+		"not json": "\"ID-A\"\nsecret-looking-garbage!\n", "no identity field": `{"email": "a@x.io"}`,
 		"empty": `""`, "broken array": `["ID-A", `, "number field": `{"identity": 3}`,
 	} {
 		_, err := exitclient.ReadIdentities(strings.NewReader(bad))
@@ -87,9 +87,11 @@ func TestImportBatchesAndReportsRefused(t *testing.T) {
 	require.Equal(t, 0, sum.Imported)
 	require.Equal(t, 1201, sum.AlreadyImported, "a second run is harmless")
 
-	// A batch over the server's limit is a client error, not retried.
-	_, err = c.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 501})
-	require.Equal(t, "payload_too_large", exitclient.Code(err))
+	// A batch over the server's limit is split in halves until the server takes it.
+	sum, err = c.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 1203})
+	require.NoError(t, err)
+	require.Equal(t, 1201, sum.AlreadyImported)
+	require.Len(t, sum.Refused, 2)
 }
 
 func TestImportRetriesWhileTheDatabaseIsDown(t *testing.T) {
@@ -106,20 +108,25 @@ func TestImportRetriesWhileTheDatabaseIsDown(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Imported)
 
+	// A database that stays down ends the run once the retry budget is spent, naming the URL.
 	db.SetDown(true)
-	c.Attempts = 2
+	c.Attempts, c.Budget = 2, exitclient.NewRetryBudget(200*time.Millisecond)
 	_, err = c.Import(context.Background(), []exitclient.Identity{{Value: id, Line: 1}}, exitclient.ImportOptions{})
-	require.Equal(t, "database_unavailable", exitclient.Code(err))
+	require.Equal(t, "server_unavailable", exitclient.Code(err))
+	require.Contains(t, err.Error(), c.URL)
+	require.Contains(t, err.Error(), "database_unavailable")
 
 	dead := exitclient.New("http://127.0.0.1:1", "")
-	dead.Attempts, dead.Backoff = 2, time.Millisecond
+	dead.Backoff, dead.Budget = time.Millisecond, exitclient.NewRetryBudget(100*time.Millisecond)
 	_, err = dead.Import(context.Background(), []exitclient.Identity{{Value: id, Line: 1}}, exitclient.ImportOptions{})
-	require.Equal(t, "connection_failed", exitclient.Code(err))
+	require.Equal(t, "server_unavailable", exitclient.Code(err))
+	require.Contains(t, err.Error(), "http://127.0.0.1:1")
 
 	_, bad := server(t, exitserver.Config{})
 	bad.Token = "wrong-token-wrong-token"
 	_, err = bad.Import(context.Background(), []exitclient.Identity{{Value: id, Line: 1}}, exitclient.ImportOptions{})
-	require.Equal(t, "unauthorized", exitclient.Code(err))
+	require.Equal(t, "client_config", exitclient.Code(err))
+	require.NotContains(t, err.Error(), bad.Token)
 }
 
 func write(t *testing.T, path string, data []byte) {

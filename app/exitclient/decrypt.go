@@ -51,48 +51,65 @@ type Failure struct {
 }
 
 // DecryptTree mirrors every regular file under in into a clear file at the same relative path
-// under out. It is resumable: a file whose clear file exists is skipped; a clear file is
-// written under a temporary name (PartSuffix) in its directory, synced, then renamed, so a
-// killed run never leaves a partial file under a final name. Failures are reported per file,
-// never stop the others, and leave no output. An error is returned only when the tree cannot
-// be walked at all or ctx ends.
+// under out. It first checks the paths and probes the server (Probe), and touches no file
+// before both pass: a bad path, URL or token is a *ConfigError.
+//
+// Paths are judged resolved (filepath.EvalSymlinks): in may be a symlink to a directory, and
+// out may be neither inside in nor around it. out is created 0700 when missing, and so is every
+// directory below it; a directory under out that is a symlink is never followed (the file is
+// reported as unsafe_output), nor is a symlink at a clear file's name or its part file's.
+//
+// It is resumable: a file whose clear file exists is skipped; a clear file is written to a new
+// file (O_CREAT|O_EXCL, no symlink followed, mode 0600) under a temporary name (PartSuffix) in
+// its directory, synced, then renamed, so a killed run never leaves a partial file under a
+// final name (a part file left by a killed run is removed when its file is decrypted again).
+// Failures are reported per file, never stop the others, and leave no output.
+//
+// The run stops, returning the report so far with the error, when the tree cannot be listed,
+// the client's retry budget trips (*UnavailableError: the server is gone), the token stops
+// being accepted (*ConfigError), or ctx ends (ctx.Err(); files in flight are dropped with their
+// part files).
 func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOptions) (DecryptReport, error) {
 	var rep DecryptReport
-	inAbs, err := filepath.Abs(in)
+	inDir, outDir, err := decryptPaths(in, out)
 	if err != nil {
 		return rep, err
 	}
-	outAbs, err := filepath.Abs(out)
-	if err != nil {
+	if err := c.Probe(ctx); err != nil {
 		return rep, err
-	}
-	if outAbs == inAbs || strings.HasPrefix(outAbs, inAbs+string(filepath.Separator)) {
-		return rep, fmt.Errorf("decrypt: the output directory %s must not be inside the input directory %s", out, in)
 	}
 	var files []string
-	err = filepath.WalkDir(inAbs, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(inDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(inAbs, path)
+			rel, _ := filepath.Rel(inDir, path)
 			files = append(files, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return rep, fmt.Errorf("decrypt: list %s: %w", in, err)
+		return rep, fmt.Errorf("decrypt: list %q: %w", in, err)
 	}
 	sort.Strings(files)
 	rep.Total = len(files)
+	tree, err := OpenOutputTree(outDir)
+	if err != nil {
+		return rep, fmt.Errorf("decrypt: %q: %w", out, bareErr(err))
+	}
+	defer tree.Close()
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = 4
 	}
 
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	var (
 		mu      sync.Mutex
 		handled int
+		runErr  error
 		bytes   atomic.Int64
 		next    = make(chan string)
 		wg      sync.WaitGroup
@@ -111,21 +128,28 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		go func() {
 			defer wg.Done()
 			for rel := range next {
-				dst := filepath.Join(outAbs, rel)
-				if _, err := os.Stat(dst); err == nil {
-					finish(func() { rep.Skipped++ })
-					continue
-				}
-				n, err := c.decryptFile(ctx, filepath.Join(inAbs, rel), dst)
-				bytes.Add(n)
-				if err != nil {
-					if ctx.Err() != nil {
-						return
+				n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel)
+				var unav *UnavailableError
+				var cfg *ConfigError
+				switch {
+				case runCtx.Err() != nil:
+					return // the run is over: the file is neither done nor failed
+				case errors.As(err, &unav) || errors.As(err, &cfg):
+					mu.Lock()
+					if runErr == nil {
+						runErr = err
 					}
+					mu.Unlock()
+					stop()
+					return
+				case skipped:
+					finish(func() { rep.Skipped++ })
+				case err != nil:
 					finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
-					continue
+				default:
+					bytes.Add(n)
+					finish(func() { rep.Decrypted++; rep.Bytes += n })
 				}
-				finish(func() { rep.Decrypted++; rep.Bytes += n })
 			}
 		}()
 	}
@@ -133,24 +157,100 @@ feed:
 	for _, rel := range files {
 		select {
 		case next <- rel:
-		case <-ctx.Done():
+		case <-runCtx.Done():
 			break feed
 		}
 	}
 	close(next)
 	wg.Wait()
 	sort.Slice(rep.Failures, func(i, j int) bool { return rep.Failures[i].File < rep.Failures[j].File })
+	if runErr != nil {
+		return rep, runErr
+	}
 	return rep, ctx.Err()
 }
 
-// decryptFile posts src and writes the clear bytes to dst through dst+PartSuffix. It returns
-// the encrypted size sent.
-func (c *Client) decryptFile(ctx context.Context, src, dst string) (int64, error) {
+// decryptPaths resolves in and out and checks them without writing anything: in is an
+// existing directory (through symlinks), out is not inside in nor around it, and out, when it
+// exists, is a directory. It returns the resolved paths.
+func decryptPaths(in, out string) (string, string, error) {
+	inAbs, err := filepath.Abs(in)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q: %v", in, err)}
+	}
+	inDir, err := filepath.EvalSymlinks(inAbs)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q: %v", in, bareErr(err))}
+	}
+	if st, err := os.Stat(inDir); err != nil || !st.IsDir() {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q is not a directory", in)}
+	}
+	outAbs, err := filepath.Abs(out)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q: %v", out, err)}
+	}
+	outDir, err := resolveExisting(outAbs)
+	if err != nil {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q: %v", out, bareErr(err))}
+	}
+	if within(outDir, inDir) {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q is inside --in %q (resolved: %q in %q); choose an output directory outside the input", out, in, outDir, inDir)}
+	}
+	if within(inDir, outDir) {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--in %q is inside --out %q (resolved: %q in %q); choose an output directory outside the input", in, out, inDir, outDir)}
+	}
+	if st, err := os.Stat(outDir); err == nil && !st.IsDir() {
+		return "", "", &ConfigError{Msg: fmt.Sprintf("--out %q exists and is not a directory", out)}
+	}
+	return inDir, outDir, nil
+}
+
+// resolveExisting is path with its longest existing prefix resolved through symlinks (the rest
+// does not exist yet, so it holds none).
+func resolveExisting(path string) (string, error) {
+	rest := ""
+	for cur := path; ; {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return path, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// within reports whether path is dir or below it (both clean and absolute).
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// bareErr is err without the path an *fs.PathError repeats (the caller names it, quoted).
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// decryptFile posts src and writes the clear bytes to rel in tree. It returns the encrypted
+// size sent, or skipped when the clear file exists already.
+func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel string) (n int64, skipped bool, err error) {
+	if done, err := tree.Exists(rel); done || err != nil {
+		return 0, done, err
+	}
 	st, err := os.Stat(src)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		f, err := os.Open(src)
 		if err != nil {
 			return nil, err
@@ -165,33 +265,18 @@ func (c *Client) decryptFile(ctx context.Context, src, dst string) (int64, error
 		return req, nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer resp.Body.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return 0, err
-	}
-	part := dst + PartSuffix
-	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	err = tree.Write(rel, func(w io.Writer) error {
+		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
+		if err != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
+		}
+		return err
+	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	_, err = io.CopyBuffer(struct{ io.Writer }{f}, resp.Body, make([]byte, 256<<10))
-	if err != nil && ctx.Err() == nil {
-		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(part, dst)
-	}
-	if err != nil {
-		_ = os.Remove(part)
-		return 0, err
-	}
-	return st.Size(), nil
+	return st.Size(), false, nil
 }

@@ -21,55 +21,126 @@ type Identity struct {
 	Line int
 }
 
-// ReadIdentities reads private identities from JSON lines or one JSON array. Each entry is a
-// string, or an object holding it under "identity" (the identities.jsonl of gen-dump:
-// {"email", "identity"}), "private_identity", or "private_permanent_identity" and
-// "private_provisional_identity" (the fake authentication server's answer; both are taken).
-// Blank lines are skipped. A bad line is an error naming it.
+// MaxLineBytes is the longest line ReadIdentities takes in a lines file (a private identity is
+// about 400 bytes; the fake authentication server's answer with both identities under 2 KiB).
+const MaxLineBytes = 64 << 10
+
+// ReadIdentities reads private identities from lines, or from one JSON array. A line is a bare
+// private identity (the base64 string Tanker's createIdentity returns), a JSON string, or a JSON
+// object holding it under "identity" (the identities.jsonl of gen-dump: {"email", "identity"}),
+// "private_identity", or "private_permanent_identity" and "private_provisional_identity" (the
+// fake authentication server's answer; both are taken); kinds may be mixed. Blank lines are
+// skipped. Every bad line, and every line over MaxLineBytes, is an error naming it ("line N:
+// ..."; all of them, up to ten); errors never quote an entry, since entries are secrets.
 func ReadIdentities(r io.Reader) ([]Identity, error) {
+	return readIdentities(r, MaxLineBytes)
+}
+
+func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := firstByte(br)
 	if err == io.EOF {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read identities: %w", err)
 	}
 	if first == '[' {
-		var arr []json.RawMessage
-		if err := json.NewDecoder(br).Decode(&arr); err != nil {
-			return nil, fmt.Errorf("read identities: the JSON array does not parse: %w", err)
+		return readArray(br)
+	}
+	var (
+		out  []Identity
+		errs []error
+		bad  int
+		buf  []byte
+	)
+	for line := 1; ; line++ {
+		var over bool
+		var rerr error
+		buf, over, rerr = readLine(br, buf[:0], maxLine)
+		if rerr != nil && rerr != io.EOF {
+			return nil, fmt.Errorf("read identities: line %d: %w", line, rerr)
 		}
-		var out []Identity
-		for i, raw := range arr {
-			vals, err := identitiesOf(raw)
+		text := bytes.TrimSpace(buf)
+		var lineErr error
+		switch {
+		case over:
+			lineErr = fmt.Errorf("line %d: longer than %d bytes, the most one entry may take", line, maxLine)
+		case len(text) > 0:
+			vals, err := identitiesOf(text)
 			if err != nil {
-				return nil, fmt.Errorf("read identities: entry %d: %w", i+1, err)
+				lineErr = fmt.Errorf("line %d: %w", line, err)
 			}
 			for _, v := range vals {
-				out = append(out, Identity{Value: v, Line: i + 1})
+				out = append(out, Identity{Value: v, Line: line})
 			}
 		}
-		return out, nil
+		if lineErr != nil {
+			if bad++; bad <= 10 {
+				errs = append(errs, lineErr)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
 	}
-	var out []Identity
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
+	if bad > 10 {
+		errs = append(errs, fmt.Errorf("and %d more bad lines", bad-10))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("read identities: %w", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// readLine appends the next line of br to buf, without its line ending, keeping at most
+// max+1 bytes of it: over reports a longer line (read to its end, not kept). err is io.EOF at
+// the end of the input.
+func readLine(br *bufio.Reader, buf []byte, max int) (_ []byte, over bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !over {
+			if len(buf)+len(chunk) > max+2 { // room for "\r\n"
+				over = true
+				buf = buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		vals, err := identitiesOf(text)
+		if n := len(buf); n > 0 && buf[n-1] == '\n' {
+			buf = buf[:n-1]
+		}
+		if n := len(buf); n > 0 && buf[n-1] == '\r' {
+			buf = buf[:n-1]
+		}
+		if len(buf) > max {
+			over = true
+		}
+		if over {
+			buf = buf[:0]
+		}
+		return buf, over, err
+	}
+}
+
+// readArray reads one JSON array of entries.
+func readArray(br *bufio.Reader) ([]Identity, error) {
+	var arr []json.RawMessage
+	if err := json.NewDecoder(br).Decode(&arr); err != nil {
+		return nil, fmt.Errorf("read identities: the JSON array does not parse: %w", err)
+	}
+	var out []Identity
+	for i, raw := range arr {
+		vals, err := identitiesOf(raw)
 		if err != nil {
-			return nil, fmt.Errorf("read identities: line %d: %w", line, err)
+			return nil, fmt.Errorf("read identities: entry %d: %w", i+1, err)
 		}
 		for _, v := range vals {
-			out = append(out, Identity{Value: v, Line: line})
+			out = append(out, Identity{Value: v, Line: i + 1})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read identities: %w", err)
 	}
 	return out, nil
 }
@@ -88,6 +159,12 @@ func firstByte(br *bufio.Reader) (byte, error) {
 
 // identitiesOf reads one entry. Errors never quote the entry (it holds secrets).
 func identitiesOf(raw []byte) ([]string, error) {
+	if len(raw) > 0 && raw[0] != '"' && raw[0] != '{' && raw[0] != '[' {
+		if err := checkBare(raw); err != nil {
+			return nil, err
+		}
+		return []string{string(raw)}, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		if strings.TrimSpace(s) == "" {
@@ -97,7 +174,7 @@ func identitiesOf(raw []byte) ([]string, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, errors.New("not a JSON string or object")
+		return nil, errors.New("not a JSON string or object, nor a bare base64 identity")
 	}
 	var out []string
 	for _, key := range []string{"identity", "private_identity", "private_permanent_identity", "private_provisional_identity"} {
@@ -117,6 +194,18 @@ func identitiesOf(raw []byte) ([]string, error) {
 		return nil, errors.New(`no "identity" field`)
 	}
 	return out, nil
+}
+
+// checkBare accepts a bare private identity: one token of base64 characters (standard or URL
+// alphabet, padded or not), as Tanker's identity libraries return it. The server judges the
+// content, and a refusal names the line.
+func checkBare(raw []byte) error {
+	for _, b := range raw {
+		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '-' || b == '_' || b == '=') {
+			return errors.New("not a JSON string or object, nor a bare base64 identity (a character outside base64)")
+		}
+	}
+	return nil
 }
 
 // ImportOptions tunes Import.
@@ -146,11 +235,18 @@ type Refused struct {
 	Reason string
 }
 
-// Import sends identities in batches. A batch the server refuses because of some entries is
-// sent again without them, so good identities are imported and only bad ones are reported.
-// Server errors and dropped connections are retried with backoff (importing is idempotent);
-// any other error stops the import and is returned with the summary so far.
+// Import probes the server (Probe), then sends identities in batches. A batch the server
+// refuses because of some entries is sent again without them, so good identities are imported
+// and only bad ones are reported; a batch refused as too large (413, over exit.batch_limit or
+// the body limit) is split in halves and each sent again, down to single identities (a single
+// identity still too large is reported as refused). Server errors and dropped connections are
+// retried with backoff under the client's retry budget (importing is idempotent); any other
+// error (the budget tripping, a refused token, ctx ending) stops the import and is returned with
+// the summary so far.
 func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptions) (ImportSummary, error) {
+	if err := c.Probe(parent); err != nil {
+		return ImportSummary{Total: len(ids)}, err
+	}
 	batch := max(opts.Batch, 0)
 	if batch == 0 {
 		batch = 500
@@ -176,20 +272,24 @@ func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptio
 			for start := range starts {
 				part := ids[start:min(start+batch, len(ids))]
 				var local ImportSummary
-				err := c.importBatch(ctx, part, &local)
+				err := c.importBatch(ctx, part, &local, func(n int) {
+					if n == 0 {
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					done += n
+					if opts.Progress != nil {
+						opts.Progress(done, len(ids))
+					}
+				})
 				mu.Lock()
 				sum.Imported += local.Imported
 				sum.AlreadyImported += local.AlreadyImported
 				sum.Refused = append(sum.Refused, local.Refused...)
-				if err != nil && firstErr == nil {
+				if err != nil && firstErr == nil && (ctx.Err() == nil || parent.Err() == nil) {
 					firstErr = err
 					cancel()
-				}
-				if err == nil {
-					done += len(part)
-					if opts.Progress != nil {
-						opts.Progress(done, len(ids))
-					}
 				}
 				mu.Unlock()
 			}
@@ -212,10 +312,28 @@ feed:
 	return sum, firstErr
 }
 
-func (c *Client) importBatch(ctx context.Context, part []Identity, sum *ImportSummary) error {
+// importBatch imports part: entries the server refuses are reported and the rest sent again,
+// a batch refused as too large is split in halves. progress gets the count of each part done.
+func (c *Client) importBatch(ctx context.Context, part []Identity, sum *ImportSummary, progress func(int)) error {
+	handled := 0
+	defer func() { progress(handled) }()
 	for len(part) > 0 {
 		res, err := c.importOnce(ctx, part)
 		var api *APIError
+		if errors.As(err, &api) && api.Status == http.StatusRequestEntityTooLarge {
+			if len(part) == 1 {
+				sum.Refused = append(sum.Refused, Refused{Line: part[0].Line, Reason: "too large for the server (" + api.Code + ")"})
+				handled++
+				return nil
+			}
+			half := len(part) / 2
+			progress(handled)
+			handled = 0
+			if err := c.importBatch(ctx, part[:half], sum, progress); err != nil {
+				return err
+			}
+			return c.importBatch(ctx, part[half:], sum, progress)
+		}
 		if errors.As(err, &api) && api.Code == "invalid_identity" && len(api.Entries) > 0 {
 			bad := map[int]string{}
 			for _, e := range api.Entries {
@@ -230,6 +348,7 @@ func (c *Client) importBatch(ctx context.Context, part []Identity, sum *ImportSu
 			for i, id := range part {
 				if reason, ok := bad[i]; ok {
 					sum.Refused = append(sum.Refused, Refused{Line: id.Line, Reason: reason})
+					handled++
 					continue
 				}
 				keep = append(keep, id)
@@ -242,6 +361,7 @@ func (c *Client) importBatch(ctx context.Context, part []Identity, sum *ImportSu
 		}
 		sum.Imported += res.Imported
 		sum.AlreadyImported += res.AlreadyImported
+		handled += len(part)
 		return nil
 	}
 	return nil
@@ -261,7 +381,7 @@ func (c *Client) importOnce(ctx context.Context, part []Identity) (importResult,
 	if err != nil {
 		return importResult{}, err
 	}
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		req, err := http.NewRequest(http.MethodPut, c.URL+"/v1/identities", bytes.NewReader(body))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/json")

@@ -1,0 +1,356 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/app/exitclient"
+	"idvault/app/exitserver"
+	"idvault/app/exitserver/exitfake"
+)
+
+// standInExit is a stand-in exit server: /readyz answers ready, decrypt handles /v1/decrypt,
+// PUT /v1/identities answers with import (nil: 404).
+func standInExit(t *testing.T, decrypt, importer http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"status": "ready", "checks": {"database": "ok"}}`)
+	})
+	if decrypt != nil {
+		mux.HandleFunc("POST /v1/decrypt", decrypt)
+	}
+	if importer != nil {
+		mux.HandleFunc("PUT /v1/identities", importer)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// echoDecrypt "decrypts" a file to its own bytes.
+func echoDecrypt(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = io.Copy(w, r.Body)
+}
+
+func writeFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for i := range n {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.bin", i)), []byte(fmt.Sprintf("file %d", i)), 0o600))
+	}
+}
+
+// oneLine requires s to be exactly one line.
+func oneLine(t *testing.T, s string) {
+	t.Helper()
+	require.Equal(t, 1, strings.Count(s, "\n"), "one message: %q", s)
+	require.True(t, strings.HasSuffix(s, "\n"), "%q", s)
+}
+
+// A configuration error is one line on stderr and exit 2, before any file is touched.
+func TestExitClientsConfigErrors(t *testing.T) {
+	t.Parallel()
+	db := exitfake.New()
+	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{Token: "the-right-token-0123"}).App)
+	port := strings.TrimPrefix(url, "http://127.0.0.1:")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	writeFiles(t, in, 30)
+	ids := filepath.Join(dir, "ids.txt")
+	require.NoError(t, os.WriteFile(ids, []byte("fake-identity-00\nfake-identity-01\n"), 0o600))
+	env := []string{"IDVAULT_EXIT__TOKEN=the-wrong-token-0123"}
+
+	for name, tc := range map[string]struct {
+		url, want string
+		env       []string
+	}{
+		"no scheme":   {"127.0.0.1:" + port, "is not a URL like http://127.0.0.1:8000", nil},
+		"host only":   {"localhost:" + port, "is not a URL like", nil},
+		"bad URL":     {"http://[::1", "is not a URL like", nil},
+		"wrong token": {url, "refused the token (401 unauthorized)", env},
+		"no token":    {url, "refused the token (401 unauthorized)", nil},
+	} {
+		out := filepath.Join(dir, "out-"+strings.ReplaceAll(name, " ", "-"))
+		stdout, errOut, code := runExit(context.Background(), t, nil, tc.env, nil, "exit", "decrypt", "--url", tc.url, "--in", in, "--out", out)
+		require.Equal(t, 2, code, "%s: %s %s", name, stdout, errOut)
+		require.Empty(t, stdout, name)
+		oneLine(t, errOut)
+		require.Contains(t, errOut, tc.want, name)
+		require.NotContains(t, errOut, "the-wrong-token", name)
+		require.NoDirExists(t, out, "%s: nothing written", name)
+
+		stdout, errOut, code = runExit(context.Background(), t, nil, tc.env, nil, "exit", "import", "--url", tc.url, ids)
+		require.Equal(t, 2, code, "%s: %s %s", name, stdout, errOut)
+		oneLine(t, errOut)
+		require.Contains(t, errOut, tc.want, name)
+	}
+	for _, id := range []string{"fake-identity-00", "fake-identity-01"} {
+		require.False(t, db.IsImported(id))
+	}
+
+	// --out inside --in, judged through a symlink: one line, exit 2, nothing created.
+	link := filepath.Join(dir, "in-link")
+	require.NoError(t, os.Symlink(in, link))
+	_, errOut, code := runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", url, "--in", in, "--out", filepath.Join(link, "clear"))
+	require.Equal(t, 2, code, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, "is inside --in")
+	require.NoDirExists(t, filepath.Join(in, "clear"))
+}
+
+// A server that dies mid-run stops decrypt within a minute (a short --retry-budget here) with one
+// message naming it, no failure per file and no part file; dead from the start, nothing is
+// written at all.
+func TestExitDecryptDeadServer(t *testing.T) {
+	t.Parallel()
+	var served atomic.Int32
+	var srv *httptest.Server
+	srv = standInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 4 {
+			srv.Listener.Close()
+			srv.CloseClientConnections()
+			return
+		}
+		echoDecrypt(w, r)
+	}, nil)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	writeFiles(t, in, 80)
+
+	run := func(out string) (string, string, int) {
+		type result struct {
+			stdout, stderr string
+			code           int
+		}
+		done := make(chan result, 1)
+		go func() {
+			o, e, c := runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "2", "--retry-budget", "300ms")
+			done <- result{o, e, c}
+		}()
+		select {
+		case r := <-done:
+			return r.stdout, r.stderr, r.code
+		case <-time.After(time.Minute):
+			t.Fatal("a dead server did not stop the run within a minute")
+			return "", "", 0
+		}
+	}
+	stdout, errOut, code := run(out)
+	require.Equal(t, 1, code, "%s %s", stdout, errOut)
+	require.Empty(t, stdout, "no file is reported failed for the server's sake")
+	oneLine(t, errOut)
+	require.Contains(t, errOut, "stopped: no request to the exit server at "+srv.URL+" succeeded for")
+	require.Contains(t, errOut, "80 files: ")
+	require.Contains(t, errOut, "rerun to continue")
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	require.Empty(t, parts)
+
+	fresh := filepath.Join(dir, "fresh")
+	stdout, errOut, code = run(fresh)
+	require.Equal(t, 1, code, "%s %s", stdout, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, srv.URL)
+	require.Contains(t, errOut, "nothing decrypted")
+	require.NoDirExists(t, fresh)
+
+	ids := filepath.Join(dir, "ids.txt")
+	require.NoError(t, os.WriteFile(ids, []byte("fake-identity-00\n"), 0o600))
+	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", srv.URL, "--retry-budget", "200ms", ids)
+	require.Equal(t, 1, code, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, srv.URL)
+}
+
+// Ctrl-C (the context ending, as main wires SIGINT) mid-stream: exit 130, a summary of what
+// is done, no Go error text, no part file left.
+func TestExitDecryptInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	writeFiles(t, in, 6)
+	srv := hangingDecrypt(t, 2)
+	go cancelWhenPart(t, out, srv.hung, cancel)
+	stdout, errOut, code := runExit(ctx, t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
+	requireInterrupted(t, out, stdout, errOut, code)
+
+	// import too: a batch in flight when Ctrl-C comes.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	entered := make(chan struct{})
+	imp := standInExit(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
+		close(entered)
+		<-r.Context().Done()
+	})
+	go func() {
+		<-entered
+		cancel()
+	}()
+	ids := filepath.Join(dir, "ids.txt")
+	require.NoError(t, os.WriteFile(ids, []byte("fake-identity-00\n"), 0o600))
+	_, errOut, code = runExit(ctx, t, nil, nil, nil, "exit", "import", "--url", imp.URL, ids)
+	require.Equal(t, 130, code, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, "interrupted: 0 of 1 identities handled")
+	require.NotContains(t, errOut, "context")
+}
+
+type hanging struct {
+	*httptest.Server
+	hung chan struct{}
+}
+
+// hangingDecrypt answers the first ok decrypts whole, then starts the next answer and waits
+// for the client to go away.
+func hangingDecrypt(t *testing.T, ok int32) hanging {
+	var n atomic.Int32
+	hung := make(chan struct{})
+	srv := standInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // (echo reads it itself)
+		switch k := n.Add(1); {
+		case k <= ok:
+			_, _ = w.Write([]byte("clear"))
+		case k == ok+1:
+			_, _ = w.Write(make([]byte, 4096))
+			w.(http.Flusher).Flush()
+			close(hung)
+			<-r.Context().Done()
+		default:
+			<-r.Context().Done()
+		}
+	}, nil)
+	return hanging{srv, hung}
+}
+
+// cancelWhenPart calls cancel once the hanging answer has started and its part file exists.
+func cancelWhenPart(t *testing.T, out string, hung chan struct{}, cancel func()) {
+	<-hung
+	for range 2000 {
+		if parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix)); len(parts) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+}
+
+func requireInterrupted(t *testing.T, out, stdout, errOut string, code int) {
+	t.Helper()
+	require.Equal(t, 130, code, "%s %s", stdout, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, "interrupted: 6 files: 2 decrypted")
+	require.Contains(t, errOut, "4 not done; rerun to continue")
+	require.NotContains(t, errOut, "context")
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"f00.bin", "f01.bin"}, names, "the files done, no part file")
+}
+
+// The real binary under a real SIGINT, as Ctrl-C sends it.
+func TestExitDecryptSIGINT(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	writeFiles(t, in, 6)
+	srv := hangingDecrypt(t, 2)
+	cmd := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cancelWhenPart(t, out, srv.hung, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
+	err := cmd.Wait()
+	requireInterrupted(t, out, stdout.String(), stderr.String(), apptest.ExitCode(t, err))
+}
+
+// File names are printed quoted: control characters and terminal escapes never reach the
+// terminal raw.
+func TestExitDecryptQuotesNames(t *testing.T) {
+	t.Parallel()
+	srv := standInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error": {"code": "unsupported_format", "message": "bad \u001b]0;title\u0007 bytes", "trace_id": "x"}}`)
+	}, nil)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	require.NoError(t, os.MkdirAll(in, 0o755))
+	name := "\x1b[31mred\nline\x07.bin"
+	require.NoError(t, os.WriteFile(filepath.Join(in, name), []byte{1}, 0o600))
+	stdout, errOut, code := runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", filepath.Join(dir, "out"))
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, stdout, `"\x1b[31mred\nline\a.bin"`+"\tunsupported_format\t")
+	require.Contains(t, stdout, `bad \x1b]0;title\a bytes`)
+	for _, s := range []string{stdout, errOut} {
+		require.NotContains(t, s, "\x1b")
+		require.NotContains(t, s, "\x07")
+	}
+}
+
+// exit import takes bare identity lines, as createIdentity returns them, mixed with JSON lines;
+// a bad or over-long line is named by its number.
+func TestExitImportBareLines(t *testing.T) {
+	t.Parallel()
+	db := exitfake.New()
+	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	var lines, ids []string
+	for i := range 9 {
+		id, _ := db.AddUser()
+		ids = append(ids, id)
+		if i%3 == 0 {
+			lines = append(lines, fmt.Sprintf(`{"email": "u%d@example.com", "identity": %q}`, i, id))
+		} else {
+			lines = append(lines, id)
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ids.txt")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	_, errOut, code := runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", url, file)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "9 identities: 9 imported")
+	for _, id := range ids {
+		require.True(t, db.IsImported(id))
+	}
+
+	bad := filepath.Join(dir, "bad.txt")
+	require.NoError(t, os.WriteFile(bad, []byte(ids[0]+"\n"+strings.Repeat("A", 2<<20)+"\n"), 0o600))
+	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", url, bad)
+	require.Equal(t, 1, code, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, "line 2: longer than 65536 bytes")
+	require.NotContains(t, errOut, "token too long")
+
+	// Several bad lines: one line each.
+	require.NoError(t, os.WriteFile(bad, []byte(ids[0]+"\nnot,base64\n{}\n"), 0o600))
+	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", url, bad)
+	require.Equal(t, 1, code, errOut)
+	require.Equal(t, 2, strings.Count(errOut, "\n"), errOut)
+	require.Contains(t, errOut, "line 2: not a JSON string or object")
+	require.Contains(t, errOut, "\n  line 3: no \"identity\" field")
+}

@@ -1,0 +1,4 @@
+package exitclient
+
+// ReadIdentitiesLimit is readIdentities with a small line limit, so the fuzzer reaches it.
+var ReadIdentitiesLimit = readIdentities

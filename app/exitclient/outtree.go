@@ -1,0 +1,174 @@
+package exitclient
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OutputTree is a directory that clear files are written under safely, for every command that
+// writes clear data: the directory and every one below it are created with mode 0700 when
+// missing; a directory under it that is a symlink is never followed, nor is a symlink at a
+// file's name or its part file's name (each is an *UnsafeOutputError); a file is written to a
+// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix, synced,
+// then renamed, so that a partial file never sits under a final name. Safe for concurrent use
+// on different names.
+type OutputTree struct {
+	root *os.Root
+}
+
+// OpenOutputTree creates dir (mode 0700, parents too) when missing and opens it. The caller
+// resolves dir first if it must judge it (filepath.EvalSymlinks): dir itself may be a symlink.
+func OpenOutputTree(dir string) (*OutputTree, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &OutputTree{root: root}, nil
+}
+
+// Close releases the tree's directory.
+func (t *OutputTree) Close() error { return t.root.Close() }
+
+// Exists reports whether rel (a relative path under the tree) is a regular file already (a
+// clear file of an earlier run). A symlink or anything else at rel or on its way is an
+// *UnsafeOutputError.
+func (t *OutputTree) Exists(rel string) (bool, error) {
+	dirRel, name := filepath.Split(rel)
+	dir, err := t.dir(dirRel, false)
+	if err != nil || dir == nil {
+		return false, err
+	}
+	if dir != t.root {
+		defer dir.Close()
+	}
+	fi, err := dir.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case fi.Mode().IsRegular():
+		return true, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return false, &UnsafeOutputError{Path: rel, Reason: "a symlink sits at the clear file's name (not followed)"}
+	}
+	return false, &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the clear file's name"}
+}
+
+// Write writes rel (a relative path under the tree) with write, through its part file: the
+// part is created new, filled by write, synced, closed, then renamed to rel (replacing a file
+// there). On any error the part file is removed and rel is left as it was. A regular part file
+// left by a killed run is replaced; anything else at the part's name is refused.
+func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
+	dirRel, name := filepath.Split(rel)
+	dir, err := t.dir(dirRel, true)
+	if err != nil {
+		return err
+	}
+	if dir != t.root {
+		defer dir.Close()
+	}
+	part := name + PartSuffix
+	if fi, err := dir.Lstat(part); err == nil {
+		if !fi.Mode().IsRegular() {
+			return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
+		}
+		if err := dir.Remove(part); err != nil { // left by a killed run
+			return err
+		}
+	}
+	// O_EXCL: a new file or nothing. os.Root adds O_NOFOLLOW and never follows a symlink with
+	// O_CREATE|O_EXCL, so a symlink planted at this name since the check above is refused too.
+	f, err := dir.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "something appeared at the part file's name (not followed)"}
+	}
+	if err != nil {
+		return err
+	}
+	err = write(struct{ io.Writer }{f}) // only Write: no ReadFrom shortcut around the buffer
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = dir.Rename(part, name)
+	}
+	if err != nil {
+		_ = dir.Remove(part)
+	}
+	return err
+}
+
+// dir opens the directory rel under the tree one component at a time, never following a
+// symlink: a component that is a symlink or not a directory is an *UnsafeOutputError. With
+// create, missing components are made with mode 0700; without, a missing one returns nil, nil.
+// The caller closes the returned root unless it is t.root.
+func (t *OutputTree) dir(rel string, create bool) (*os.Root, error) {
+	cur := t.root
+	done := ""
+	fail := func(err error) (*os.Root, error) {
+		if cur != t.root {
+			cur.Close()
+		}
+		return nil, err
+	}
+	for _, comp := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
+		if comp == "." || comp == "" {
+			continue
+		}
+		done = filepath.Join(done, comp)
+		fi, err := cur.Lstat(comp)
+		if errors.Is(err, fs.ErrNotExist) {
+			if !create {
+				return fail(nil)
+			}
+			if err = cur.Mkdir(comp, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = cur.Lstat(comp)
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fail(&UnsafeOutputError{Path: done, Reason: "it is a symlink, and directories under the output directory are not followed"})
+		}
+		if !fi.IsDir() {
+			return fail(&UnsafeOutputError{Path: done, Reason: "it is not a directory"})
+		}
+		sub, err := cur.OpenRoot(comp)
+		if err != nil {
+			return fail(err)
+		}
+		if st, err := sub.Stat("."); err != nil || !os.SameFile(st, fi) {
+			sub.Close()
+			return fail(&UnsafeOutputError{Path: done, Reason: "it changed while being opened"})
+		}
+		if cur != t.root {
+			cur.Close()
+		}
+		cur = sub
+	}
+	return cur, nil
+}
+
+// UnsafeOutputError refuses to write a clear file where a symlink or something else than a
+// regular file or directory sits on its path under the output directory.
+type UnsafeOutputError struct {
+	Path   string // relative to the output directory
+	Reason string
+}
+
+func (e *UnsafeOutputError) Error() string {
+	return fmt.Sprintf("refusing to write under %q: %s", e.Path, e.Reason)
+}

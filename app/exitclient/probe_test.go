@@ -1,0 +1,262 @@
+package exitclient_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/exitclient"
+	"idvault/app/exitserver"
+)
+
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	db, c := server(t, exitserver.Config{})
+	require.NoError(t, c.Probe(context.Background()))
+
+	for name, url := range map[string]string{
+		"no scheme":      strings.TrimPrefix(c.URL, "http://"),
+		"host no scheme": "localhost:8000",
+		"bad URL":        "http://[::1",
+		"other scheme":   "ftp://127.0.0.1:8000",
+		"not a URL":      "exit server",
+		"control in URL": "http://127.0.0.1:8000/\x1b[31m",
+	} {
+		bad := exitclient.New(url, token)
+		err := bad.Probe(context.Background())
+		var cfg *exitclient.ConfigError
+		require.ErrorAs(t, err, &cfg, name)
+		require.NotContains(t, err.Error(), "\x1b", "the URL is quoted: %s", name)
+	}
+
+	wrong := exitclient.New(c.URL, "wrong-token-0123456789")
+	err := wrong.Probe(context.Background())
+	var cfg *exitclient.ConfigError
+	require.ErrorAs(t, err, &cfg)
+	require.Contains(t, err.Error(), "refused the token")
+	require.NotContains(t, err.Error(), "wrong-token-0123456789")
+
+	// Something that is not an exit server.
+	other := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(other.Close)
+	err = exitclient.New(other.URL, token).Probe(context.Background())
+	require.ErrorAs(t, err, &cfg)
+	require.Contains(t, err.Error(), "does not look like an exit server")
+
+	// A server that does not answer for the URL's host name.
+	_, strict := server(t, exitserver.Config{AllowedHosts: []string{"exit.example"}})
+	err = strict.Probe(context.Background())
+	require.ErrorAs(t, err, &cfg)
+	require.Contains(t, err.Error(), "refused the host name")
+
+	// A database that comes up within the budget is waited for.
+	db.SetDown(true)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		db.SetDown(false)
+	}()
+	require.NoError(t, c.Probe(context.Background()))
+}
+
+// standIn is a stand-in exit server: /readyz answers ready, decrypt handles /v1/decrypt.
+func standIn(t *testing.T, decrypt http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"status": "ready", "checks": {"database": "ok"}}`)
+	})
+	mux.HandleFunc("POST /v1/decrypt", decrypt)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// echo answers a decrypt with the body itself.
+func echo(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = io.Copy(w, r.Body)
+}
+
+// A server that dies mid-run stops the whole run once, after the shared retry budget, with one
+// error naming it: no file is reported as failed for it, and no part file stays.
+func TestDeadServerStopsTheRunOnce(t *testing.T) {
+	t.Parallel()
+	var served atomic.Int32
+	var srv *httptest.Server
+	srv = standIn(t, func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 5 {
+			srv.Listener.Close() // no new connection from now on
+			srv.CloseClientConnections()
+			return
+		}
+		echo(w, r)
+	})
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
+	for i := range 60 {
+		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(1000))
+	}
+	c := exitclient.New(srv.URL, token)
+	c.Backoff, c.Budget = 5*time.Millisecond, exitclient.NewRetryBudget(300*time.Millisecond)
+
+	type result struct {
+		rep exitclient.DecryptReport
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 3})
+		done <- result{rep, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("a dead server did not stop the run within a minute")
+	}
+	var unav *exitclient.UnavailableError
+	require.ErrorAs(t, res.err, &unav)
+	require.Equal(t, "server_unavailable", exitclient.Code(res.err))
+	require.Contains(t, res.err.Error(), srv.URL)
+	require.Empty(t, res.rep.Failures, "no file fails for the server's sake")
+	require.Equal(t, 60, res.rep.Total)
+	require.GreaterOrEqual(t, res.rep.Decrypted, 3)
+	require.Less(t, res.rep.Decrypted, 60)
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	require.Empty(t, parts)
+
+	// Dead from the start: the probe gives up after the budget, naming the URL, and no output
+	// directory is created.
+	dead := exitclient.New(srv.URL, token)
+	dead.Backoff, dead.Budget = 5*time.Millisecond, exitclient.NewRetryBudget(200*time.Millisecond)
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	_, err := dead.DecryptTree(context.Background(), in, fresh, exitclient.DecryptOptions{})
+	require.ErrorAs(t, err, &unav)
+	require.NoDirExists(t, fresh)
+}
+
+// One file the server keeps failing while others succeed fails alone after its attempts; the
+// run goes on.
+func TestOneFailingFileDoesNotStopTheRun(t *testing.T) {
+	t.Parallel()
+	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if string(b) == "poison" {
+			http.Error(w, "boom", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write(b)
+	})
+	in, out := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "poison"), []byte("poison"))
+	for i := range 20 {
+		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(100))
+	}
+	c := exitclient.New(srv.URL, token)
+	c.Attempts, c.Backoff, c.Budget = 3, 5*time.Millisecond, exitclient.NewRetryBudget(time.Minute)
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 2})
+	require.NoError(t, err)
+	require.Equal(t, 20, rep.Decrypted)
+	require.Len(t, rep.Failures, 1)
+	require.Equal(t, "http_500", rep.Failures[0].Code)
+}
+
+// Ctrl-C (ctx ending) mid-stream: the run returns the context's error, files done stay, the
+// file in flight leaves no part file and is not reported as failed.
+func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n atomic.Int32
+	hung := make(chan struct{})
+	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 2 {
+			echo(w, r)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
+		_, _ = w.Write(make([]byte, 4096))
+		w.(http.Flusher).Flush()
+		close(hung)
+		<-r.Context().Done()
+	})
+	in, out := t.TempDir(), t.TempDir()
+	for i := range 5 {
+		write(t, filepath.Join(in, fmt.Sprintf("f%d", i)), random(100))
+	}
+	c := exitclient.New(srv.URL, token)
+	go func() {
+		<-hung
+		for range 2000 { // cancel once the part file of the third is being written
+			if parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix)); len(parts) > 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	rep, err := c.DecryptTree(ctx, in, out, exitclient.DecryptOptions{Jobs: 1})
+	require.True(t, errors.Is(err, context.Canceled), "%v", err)
+	require.Equal(t, 2, rep.Decrypted)
+	require.Empty(t, rep.Failures)
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "the two clear files, no part file")
+}
+
+// A server that hangs (accepts, then never answers: stopped, or behind a silent network) is
+// abandoned once no byte moved for Client.Idle, and the run stops through the budget; a stream
+// that hangs midway fails its file as cut.
+func TestHungServerStopsTheRun(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch k := n.Add(1); {
+		case k <= 3:
+			_, _ = w.Write([]byte("clear"))
+			return
+		case k == 4:
+			_, _ = w.Write(make([]byte, 1000))
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	})
+	in, out := t.TempDir(), t.TempDir()
+	for i := range 20 {
+		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(100))
+	}
+	c := exitclient.New(srv.URL, token)
+	c.Idle, c.Backoff, c.Budget = 200*time.Millisecond, 5*time.Millisecond, exitclient.NewRetryBudget(300*time.Millisecond)
+	done := make(chan error, 1)
+	var rep exitclient.DecryptReport
+	go func() {
+		var err error
+		rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var unav *exitclient.UnavailableError
+		require.ErrorAs(t, err, &unav)
+		require.Contains(t, err.Error(), "no byte moved for 200ms")
+	case <-time.After(time.Minute):
+		t.Fatal("a hung server did not stop the run within a minute")
+	}
+	require.Equal(t, 3, rep.Decrypted)
+	require.Len(t, rep.Failures, 1)
+	require.Equal(t, "stream_aborted", rep.Failures[0].Code)
+	require.Contains(t, rep.Failures[0].Message, "no byte moved")
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	require.Empty(t, parts)
+}

@@ -1,0 +1,164 @@
+package exitclient_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/exitclient"
+)
+
+// echoClient is the client of a stand-in server that "decrypts" a file to its own bytes.
+func echoClient(t *testing.T) *exitclient.Client {
+	t.Helper()
+	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) { echo(w, r) })
+	return exitclient.New(srv.URL, token)
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	st, err := os.Lstat(path)
+	require.NoError(t, err)
+	return st.Mode().Perm()
+}
+
+// Clear data lands in files only the owner reads, in directories only the owner enters.
+func TestDecryptModes(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "a", "clear")
+	write(t, filepath.Join(in, "d", "e", "f.bin"), []byte("clear"))
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Decrypted)
+	require.Equal(t, os.FileMode(0o700), mode(t, out))
+	require.Equal(t, os.FileMode(0o700), mode(t, filepath.Dir(out)))
+	require.Equal(t, os.FileMode(0o700), mode(t, filepath.Join(out, "d")))
+	require.Equal(t, os.FileMode(0o700), mode(t, filepath.Join(out, "d", "e")))
+	require.Equal(t, os.FileMode(0o600), mode(t, filepath.Join(out, "d", "e", "f.bin")))
+}
+
+// A symlink planted at a part file's name, at a clear file's name or as a directory under
+// --out is never followed: the file is reported, the target stays untouched, the others are
+// decrypted.
+func TestDecryptRefusesPlantedSymlinks(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	in, out, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, rel := range []string{"a-part.bin", "b-final.bin", filepath.Join("c-dir", "x.bin"), "d-ok.bin", filepath.Join("e", "f", "deep.bin")} {
+		write(t, filepath.Join(in, rel), []byte("clear bytes of "+rel))
+	}
+	victim := filepath.Join(elsewhere, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("untouched"), 0o644))
+	require.NoError(t, os.Symlink(victim, filepath.Join(out, "a-part.bin"+exitclient.PartSuffix)))
+	require.NoError(t, os.Symlink(victim, filepath.Join(out, "b-final.bin")))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(out, "c-dir")))
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "e"), 0o700))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(out, "e", "f")))
+
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 2})
+	require.NoError(t, err)
+	codes := map[string]string{}
+	for _, f := range rep.Failures {
+		codes[f.File] = f.Code
+	}
+	require.Equal(t, map[string]string{
+		"a-part.bin": "unsafe_output", "b-final.bin": "unsafe_output",
+		filepath.Join("c-dir", "x.bin"): "unsafe_output", filepath.Join("e", "f", "deep.bin"): "unsafe_output",
+	}, codes)
+	require.Equal(t, 1, rep.Decrypted)
+	got, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	require.Equal(t, "untouched", string(got))
+	entries, err := os.ReadDir(elsewhere)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing written in a symlinked directory")
+	require.Equal(t, os.FileMode(0o644), mode(t, victim))
+	got, err = os.ReadFile(filepath.Join(out, "d-ok.bin"))
+	require.NoError(t, err)
+	require.Equal(t, "clear bytes of d-ok.bin", string(got))
+	// The planted links are left as they are, for the operator to look at.
+	st, err := os.Lstat(filepath.Join(out, "a-part.bin"+exitclient.PartSuffix))
+	require.NoError(t, err)
+	require.NotZero(t, st.Mode()&os.ModeSymlink)
+}
+
+// A part file left by a killed run (a regular file) is replaced, not appended to or refused.
+func TestDecryptReplacesStalePart(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	in, out := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "f.bin"), []byte("new"))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "f.bin"+exitclient.PartSuffix), []byte("stale and longer"), 0o600))
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Decrypted)
+	got, err := os.ReadFile(filepath.Join(out, "f.bin"))
+	require.NoError(t, err)
+	require.Equal(t, "new", string(got))
+	require.NoFileExists(t, filepath.Join(out, "f.bin"+exitclient.PartSuffix))
+}
+
+// --in and --out are judged resolved: --in through a symlink works; --out inside --in through
+// a symlink, or around it, is refused before anything is written.
+func TestDecryptResolvedPaths(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	base := t.TempDir()
+	in := filepath.Join(base, "in")
+	write(t, filepath.Join(in, "sub", "f.bin"), []byte("clear"))
+	link := filepath.Join(base, "in-link")
+	require.NoError(t, os.Symlink(in, link))
+
+	rep, err := c.DecryptTree(context.Background(), link, filepath.Join(base, "out"), exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Decrypted, "--in given as a symlink to a directory is read")
+
+	var cfg *exitclient.ConfigError
+	for name, tc := range map[string]struct{ in, out string }{
+		"out inside in through a link": {in, filepath.Join(link, "sub", "clear")},
+		"out inside in-link":           {link, filepath.Join(in, "clear")},
+		"out is in":                    {in, link},
+		"in inside out":                {in, base},
+		"in missing":                   {filepath.Join(base, "nope"), filepath.Join(base, "out2")},
+		"in a file":                    {filepath.Join(in, "sub", "f.bin"), filepath.Join(base, "out3")},
+	} {
+		_, err := c.DecryptTree(context.Background(), tc.in, tc.out, exitclient.DecryptOptions{})
+		require.ErrorAs(t, err, &cfg, name)
+	}
+	require.NoDirExists(t, filepath.Join(in, "sub", "clear"))
+	require.NoDirExists(t, filepath.Join(in, "clear"))
+	require.NoDirExists(t, filepath.Join(base, "out2"))
+	require.NoDirExists(t, filepath.Join(base, "out3"))
+}
+
+// OutputTree.Write: a failed write leaves neither a part file nor a change to the clear file.
+func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	tree, err := exitclient.OpenOutputTree(dir)
+	require.NoError(t, err)
+	defer tree.Close()
+	require.NoError(t, tree.Write(filepath.Join("a", "f"), func(w io.Writer) error {
+		_, err := w.Write([]byte("first"))
+		return err
+	}))
+	done, err := tree.Exists(filepath.Join("a", "f"))
+	require.NoError(t, err)
+	require.True(t, done)
+	err = tree.Write(filepath.Join("a", "f"), func(w io.Writer) error {
+		_, _ = w.Write([]byte("half"))
+		return errors.New("cut")
+	})
+	require.EqualError(t, err, "cut")
+	got, err := os.ReadFile(filepath.Join(dir, "a", "f"))
+	require.NoError(t, err)
+	require.Equal(t, "first", string(got))
+	require.NoFileExists(t, filepath.Join(dir, "a", "f"+exitclient.PartSuffix))
+}
