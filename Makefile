@@ -1,5 +1,6 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need (MailDev from npm, PostgreSQL and Chromium from apt) when missing.
+# test, installing what the tests need (MailDev and jose from npm, PostgreSQL and Chromium from apt)
+# when missing.
 
 GO        ?= go
 BIN       ?= ./idvault
@@ -12,6 +13,8 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
+OIDC_DIR    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/oidc
+export IDVAULT_OIDC_DIR := $(OIDC_DIR)
 
 .PHONY: help build run test bench bench-http lint cover fuzz deps clean
 
@@ -24,8 +27,9 @@ build: ## build the idvault binary
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, PostgreSQL, chromium and age from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1 and jose 6.2.18 from npm, PostgreSQL, chromium and age from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
+	@.ci/install-oidc "$(OIDC_DIR)"
 	@.ci/install-postgres
 	@.ci/install-chromium
 	@.ci/install-age

@@ -38,6 +38,16 @@ var (
 	// ISAppUnavailable: identity_server.app_id names no app idvault holds (a configuration
 	// problem, so 503 and /readyz fails, rather than a client error).
 	ISAppUnavailable = Code{http.StatusServiceUnavailable, "identity_server_app_unavailable", "identity server unavailable: the app of identity_server.app_id does not exist on this idvault"}
+	// ID tokens (identity_server.oidc). InvalidToken answers with WWW-Authenticate: Bearer
+	// error="invalid_token"; its message says what was wrong (expired, audience, issuer,
+	// signature, malformed).
+	InvalidToken     = Code{http.StatusUnauthorized, "invalid_token", "invalid ID token"}
+	Forbidden        = Code{http.StatusForbidden, "forbidden", "forbidden: the ID token is for another email"}
+	EmailNotVerified = Code{http.StatusForbidden, "email_not_verified", "the ID token's email is not verified (email_verified is not true)"}
+	NoEmailClaim     = Code{http.StatusForbidden, "no_email_claim", "the ID token has no usable email claim"}
+	// IdentityProviderUnavailable: the OpenID provider's discovery document or keys cannot be
+	// fetched while they are needed; the app token keeps working.
+	IdentityProviderUnavailable = Code{http.StatusServiceUnavailable, "identity_provider_unavailable", "the identity provider cannot be reached to check the ID token; retry later"}
 
 	// Verification.
 	InvalidAuthToken         = Code{http.StatusUnauthorized, "invalid_auth_token", "invalid auth token for this app"}
@@ -79,6 +89,7 @@ var Catalog = []Code{
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
 	NoEmailProvided, InvalidEmailIS, UnknownUser, UnsupportedMediaType, Unauthorized, ISAppUnavailable,
+	InvalidToken, Forbidden, EmailNotVerified, NoEmailClaim, IdentityProviderUnavailable,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared, AdminLocked,

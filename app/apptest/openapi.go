@@ -223,7 +223,7 @@ func (d *APIDoc) checkCatalogueError(x Exchange, schema string, bad func(problem
 	return nil
 }
 
-var secretField = regexp.MustCompile(`("(?:app_secret|auth_token|private_permanent_identity|private_provisional_identity|serviceIdentity|provisionalIdentity|verification_code)"\s*:\s*)"[^"]*"`)
+var secretField = regexp.MustCompile(`("(?:app_secret|auth_token|private_permanent_identity|private_provisional_identity|serviceIdentity|tankerIdentity|provisionalIdentity|verification_code)"\s*:\s*)"[^"]*"`)
 
 // redactSecrets hides secret values of a body quoted in a failure message.
 func redactSecrets(body []byte) []byte {

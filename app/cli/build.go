@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"idvault/app/admin"
@@ -59,6 +60,11 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 			log.Warn("identity server: its app does not exist yet; requests fail until it is created", "app_id", c.IdentityServer.AppID)
 		}
 		deps.IdentityServer = idserver.New(id, registry, dir, c.IdentityServer, reg, log)
+		if o := c.IdentityServer.OIDC; o.On() {
+			// Not a readiness check: the app token keeps working while the provider is down.
+			log.Info("identity server: clients may call it with ID tokens (keys fetched on the first token)",
+				"issuer", o.Issuer, "audience", o.Audience, "cors_origins", strings.Join(c.IdentityServer.CORSOrigins, ","))
+		}
 		deps.Checks["identity_server_app"] = server.CheckFunc(func(context.Context) error {
 			_, err := registry.Get(id)
 			return err

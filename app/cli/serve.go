@@ -105,7 +105,8 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 		log.Warn("could not record the listen address beside the data file; the app and backup commands will use server.listen", "err", werr)
 	}
 	log.Info("idvault listening", "addr", addr, "data", c.Store.Path,
-		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled, "verification", c.Verification.Enabled,
+		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled,
+		"identity_server_oidc", c.IdentityServer.Enabled && c.IdentityServer.OIDC.On(), "verification", c.Verification.Enabled,
 		"console", c.Console.On(c.Server.Listen))
 	if c.Console.On(c.Server.Listen) {
 		log.Info("web console: sign in with the admin token", "url", "http://"+addr+"/console/")

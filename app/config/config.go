@@ -75,6 +75,12 @@ type IdentityServer struct {
 	AppID                string `koanf:"app_id"`
 	Token                string `koanf:"token"`
 	AllowUnauthenticated bool   `koanf:"allow_unauthenticated"`
+	// OIDC lets clients call the identity server with an OpenID Connect ID token instead of
+	// the app token (identity_server.go).
+	OIDC OIDC `koanf:"oidc"`
+	// CORSOrigins are the exact origins (scheme://host[:port]) whose web pages may call the
+	// identity server from a browser.
+	CORSOrigins []string `koanf:"cors_origins"`
 }
 
 // DeclaredApp is an app declared in the config file (infrastructure as code). It is read-only
@@ -107,7 +113,7 @@ func Default() Config {
 		Admin:          DefaultAdmin(),
 		Console:        Console{Enabled: "auto"},
 		FakeAuth:       FakeAuth{MaxEmails: 100},
-		IdentityServer: IdentityServer{},
+		IdentityServer: DefaultIdentityServer(),
 		Verification:   DefaultVerification(),
 		Mail:           mail.DefaultConfig(),
 		Apps:           []DeclaredApp{},

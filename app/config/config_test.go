@@ -59,10 +59,8 @@ func TestConfigYAMLDocumentsEveryKey(t *testing.T) {
 	text := string(embedded(t))
 	for _, k := range known {
 		last := k[strings.LastIndex(k, ".")+1:]
-		i := strings.Index(text, "\n  "+last+":")
-		if !strings.Contains(k, ".") {
-			i = strings.Index(text, "\n"+last+":")
-		}
+		indent := strings.Repeat("  ", strings.Count(k, ".")) // two spaces per level
+		i := strings.Index(text, "\n"+indent+last+":")
 		require.GreaterOrEqual(t, i, 0, "key %s", k)
 		before := text[:i]
 		prev := before[strings.LastIndex(before, "\n")+1:]

@@ -56,13 +56,14 @@ func (c Config) Validate() []error {
 		if id, err := decodeB64(c.IdentityServer.AppID); err != nil || len(id) != 32 {
 			bad("identity_server.app_id", "must be the base64 of a 32-byte app ID")
 		}
-		if remote && c.IdentityServer.Token == "" && !c.IdentityServer.AllowUnauthenticated {
+		if remote && c.IdentityServer.Token == "" && !c.IdentityServer.AllowUnauthenticated && !c.IdentityServer.OIDC.On() {
 			bad("identity_server.token", "required when server.listen is not loopback (or set identity_server.allow_unauthenticated: true)")
 		}
 	}
 	if c.IdentityServer.Token != "" && len(c.IdentityServer.Token) < 16 {
 		bad("identity_server.token", "must be at least 16 characters")
 	}
+	errs = append(errs, c.IdentityServer.validate()...)
 	errs = append(errs, c.Console.validate()...)
 	errs = append(errs, c.Verification.validate()...)
 	errs = append(errs, c.Exit.validate()...)

@@ -200,6 +200,20 @@ func TestConfigRefusesUnauthenticatedRemote(t *testing.T) {
 	}
 }
 
+// With identity_server.oidc on, every request needs a credential (the app token or an ID
+// token), so a remote identity server without an app token is not refused.
+func TestConfigAcceptsRemoteOIDCWithoutToken(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Server.Listen = "0.0.0.0:8080"
+	cfg.Verification.Enabled = false
+	cfg.FakeAuth.Enabled = false
+	cfg.IdentityServer = config.DefaultIdentityServer()
+	cfg.IdentityServer.Enabled, cfg.IdentityServer.AppID = true, strings.Repeat("A", 43)+"="
+	cfg.IdentityServer.OIDC.Issuer, cfg.IdentityServer.OIDC.Audience = "https://auth.example.com", "web"
+	require.Empty(t, cfg.Validate())
+}
+
 func TestBinaryRefusesUnauthenticatedRemote(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")

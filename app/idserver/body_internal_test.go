@@ -41,7 +41,7 @@ func FuzzIdentityResponseJSON(f *testing.F) {
 	f.Add("0b6a1c52-3a5c-4d0e-9d8e-3f2c1f0e9a11", "eyJ0cnVzdGNoYWluX2lkIjoi", "", true)
 	f.Add("", "<&>", "\"\\\x00é", false)
 	f.Fuzz(func(t *testing.T, id, service, provisional string, registered bool) {
-		r := IdentityResponse{ID: id, ServiceIdentity: service, ProvisionalIdentity: provisional, Registered: registered}
+		r := IdentityResponse{ID: id, ServiceIdentity: service, TankerIdentity: service, ProvisionalIdentity: provisional, Registered: registered}
 		want, err := json.Marshal(r)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(r.appendJSON(nil)))

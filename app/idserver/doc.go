@@ -1,6 +1,10 @@
 // Package idserver is the reference identity server: permanent identities by email, public
 // identities with provisional fallback, and registration, for one app
-// (identity_server.app_id). An application's backend calls it after authenticating its user.
+// (identity_server.app_id). An application's backend calls it after authenticating its user,
+// with the app token; or, with identity_server.oidc on, the client itself calls it with its
+// OpenID Connect ID token (checked by package idtoken): POST and PATCH /identity then serve only
+// the token's own email (403 forbidden otherwise), POST /public_identity any email; the
+// origins of identity_server.cors_origins may call it from a browser (cors.go).
 //
 //	POST  /identity         {"email"} → {"id", "serviceIdentity", "provisionalIdentity"?, "registered"}
 //	PATCH /identity         {"email"} → 200 text/plain "OK" (registered=true)
@@ -26,8 +30,14 @@
 //   - The body is parsed as JSON whatever its Content-Type. Not a JSON object (malformed, an
 //     array, null), an email missing, null, non-string or blank: "no email provided". The input
 //     is checked before the app, so bad input never gets a 5xx.
-//   - The secret permanent identity is returned as "serviceIdentity" (the reference's
-//     "tankerIdentity"), "provisionalIdentity" only when one exists.
+//   - The secret permanent identity is returned as "serviceIdentity", and again as
+//     "tankerIdentity" (the reference's name, so that its clients work unchanged);
+//     "provisionalIdentity" only when one exists.
+//   - With an ID token, the order of checks is: the token (401 invalid_token, 403
+//     email_not_verified or no_email_claim, 503 identity_provider_unavailable), the body (400),
+//     the token's email against the body's (403 forbidden), then the app (503). A refused
+//     token's reason is shown to the client; the token, its subject and its email are never
+//     logged. With OIDC on there is no tokenless mode: every request needs a credential.
 //   - With identity_server.token set, the token is checked before anything else, compared as
 //     SHA-256 digests in constant time; a failure adds WWW-Authenticate: Bearer.
 //   - The app is looked up per request, so an app created after start is served at once; while

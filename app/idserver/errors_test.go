@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,15 @@ func requireError(t *testing.T, resp apptest.Response, status int, message strin
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	for mode, fixture := range conformanceModes(t, false) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testErrors(t, fixture(t))
+		})
+	}
+}
+
+func testErrors(t *testing.T, f *fixture) {
 	type req struct {
 		method, path string
 		body         any
@@ -74,16 +83,23 @@ func TestErrors(t *testing.T) {
 		"control character":   {`{"email": "a\u0000b@example.com"}`, nil, 400, "invalid email"},
 		"no domain":           {`{"email": "a@"}`, nil, 400, "invalid email"},
 	}
+	var auth []string
+	if f.token != "" {
+		auth = []string{"Authorization", "Bearer " + f.token}
+	}
 	for _, r := range routes {
 		for name, c := range bodies {
+			if c.status == http.StatusUnsupportedMediaType && f.token != "" {
+				continue // with a token every Content-Type is read as JSON
+			}
 			t.Run(r.method+" "+r.path+"/"+name, func(t *testing.T) {
-				resp := apptest.Do(t, f.http, r.method, r.path, c.body, c.headers...)
+				resp := apptest.Do(t, f.http, r.method, r.path, c.body, append(slices.Clone(c.headers), auth...)...)
 				requireError(t, resp, c.status, c.message)
 			})
 		}
 	}
 	t.Run("PATCH unknown user", func(t *testing.T) {
-		resp := apptest.Do(t, f.http, http.MethodPatch, "/identity", `{"email": "nobody@example.com"}`)
+		resp := apptest.Do(t, f.http, http.MethodPatch, "/identity", `{"email": "nobody@example.com"}`, auth...)
 		requireError(t, resp, 400, "unknown user")
 	})
 	n, err := f.env.Store.CountRecords(f.app.ID)

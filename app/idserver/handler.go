@@ -14,6 +14,8 @@ import (
 	"idvault/app/apps"
 	"idvault/app/config"
 	"idvault/app/directory"
+	"idvault/app/idtoken"
+	"idvault/app/requestid"
 )
 
 // Handler serves /identity and /public_identity.
@@ -23,19 +25,66 @@ type Handler struct {
 	dir   *directory.Directory
 	// tokenHash is the SHA-256 of identity_server.token; nil when no token is configured.
 	tokenHash []byte
-	log       *slog.Logger
+	// idtokens checks ID tokens; nil when identity_server.oidc is off.
+	idtokens *idtoken.Verifier
+	// results counts ID-token outcomes by result; nil when OIDC is off.
+	results *prometheus.CounterVec
+	cors    cors
+	issuer  string
+	log     *slog.Logger
 }
 
 // New makes the handler for the app appID, looked up in registry on each request (so an app
 // created after start is served without a restart). HTTP metrics come from the server's
-// middleware; reg is kept in the signature for handler-specific metrics.
+// middleware; reg holds the ID-token metrics when identity_server.oidc is on. Nothing is
+// fetched from the OpenID provider until a token needs its keys.
 func New(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg config.IdentityServer, reg prometheus.Registerer, log *slog.Logger) *Handler {
-	h := &Handler{appID: appID, apps: registry, dir: dir, log: log}
+	h := &Handler{appID: appID, apps: registry, dir: dir, log: log, cors: newCORS(cfg.CORSOrigins)}
 	if cfg.Token != "" {
 		sum := sha256.Sum256([]byte(cfg.Token))
 		h.tokenHash = sum[:]
 	}
+	if cfg.OIDC.On() {
+		h.issuer = cfg.OIDC.Issuer
+		h.results = registerCounter(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idvault_identity_server_id_tokens_total",
+			Help: "Requests to the identity server with an ID token, by result: ok, invalid, forbidden (another email), unverified (email not verified or absent), provider_unavailable.",
+		}, []string{"result"}))
+		for _, r := range []string{"ok", "invalid", "forbidden", "unverified", "provider_unavailable"} {
+			h.results.WithLabelValues(r)
+		}
+		fetches := registerCounter(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idvault_identity_server_oidc_key_fetches_total",
+			Help: "Fetches of the OpenID provider's discovery document and keys, by result (ok, failed).",
+		}, []string{"result"}))
+		h.idtokens = idtoken.New(cfg.OIDC, idtoken.Options{
+			Fetches: func(result string) { fetches.WithLabelValues(result).Inc() }, Logger: log,
+		})
+	}
 	return h
+}
+
+// OIDCIssuer is identity_server.oidc.issuer when ID tokens are accepted, "" otherwise.
+func (h *Handler) OIDCIssuer() string { return h.issuer }
+
+// registerCounter registers c, or returns the one already registered under its name.
+func registerCounter(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+// count records an ID-token outcome.
+func (h *Handler) count(result string) {
+	if h.results != nil {
+		h.results.WithLabelValues(result).Inc()
+	}
 }
 
 // app returns the served app. Its absence is a configuration problem, not the client's: 503
@@ -53,10 +102,21 @@ func (h *Handler) app() (apps.App, error) {
 	return a, nil
 }
 
-// request reads the email of the body, then finds the served app: bad input is reported
-// before a configuration problem, so bad input never gets a 5xx.
-func (h *Handler) request(c *fiber.Ctx) (apps.App, string, error) {
+// request reads the email of the body, checks that an ID token may ask for it (own: only its
+// own email), then finds the served app: bad input is reported before a configuration
+// problem, so bad input never gets a 5xx.
+func (h *Handler) request(c *fiber.Ctx, own bool) (apps.App, string, error) {
 	e, err := email(c)
+	if tokenEmail, byToken := c.Locals(tokenEmailKey).(string); byToken {
+		switch {
+		case err == nil && own && e != tokenEmail:
+			h.count("forbidden")
+			h.log.Info("id token refused for another email", "request_id", requestid.Of(c))
+			return apps.App{}, "", apierr.Forbidden.New()
+		default:
+			h.count("ok")
+		}
+	}
 	if err != nil {
 		return apps.App{}, "", err
 	}

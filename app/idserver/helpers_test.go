@@ -23,6 +23,8 @@ type fixture struct {
 	http  *fiber.App
 	app   apps.App
 	token string
+	// bearer, when set, gives the ID token a request for an email carries (instead of token).
+	bearer func(t *testing.T, email string) string
 
 	secrets apptest.Secrets // every private identity handed out, checked against the log at the end
 }
@@ -50,11 +52,16 @@ func (f *fixture) requireNothingSecretLogged(t *testing.T) {
 
 func (f *fixture) keep(ids ...string) { f.secrets.Keep(ids...) }
 
-// do sends a request with the configured token, if any.
+// do sends a request with the configured credential, if any: an ID token of the body's email
+// (bearer), or the app token.
 func (f *fixture) do(t *testing.T, method, target string, body any) apptest.Response {
 	t.Helper()
 	var h []string
-	if f.token != "" {
+	switch {
+	case f.bearer != nil:
+		email, _ := body.(map[string]any)["email"].(string)
+		h = []string{"Authorization", "Bearer " + f.bearer(t, email)}
+	case f.token != "":
 		h = []string{"Authorization", "Bearer " + f.token}
 	}
 	return apptest.Do(t, f.http, method, target, body, h...)
@@ -64,6 +71,7 @@ func (f *fixture) do(t *testing.T, method, target string, body any) apptest.Resp
 type record struct {
 	ID                  string  `json:"id"`
 	ServiceIdentity     string  `json:"serviceIdentity"`
+	TankerIdentity      string  `json:"tankerIdentity"`
 	ProvisionalIdentity *string `json:"provisionalIdentity"`
 	Registered          bool    `json:"registered"`
 }
@@ -87,10 +95,11 @@ func (f *fixture) identity(t *testing.T, email string) record {
 	m := resp.Map(t)
 	if r.ProvisionalIdentity != nil {
 		require.NotEmpty(t, *r.ProvisionalIdentity, "provisionalIdentity is absent or set: %s", resp.Body)
-		require.Len(t, m, 4)
+		require.Len(t, m, 5)
 	} else {
-		require.Len(t, m, 3, "id, serviceIdentity, registered: %s", resp.Body)
+		require.Len(t, m, 4, "id, serviceIdentity, tankerIdentity, registered: %s", resp.Body)
 	}
+	require.Equal(t, r.ServiceIdentity, r.TankerIdentity, "tankerIdentity is serviceIdentity, for the clients of Tanker's sample server")
 	f.keep(r.ServiceIdentity, r.provisional())
 	_, err := uuid.Parse(r.ID)
 	require.NoError(t, err, "id is a UUID")

@@ -14,6 +14,9 @@ type IdentityResponse struct {
 	ID string `json:"id"`
 	// ServiceIdentity is the secret permanent identity (b64).
 	ServiceIdentity string `json:"serviceIdentity"`
+	// TankerIdentity is ServiceIdentity again, under the name Tanker's own sample server
+	// gives it, so that its clients work unchanged.
+	TankerIdentity string `json:"tankerIdentity"`
 	// ProvisionalIdentity is the secret provisional identity, when one exists.
 	ProvisionalIdentity string `json:"provisionalIdentity,omitempty"`
 	Registered          bool   `json:"registered"`
@@ -25,7 +28,7 @@ type IdentityResponse struct {
 // otherwise returns the stored record unchanged; the answer is sent after the record is
 // committed.
 func (h *Handler) Identity(c *fiber.Ctx) error {
-	app, e, err := h.request(c)
+	app, e, err := h.request(c, true)
 	if err != nil {
 		return err
 	}
@@ -35,9 +38,9 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(IdentityResponse{
-		ID: r.UserID, ServiceIdentity: r.PermanentIdentity,
+		ID: r.UserID, ServiceIdentity: r.PermanentIdentity, TankerIdentity: r.PermanentIdentity,
 		ProvisionalIdentity: r.ProvisionalIdentity, Registered: r.Registered,
-	}.appendJSON(make([]byte, 0, 128+len(r.PermanentIdentity)+len(r.ProvisionalIdentity))))
+	}.appendJSON(make([]byte, 0, 160+2*len(r.PermanentIdentity)+len(r.ProvisionalIdentity))))
 }
 
 // appendJSON writes the response as encoding/json would (a test compares them), without
@@ -46,6 +49,7 @@ func (r IdentityResponse) appendJSON(buf []byte) []byte {
 	buf = append(buf, '{')
 	buf = jsonw.AppendField(buf, true, "id", r.ID)
 	buf = jsonw.AppendField(buf, false, "serviceIdentity", r.ServiceIdentity)
+	buf = jsonw.AppendField(buf, false, "tankerIdentity", r.TankerIdentity)
 	if r.ProvisionalIdentity != "" {
 		buf = jsonw.AppendField(buf, false, "provisionalIdentity", r.ProvisionalIdentity)
 	}
@@ -58,7 +62,7 @@ func (r IdentityResponse) appendJSON(buf []byte) []byte {
 // (as Express's sendStatus(200)). An email without a permanent identity (no record, or only a
 // provisional identity) is 400 "unknown user".
 func (h *Handler) Register(c *fiber.Ctx) error {
-	app, e, err := h.request(c)
+	app, e, err := h.request(c, true)
 	if err != nil {
 		return err
 	}

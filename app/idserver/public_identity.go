@@ -18,7 +18,7 @@ type PublicIdentityResponse struct {
 // its provisional identity, which is created and stored on first use beside (never instead of)
 // an existing permanent identity.
 func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
-	app, e, err := h.request(c)
+	app, e, err := h.request(c, false)
 	if err != nil {
 		return err
 	}

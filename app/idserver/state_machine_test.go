@@ -111,17 +111,27 @@ func TestStateMachine(t *testing.T) {
 			require.Equal(t, r, f.identity(t, e))
 		},
 	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			run(t, newFixture(t))
-		})
+		for mode, fixture := range conformanceModes(t, true) {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				run(t, fixture(t))
+			})
+		}
 	}
 }
 
 // Emails are normalised as in the fake authentication server.
 func TestEmailNormalisation(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	for mode, fixture := range conformanceModes(t, false) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testEmailNormalisation(t, fixture(t))
+		})
+	}
+}
+
+func testEmailNormalisation(t *testing.T, f *fixture) {
 	r := f.identity(t, "Zoe@example.com")
 	for name, email := range map[string]string{
 		"upper-case domain":  "Zoe@EXAMPLE.COM",

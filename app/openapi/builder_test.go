@@ -90,7 +90,7 @@ func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle)
 		r["headers"] = m{"Retry-After": m{"description": "seconds to wait", "required": true, "schema": m{"type": "integer", "minimum": 1}}}
 	}
 	if status == 401 && style == simple {
-		r["headers"] = m{"WWW-Authenticate": m{"description": "Bearer realm", "schema": m{"type": "string"}}}
+		r["headers"] = m{"WWW-Authenticate": m{"description": "Bearer realm; with error=\"invalid_token\" for a refused ID token", "schema": m{"type": "string"}}}
 	}
 	if h := b.headers[status]; h != nil {
 		hs, _ := r["headers"].(m)

@@ -50,7 +50,8 @@ func build() []byte {
 	adminSec := list{m{"adminToken": list{}}}
 	adminErr := []apierr.Code{apierr.AdminUnauthorized, apierr.AdminDisabled, apierr.AdminLocked, apierr.FeatureNotEnabled}
 	faErr := []apierr.Code{apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsNotTest, apierr.AppNoSecret, apierr.FeatureNotEnabled}
-	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS, apierr.UnsupportedMediaType}
+	isErr := []apierr.Code{apierr.Unauthorized, apierr.ISAppUnavailable, apierr.FeatureNotEnabled, apierr.NoEmailProvided, apierr.InvalidEmailIS, apierr.UnsupportedMediaType,
+		apierr.InvalidToken, apierr.EmailNotVerified, apierr.NoEmailClaim, apierr.IdentityProviderUnavailable}
 	vErr := []apierr.Code{apierr.InvalidBody, apierr.InvalidEmail, apierr.InvalidAuthToken, apierr.AppNotFound, apierr.FeatureNotEnabled}
 	with := func(base []apierr.Code, more ...apierr.Code) []apierr.Code {
 		return append(slices.Clone(base), more...)
@@ -134,20 +135,20 @@ func build() []byte {
 		params: list{pApp, m{"$ref": "#/components/parameters/Emails"}, m{"$ref": "#/components/parameters/EmailInList"}}})
 
 	// Reference identity server.
-	isSec := list{m{}, m{"identityServerToken": list{}}}
+	isSec := list{m{}, m{"identityServerToken": list{}}, m{"idToken": list{}}}
 	isBody := jsonBody(ref("EmailRequest"), m{"email": "carol@example.com"}, true, "")
 	b.add("/identity", "post", operation{id: "identity", tag: "identity server", summary: "Permanent identity of an email",
-		desc: "Creates the email's permanent identity on first call (a new UUID, registered false), then returns the same record every time.",
-		responses: merge(jsonOK("the user record", obj([]string{"id", "serviceIdentity", "registered"}, m{
-			"id": m{"type": "string", "format": "uuid"}, "serviceIdentity": identity, "provisionalIdentity": identity, "registered": m{"type": "boolean"}}),
-			m{"id": "5b0f7f2e-8d4c-4f7e-9f55-2b1d0c7a9e11", "serviceIdentity": privID, "registered": false}), b.errors(simple, true, isErr...)),
+		desc: "Creates the email's permanent identity on first call (a new UUID, registered false), then returns the same record every time. With an ID token, only the token's own email (after normalisation; `forbidden` 403 otherwise).",
+		responses: merge(jsonOK("the user record (`tankerIdentity` is `serviceIdentity` again, under the name of Tanker's sample server)", obj([]string{"id", "serviceIdentity", "tankerIdentity", "registered"}, m{
+			"id": m{"type": "string", "format": "uuid"}, "serviceIdentity": identity, "tankerIdentity": identity, "provisionalIdentity": identity, "registered": m{"type": "boolean"}}),
+			m{"id": "5b0f7f2e-8d4c-4f7e-9f55-2b1d0c7a9e11", "serviceIdentity": privID, "tankerIdentity": privID, "registered": false}), b.errors(simple, true, with(isErr, apierr.Forbidden)...)),
 		body: isBody, security: isSec})
 	b.add("/identity", "patch", operation{id: "registerIdentity", tag: "identity server", summary: "Mark a user as registered",
-		desc:      "Sets registered to true; answers `OK` in text/plain (as Express's sendStatus(200)).",
-		responses: merge(ok("200", "done", m{"const": "OK"}, "OK", "text/plain"), b.errors(simple, true, with(isErr, apierr.UnknownUser)...)),
+		desc:      "Sets registered to true; answers `OK` in text/plain (as Express's sendStatus(200)). With an ID token, only the token's own email (`forbidden` 403 otherwise).",
+		responses: merge(ok("200", "done", m{"const": "OK"}, "OK", "text/plain"), b.errors(simple, true, with(isErr, apierr.UnknownUser, apierr.Forbidden)...)),
 		body:      isBody, security: isSec})
 	b.add("/public_identity", "post", operation{id: "publicIdentity", tag: "identity server", summary: "Public identity of an email",
-		desc:      "The permanent public identity once the user registered; otherwise the provisional one, created beside (never instead of) the permanent one.",
+		desc:      "The permanent public identity once the user registered; otherwise the provisional one, created beside (never instead of) the permanent one. With an ID token, any email (sharing needs other users' public identities).",
 		responses: merge(jsonOK("the public identity", obj([]string{"publicIdentity"}, m{"publicIdentity": identity}), m{"publicIdentity": pubID}), b.errors(simple, true, isErr...)),
 		body:      isBody, security: isSec})
 
@@ -201,7 +202,7 @@ func description() string {
 	}
 	return "Every HTTP interface of one `idvault serve`: operations, the admin API, the fake authentication server, the reference identity server and the email verification API. Interfaces switched off in the configuration answer `feature_not_enabled` (404).\n\n" +
 		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 (also for a method that is not HTTP's), `body_too_large` 413, `host_not_allowed` 421 (a Host header outside `server.allowed_hosts`), `malformed_request` 400 (two `Host` headers, or `Content-Length` with `Transfer-Encoding`; the connection is then closed), `request_header_too_large` 431 and `internal_error` 500.\n\n" +
-		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type, except that an identity server without a token takes only `application/json` (`unsupported_media_type` 415, so that a cross-site form cannot drive it). The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
+		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type, except that an identity server without a token (and without OIDC) takes only `application/json` (`unsupported_media_type` 415, so that a cross-site form cannot drive it). The identity server accepts the app token or, with `identity_server.oidc` on, an OpenID Connect ID token (security scheme `idToken`); the origins of `identity_server.cors_origins` get CORS preflight answers (OPTIONS, 204) and grants on its routes. The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
 		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
 }
 
@@ -226,7 +227,8 @@ func components(examples, appExample m) m {
 		"examples": examples,
 		"securitySchemes": m{
 			"adminToken":          m{"type": "http", "scheme": "bearer", "description": "the admin token (admin.token, or the admin.token file beside the data file)"},
-			"identityServerToken": m{"type": "http", "scheme": "bearer", "description": "identity_server.token; required when it is set"}},
+			"identityServerToken": m{"type": "http", "scheme": "bearer", "description": "identity_server.token (the app token): any email, every route"},
+			"idToken":             m{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "an OpenID Connect ID token of identity_server.oidc.issuer for identity_server.oidc.audience (when identity_server.oidc is on): POST and PATCH /identity for its own email claim only, POST /public_identity for any email. A refused token is `invalid_token` 401 with `WWW-Authenticate: Bearer error=\"invalid_token\"`; `email_not_verified` or `no_email_claim` 403; `identity_provider_unavailable` 503 while the provider's keys cannot be fetched. Browsers on identity_server.cors_origins may send it (CORS preflight answered 204)."}},
 		"parameters": m{
 			"AppID":       m{"name": "app_id", "in": "path", "required": true, "description": "the app ID: URL-safe base64, padded, unpadded or with `%3D` padding, or standard base64 (send `/` as `%2F`)", "schema": ref("AnyAppID"), "example": urlID},
 			"AdminAppID":  m{"name": "app_id", "in": "path", "required": true, "description": "the app ID in any base64 form (as for the fake authentication routes)", "schema": ref("AnyAppID"), "example": urlID},

@@ -48,6 +48,9 @@ func (s *Server) routes(metrics http.Handler) {
 	// Reference identity server (one app; {"error": "..."} bodies).
 	is := s.deps.IdentityServer
 	simple := apierr.WithStyle(apierr.StyleSimple)
+	if is != nil {
+		app.Use([]string{"/identity", "/public_identity"}, is.CORS) // identity_server.cors_origins: preflights and grants
+	}
 	app.Post("/identity", simple, on(is != nil, is.Authenticate), is.Identity)
 	app.Patch("/identity", simple, on(is != nil, is.Authenticate), is.Register)
 	app.Post("/public_identity", simple, on(is != nil, is.Authenticate), is.PublicIdentity)

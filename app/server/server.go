@@ -145,10 +145,24 @@ func (s *Server) interfaces() []console.Interface {
 		{Name: "Admin API", On: d.Admin != nil, Key: "admin.token", Routes: "/admin/apps, /admin/backup"},
 		{Name: "Fake authentication", On: d.FakeAuth != nil, Key: "fakeauth.enabled", Routes: "/apps/{app_id}/…", Comment: "test-mode apps; development only"},
 		{Name: "Reference identity server", On: d.IdentityServer != nil, Key: "identity_server.enabled", Routes: "/identity, /public_identity", Comment: d.Console.IdentityServerAppID},
+		s.oidcInterface(),
 		{Name: "Email verification", On: d.Verification != nil, Key: "verification.enabled", Routes: "/verification/email…"},
 		{Name: "Operations", On: true, Key: "", Routes: "/healthz, /readyz, /metrics, /openapi.json"},
 		{Name: "Web console", On: true, Key: "console.enabled", Routes: "/console/"},
 	}
+}
+
+// oidcInterface is the identity server's ID-token sign-in as the server page shows it: on
+// with the issuer, and the browser origins allowed.
+func (s *Server) oidcInterface() console.Interface {
+	i := console.Interface{Name: "Identity server: clients' ID tokens (OIDC)", Key: "identity_server.oidc.issuer", Routes: "/identity, /public_identity"}
+	if is := s.deps.IdentityServer; is != nil && is.OIDCIssuer() != "" {
+		i.On, i.Comment = true, "issuer "+is.OIDCIssuer()
+		if origins := is.CORSOrigins(); len(origins) > 0 {
+			i.Comment += "; browsers from " + strings.Join(origins, ", ")
+		}
+	}
+	return i
 }
 
 // refuseUnknownMethods answers a request whose method is not a standard HTTP method with the

@@ -1,0 +1,123 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// OIDC is identity_server.oidc: ID tokens of one OpenID provider, checked against the keys it
+// publishes (discovery, then jwks_uri), are accepted beside the app token.
+type OIDC struct {
+	// Issuer is the provider's issuer URL, exactly as its ID tokens name it (iss). Empty: OIDC
+	// is off.
+	Issuer string `koanf:"issuer"`
+	// Audience is the client ID the tokens are minted for (aud must contain it).
+	Audience string `koanf:"audience"`
+	// EmailClaim is the claim that holds the user's email.
+	EmailClaim string `koanf:"email_claim"`
+	// RequireEmailVerified refuses tokens whose email_verified claim is not true.
+	RequireEmailVerified bool `koanf:"require_email_verified"`
+	// Algorithms are the signature algorithms accepted (asymmetric ones only).
+	Algorithms []string `koanf:"algorithms"`
+	// ClockSkew is the leeway on the token's expiry.
+	ClockSkew time.Duration `koanf:"clock_skew"`
+}
+
+// On reports whether ID tokens are accepted.
+func (o OIDC) On() bool { return strings.TrimSpace(o.Issuer) != "" }
+
+// OIDCAlgorithms are the signature algorithms identity_server.oidc.algorithms may list: the
+// asymmetric ones of JWS that OpenID providers use (the issue's list; ES512 is left out, as no
+// common provider signs ID tokens with it). Never "none", never HS* (a shared secret would let
+// the public key sign tokens).
+var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"}
+
+// DefaultIdentityServer holds the built-in identity server settings (off; OIDC off).
+func DefaultIdentityServer() IdentityServer {
+	return IdentityServer{
+		OIDC:        OIDC{EmailClaim: "email", RequireEmailVerified: true, Algorithms: []string{"RS256", "ES256"}, ClockSkew: time.Minute},
+		CORSOrigins: []string{},
+	}
+}
+
+// validate checks the OIDC and CORS keys (the rest of the section is checked in Validate).
+func (s IdentityServer) validate() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("identity_server.%s: "+format, append([]any{key}, args...)...))
+	}
+	o := s.OIDC
+	if o.On() {
+		if err := checkIssuer(o.Issuer); err != nil {
+			bad("oidc.issuer", "%v", err)
+		}
+		if strings.TrimSpace(o.Audience) == "" {
+			bad("oidc.audience", "required when identity_server.oidc.issuer is set: the client ID the ID tokens are minted for")
+		}
+		if strings.TrimSpace(o.EmailClaim) == "" {
+			bad("oidc.email_claim", "must not be empty")
+		}
+		if len(o.Algorithms) == 0 {
+			bad("oidc.algorithms", "list at least one of %s", strings.Join(OIDCAlgorithms, ", "))
+		}
+		for i, a := range o.Algorithms {
+			if !slices.Contains(OIDCAlgorithms, a) {
+				bad(fmt.Sprintf("oidc.algorithms[%d]", i), "%q is not allowed: want one of %s (never none or HS*)", a, strings.Join(OIDCAlgorithms, ", "))
+			}
+		}
+		if o.ClockSkew < 0 || o.ClockSkew > 10*time.Minute {
+			bad("oidc.clock_skew", "must be between 0s and 10m, got %s", o.ClockSkew)
+		}
+	}
+	for i, origin := range s.CORSOrigins {
+		if err := checkOrigin(origin); err != nil {
+			bad(fmt.Sprintf("cors_origins[%d]", i), "%v", err)
+		}
+	}
+	if len(s.CORSOrigins) > 0 && !o.On() {
+		bad("cors_origins", "needs identity_server.oidc.issuer: browsers call the identity server with ID tokens, never with the app token")
+	}
+	return errs
+}
+
+// checkIssuer accepts an https URL, or an http one on a loopback address (a provider on the
+// same machine, tests): anything else would let the network forge the provider's keys.
+func checkIssuer(issuer string) error {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an issuer URL such as https://accounts.example.com", issuer)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if IsLoopback(u.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("%q: http:// is allowed only on a loopback address (127.0.0.1, ::1, localhost); use https://", issuer)
+	}
+	return fmt.Errorf("%q: want an https:// URL", issuer)
+}
+
+// checkOrigin accepts a browser origin exactly as browsers send it: scheme://host[:port], lower
+// case, no path, no trailing slash; "*" is refused.
+func checkOrigin(origin string) error {
+	if origin == "*" {
+		return fmt.Errorf("\"*\" is refused: list each origin (scheme://host[:port])")
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(origin, "?") || strings.HasSuffix(origin, "#") ||
+		strings.Contains(u.Host, "*") || origin != strings.ToLower(origin) {
+		return fmt.Errorf("%q is not an origin: want scheme://host[:port] in lower case, such as https://app.example.com", origin)
+	}
+	host := u.Hostname()
+	if net.ParseIP(host) == nil && !isHostName(host) {
+		return fmt.Errorf("%q: the host is neither an IP address nor a host name", origin)
+	}
+	return nil
+}

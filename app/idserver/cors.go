@@ -1,0 +1,68 @@
+package idserver
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// cors is identity_server.cors_origins: the web origins allowed to call the identity server
+// from a browser (with an ID token; the app token never belongs in a browser).
+type cors struct {
+	origins map[string]bool
+	list    []string
+}
+
+func newCORS(origins []string) cors {
+	c := cors{origins: map[string]bool{}, list: origins}
+	for _, o := range origins {
+		c.origins[o] = true
+	}
+	return c
+}
+
+// CORSOrigins are identity_server.cors_origins.
+func (h *Handler) CORSOrigins() []string { return h.cors.list }
+
+// corsMaxAge is how long a browser may cache a preflight answer (seconds).
+const corsMaxAge = "600"
+
+// CORS answers the preflight (OPTIONS with Access-Control-Request-Method) of a listed origin
+// with 204, the origin, the route's methods and "Authorization, Content-Type"; it grants the
+// listed origin the answers of the identity server's routes (errors included, so a page can
+// read them). Any other origin gets no grant: its preflight goes on to the router (405) and
+// its answers carry no Access-Control-Allow-Origin, so the browser blocks them. Answers vary
+// on Origin. Without cors_origins it does nothing.
+func (h *Handler) CORS(c *fiber.Ctx) error {
+	if len(h.cors.origins) == 0 {
+		return c.Next()
+	}
+	var methods string
+	switch strings.TrimSuffix(strings.ToLower(c.Path()), "/") {
+	case "/identity":
+		methods = "POST, PATCH"
+	case "/public_identity":
+		methods = "POST"
+	default:
+		return c.Next()
+	}
+	c.Vary(fiber.HeaderOrigin)
+	origin := c.Get(fiber.HeaderOrigin)
+	allowed := origin != "" && h.cors.origins[origin]
+	if c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != "" {
+		c.Vary(fiber.HeaderAccessControlRequestMethod, fiber.HeaderAccessControlRequestHeaders)
+		if !allowed {
+			return c.Next()
+		}
+		c.Set(fiber.HeaderAccessControlAllowOrigin, origin)
+		c.Set(fiber.HeaderAccessControlAllowMethods, methods)
+		c.Set(fiber.HeaderAccessControlAllowHeaders, "Authorization, Content-Type")
+		c.Set(fiber.HeaderAccessControlMaxAge, corsMaxAge)
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	if allowed {
+		c.Set(fiber.HeaderAccessControlAllowOrigin, origin)
+		c.Set(fiber.HeaderAccessControlExposeHeaders, "WWW-Authenticate, X-Request-ID, Retry-After")
+	}
+	return c.Next()
+}

@@ -1,0 +1,369 @@
+package idserver_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/app/config"
+	"idvault/app/idserver"
+	"idvault/app/idtoken/idtokentest"
+	"idvault/app/server"
+)
+
+const (
+	appToken = "the-app-token-of-32-characters-x"
+	audience = "idvault-test-client"
+)
+
+// withOIDC turns identity_server.oidc on for issuer, with the app token set (OIDC ends the
+// tokenless mode) and the given browser origins.
+func withOIDC(issuer string, origins ...string) func(*config.IdentityServer) {
+	return func(c *config.IdentityServer) {
+		c.Token = appToken
+		c.OIDC = config.DefaultIdentityServer().OIDC
+		c.OIDC.Issuer, c.OIDC.Audience = issuer, audience
+		c.CORSOrigins = origins
+	}
+}
+
+// deadIssuer is an issuer URL on a loopback port nothing listens on.
+func deadIssuer(t *testing.T) string { return "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t)) }
+
+// conformanceModes are the ways a backend or a client authenticates; the conformance tests
+// (the state machine, normalisation, errors) run in each: tokenless without OIDC, the app token
+// with OIDC on (its provider down: the app token never needs it), and, with idTokens, each
+// request carrying an ID token of its own email from a real provider.
+func conformanceModes(t *testing.T, idTokens bool) map[string]func(t *testing.T) *fixture {
+	modes := map[string]func(t *testing.T) *fixture{
+		"no OIDC":            func(t *testing.T) *fixture { return newFixture(t) },
+		"OIDC on, app token": func(t *testing.T) *fixture { return newFixture(t, withOIDC(deadIssuer(t))) },
+	}
+	if idTokens {
+		iss := idtokentest.Start(t, 0)
+		modes["OIDC on, ID token"] = func(t *testing.T) *fixture {
+			f := newFixture(t, withOIDC(iss.URL))
+			f.bearer = func(t *testing.T, email string) string { return iss.IDToken(t, "ES256", audience, email) }
+			return f
+		}
+	}
+	return modes
+}
+
+// idRequest sends a request with an ID token (and extra headers).
+func idRequest(t *testing.T, f *fixture, method, path, email, token string, hdr ...string) apptest.Response {
+	t.Helper()
+	return apptest.Do(t, f.http, method, path, map[string]any{"email": email}, append([]string{"Authorization", "Bearer " + token}, hdr...)...)
+}
+
+func idTokenCount(t *testing.T, f *fixture, result string) int {
+	t.Helper()
+	return counter(t, f, "idvault_identity_server_id_tokens_total", result)
+}
+
+// counter reads the value of a counter with one label.
+func counter(t *testing.T, f *fixture, name, label string) int {
+	t.Helper()
+	mfs, err := f.env.Prom.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetLabel()[0].GetValue() == label {
+				return int(m.GetCounter().GetValue())
+			}
+		}
+	}
+	t.Fatalf("no %s{%q}", name, label)
+	return 0
+}
+
+// A client fetches, registers and shares with its own ID token: its own email only for
+// /identity (after normalisation), any email for /public_identity; the record is the one the
+// backend gets with the app token.
+func TestIDTokenServesItsOwnEmail(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	f := newFixture(t, withOIDC(iss.URL))
+	t.Cleanup(func() { f.requireNothingSecretLogged(t) })
+	for _, alg := range []string{"RS256", "ES256"} {
+		t.Run(alg, func(t *testing.T) {
+			email := "Carol-" + alg + "@Example.com"
+			tok := iss.IDToken(t, alg, audience, email)
+			f.keep(tok)
+			resp := idRequest(t, f, http.MethodPost, "/identity", "  Carol-"+alg+"@EXAMPLE.COM ", tok)
+			require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+			var r record
+			resp.JSON(t, &r)
+			f.keep(r.ServiceIdentity)
+			require.Equal(t, r.ServiceIdentity, r.TankerIdentity)
+			require.Equal(t, r, f.identity(t, email), "the same record as the backend's, by the app token")
+
+			resp = idRequest(t, f, http.MethodPatch, "/identity", email, tok)
+			require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+			require.True(t, f.identity(t, email).Registered)
+
+			resp = idRequest(t, f, http.MethodPost, "/public_identity", "dave@example.com", tok)
+			require.Equal(t, http.StatusOK, resp.Status, "any email's public identity: %s", resp.Body)
+			require.Equal(t, f.publicIdentity(t, "dave@example.com"), resp.Map(t)["publicIdentity"])
+
+			for name, other := range map[string]string{
+				"another user":              "dave@example.com",
+				"the local part's case":     strings.ToLower(email), // local parts are case-sensitive
+				"another user, same domain": "mallory@example.com",
+			} {
+				for _, method := range []string{http.MethodPost, http.MethodPatch} {
+					resp := idRequest(t, f, method, "/identity", other, tok)
+					requireError(t, resp, http.StatusForbidden, "forbidden: the ID token is for another email")
+					require.NotContains(t, string(resp.Body), "Identity", name)
+				}
+			}
+		})
+	}
+	n, err := f.env.Store.CountRecords(f.app.ID)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "Carol twice and dave: no record for a refused request")
+	require.Equal(t, 12, idTokenCount(t, f, "forbidden"))
+	require.Equal(t, 6, idTokenCount(t, f, "ok"))
+	logs := f.env.LogBuf.String()
+	require.Contains(t, logs, "id token refused for another email")
+	for _, clear := range []string{"Carol", "carol", "dave@", "mallory", "sub-"} {
+		require.NotContains(t, logs, clear, "neither subject nor email in the log")
+	}
+}
+
+// Every refusal of item 3 through HTTP: 401 with WWW-Authenticate: Bearer error="invalid_token"
+// and the identity server's JSON body; unverified or no email: 403 saying which; nothing
+// stored; the token, the subject and the email never logged.
+func TestIDTokenRefusals(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	f := newFixture(t, withOIDC(iss.URL))
+	const email = "victim@example.com"
+	claims := func(more map[string]any) map[string]any {
+		c := map[string]any{"aud": audience, "sub": "subject-42", "email": email, "email_verified": true}
+		for k, v := range more {
+			c[k] = v
+		}
+		return c
+	}
+	now := time.Now()
+	for name, c := range map[string]struct {
+		token   idtokentest.Token
+		raw     string
+		status  int
+		message string
+		result  string
+	}{
+		"expired":        {token: idtokentest.Token{Claims: claims(map[string]any{"exp": now.Add(-5 * time.Minute).Unix(), "iat": now.Add(-time.Hour).Unix()})}, status: 401, message: "invalid ID token: expired"},
+		"wrong audience": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": "another-client"})}, status: 401, message: "invalid ID token: minted for another audience"},
+		"wrong issuer":   {token: idtokentest.Token{Claims: claims(map[string]any{"iss": "https://accounts.example.com"})}, status: 401, message: "invalid ID token: issued by another issuer"},
+		"alg none":       {token: idtokentest.Token{Claims: claims(nil), Sign: "none"}, status: 401, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
+		"HS256 keyed with the public key": {token: idtokentest.Token{Claims: claims(nil), Sign: "hs256-public"}, status: 401,
+			message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
+		"unknown key under a known kid": {token: idtokentest.Token{Claims: claims(nil), Sign: "foreign"}, status: 401, message: "invalid ID token: bad signature"},
+		"garbage":                       {raw: "not-a-jwt", status: 401, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
+		"email_verified false": {token: idtokentest.Token{Claims: claims(map[string]any{"email_verified": false})}, status: 403,
+			message: "the ID token's email is not verified (email_verified is not true)", result: "unverified"},
+		"no email claim": {token: idtokentest.Token{Claims: claims(map[string]any{"email": nil})}, status: 403,
+			message: "the ID token has no email claim (identity_server.oidc.email_claim)", result: "unverified"},
+		"email claim not an address": {token: idtokentest.Token{Claims: claims(map[string]any{"email": "not an address"})}, status: 403,
+			message: "the ID token's email claim is not a valid address", result: "unverified"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw := c.raw
+			if raw == "" {
+				raw = iss.Mint(t, c.token)
+			}
+			f.keep(raw, "subject-42")
+			for _, r := range []struct{ method, path string }{
+				{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
+			} {
+				resp := idRequest(t, f, r.method, r.path, email, raw)
+				requireError(t, resp, c.status, c.message)
+				if c.status == 401 {
+					require.Contains(t, resp.Header.Get("WWW-Authenticate"), `Bearer realm="idvault identity server", error="invalid_token"`)
+				} else {
+					require.Empty(t, resp.Header.Get("WWW-Authenticate"))
+				}
+			}
+		})
+	}
+	n, err := f.env.Store.CountRecords(f.app.ID)
+	require.NoError(t, err)
+	require.Zero(t, n, "no refused request stored anything")
+	require.Equal(t, 7*3, idTokenCount(t, f, "invalid"))
+	require.Equal(t, 3*3, idTokenCount(t, f, "unverified"))
+	logs := f.env.LogBuf.String()
+	require.NotContains(t, logs, email)
+	require.NotContains(t, logs, "subject-42")
+	f.requireNothingSecretLogged(t)
+
+	// No credential at all: OIDC on ends the tokenless mode.
+	resp := apptest.Do(t, f.http, http.MethodPost, "/identity", map[string]any{"email": email})
+	requireError(t, resp, 401, "unauthorized")
+	require.Equal(t, `Bearer realm="idvault identity server"`, resp.Header.Get("WWW-Authenticate"))
+}
+
+// The kid flood through HTTP: 40 tokens with random kids, 401 each, cost the provider at most
+// 3 fetches of its key set. A rotated key then works without a restart.
+func TestIDTokenKidFloodAndRotation(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	f := newFixture(t, withOIDC(iss.URL))
+	resp := idRequest(t, f, http.MethodPost, "/public_identity", "k@example.com", iss.IDToken(t, "RS256", audience, "k@example.com"))
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+	var wg sync.WaitGroup
+	statuses := make([]int, 40)
+	tokens := make([]string, 40)
+	for i := range tokens {
+		kid := make([]byte, 8)
+		_, _ = rand.Read(kid)
+		tokens[i] = iss.Mint(t, idtokentest.Token{Kid: hex.EncodeToString(kid), Claims: map[string]any{"aud": audience, "email": "k@example.com", "email_verified": true}})
+	}
+	for i, tok := range tokens {
+		wg.Go(func() {
+			statuses[i] = idRequest(t, f, http.MethodPost, "/public_identity", "k@example.com", tok).Status
+		})
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		require.Equal(t, http.StatusUnauthorized, s, "token %d", i)
+	}
+	jwks, _ := iss.Fetches(t)
+	require.LessOrEqual(t, jwks, 3, "JWKS fetches for 40 random kids")
+	require.Equal(t, jwks, counter(t, f, "idvault_identity_server_oidc_key_fetches_total", "ok"), "the fetch metric counts them")
+	t.Logf("key set fetches: %d (the first one and at most one refetch per 10 s)", jwks)
+
+	// Rotation, on a server whose one refetch of the interval was not spent on a flood: the
+	// first token under the new key fetches the set again, and works.
+	g := newFixture(t, withOIDC(iss.URL))
+	require.Equal(t, http.StatusOK, idRequest(t, g, http.MethodPost, "/public_identity", "k@example.com", iss.IDToken(t, "ES256", audience, "k@example.com")).Status)
+	iss.Rotate(t, "ES256", false)
+	resp = idRequest(t, g, http.MethodPost, "/identity", "k@example.com", iss.IDToken(t, "ES256", audience, "k@example.com"))
+	require.Equal(t, http.StatusOK, resp.Status, "the rotated key, without a restart: %s", resp.Body)
+	f.keep(resp.Map(t)["serviceIdentity"].(string))
+	g.keep(resp.Map(t)["serviceIdentity"].(string))
+}
+
+// The provider unreachable: an ID token gets 503 identity_provider_unavailable (never a 500,
+// never a 401), the app token keeps working, and the cause is logged.
+func TestIDTokenProviderUnavailable(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, withOIDC(deadIssuer(t)))
+	tok := "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJhdWQiOiJ4In0.c2lnbmF0dXJl"
+	for _, r := range []struct{ method, path string }{
+		{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
+	} {
+		resp := idRequest(t, f, r.method, r.path, "u@example.com", tok)
+		requireError(t, resp, http.StatusServiceUnavailable, "the identity provider cannot be reached to check the ID token; retry later")
+	}
+	require.Equal(t, 3, idTokenCount(t, f, "provider_unavailable"))
+	failed := counter(t, f, "idvault_identity_server_oidc_key_fetches_total", "failed")
+	require.True(t, failed >= 1 && failed <= 3, "failed fetches counted: %d", failed)
+	r := f.identity(t, "u@example.com")
+	require.Equal(t, r, f.identity(t, "u@example.com"), "the app token works while the provider is down")
+	require.Contains(t, f.env.LogBuf.String(), "identity_provider_unavailable")
+	require.Contains(t, f.env.LogBuf.String(), "discovery")
+}
+
+// CORS: a listed origin's preflight is answered 204 with the grant; its answers (errors too)
+// carry Access-Control-Allow-Origin; another origin gets no grant; answers vary on Origin.
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	const allowed, other = "https://app.example.com", "https://evil.example.com"
+	f := newFixture(t, withOIDC(iss.URL, allowed, "http://localhost:3000"))
+	preflight := func(path, origin, method string) apptest.Response {
+		return apptest.Do(t, f.http, http.MethodOptions, path, nil, "Origin", origin,
+			"Access-Control-Request-Method", method, "Access-Control-Request-Headers", "authorization,content-type")
+	}
+	for path, methods := range map[string]string{"/identity": "POST, PATCH", "/public_identity": "POST"} {
+		resp := preflight(path, allowed, http.MethodPost)
+		require.Equal(t, http.StatusNoContent, resp.Status, "body: %s", resp.Body)
+		require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"))
+		require.Equal(t, methods, resp.Header.Get("Access-Control-Allow-Methods"))
+		require.Equal(t, "Authorization, Content-Type", resp.Header.Get("Access-Control-Allow-Headers"))
+		require.Contains(t, varies(resp), "Origin")
+		require.Empty(t, resp.Header.Get("Access-Control-Allow-Credentials"), "no cookies: the ID token is the credential")
+
+		for _, o := range []string{other, "https://app.example.com.evil.example", "null", "HTTPS://APP.EXAMPLE.COM"} {
+			resp = preflight(path, o, http.MethodPost)
+			require.NotEqual(t, http.StatusNoContent, resp.Status, o)
+			require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), o)
+			require.Empty(t, resp.Header.Get("Access-Control-Allow-Headers"), o)
+		}
+	}
+	tok := iss.IDToken(t, "RS256", audience, "cors@example.com")
+	resp := idRequest(t, f, http.MethodPost, "/identity", "cors@example.com", tok, "Origin", allowed)
+	require.Equal(t, http.StatusOK, resp.Status)
+	f.keep(resp.Map(t)["serviceIdentity"].(string))
+	require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"))
+	require.Contains(t, resp.Header.Get("Access-Control-Expose-Headers"), "WWW-Authenticate")
+	require.Contains(t, varies(resp), "Origin")
+	resp = idRequest(t, f, http.MethodPost, "/identity", "cors@example.com", "garbage", "Origin", allowed)
+	require.Equal(t, http.StatusUnauthorized, resp.Status)
+	require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"), "the page can read the error")
+	resp = idRequest(t, f, http.MethodPost, "/identity", "cors@example.com", tok, "Origin", other)
+	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+
+	// Other routes get no grant; without cors_origins nothing is granted.
+	resp = apptest.Do(t, f.http, http.MethodOptions, "/healthz", nil, "Origin", allowed, "Access-Control-Request-Method", "GET")
+	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+	g := newFixture(t, withOIDC(iss.URL))
+	resp = apptest.Do(t, g.http, http.MethodOptions, "/identity", nil, "Origin", allowed, "Access-Control-Request-Method", "POST")
+	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+	require.Equal(t, http.StatusMethodNotAllowed, resp.Status)
+}
+
+// The metrics of ID-token outcomes exist from the start when OIDC is on, and not otherwise.
+func TestIDTokenMetricsOnlyWithOIDC(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	a := env.CreateApp(t, false).App
+	cfg := config.IdentityServer{Enabled: true}
+	withOIDC(deadIssuer(t))(&cfg)
+	env.Server(func(d *server.Deps) {
+		d.IdentityServer = idserver.New(a.ID, env.Apps, env.Dir, cfg, env.Prom, env.Log)
+	})
+	require.Equal(t, 5, series(t, env, "idvault_identity_server_id_tokens_total"))
+	plain := apptest.New(t)
+	plain.Server(func(d *server.Deps) {
+		d.IdentityServer = idserver.New(a.ID, plain.Apps, plain.Dir, config.IdentityServer{Enabled: true}, plain.Prom, plain.Log)
+	})
+	require.Zero(t, series(t, plain, "idvault_identity_server_id_tokens_total"))
+}
+
+// series counts the series of a metric.
+func series(t *testing.T, env *apptest.Env, name string) int {
+	t.Helper()
+	mfs, err := env.Prom.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
+}
+
+// varies lists the header names of an answer's Vary headers.
+func varies(resp apptest.Response) []string {
+	var names []string
+	for _, v := range resp.Header.Values("Vary") {
+		for _, n := range strings.Split(v, ",") {
+			names = append(names, strings.TrimSpace(n))
+		}
+	}
+	return names
+}

@@ -1,0 +1,30 @@
+// Package idtoken checks OpenID Connect ID tokens for the identity server
+// (identity_server.oidc): a client that signed in with the app's provider presents its ID
+// token, and the identity server serves the email the token vouches for.
+//
+// The JOSE work is done by well-kept libraries: github.com/coreos/go-oidc/v3 checks the claims
+// (iss exactly identity_server.oidc.issuer, aud holding the audience, exp with
+// identity_server.oidc.clock_skew of leeway, the algorithm among
+// identity_server.oidc.algorithms, which never include none or HS*), and
+// github.com/go-jose/go-jose/v4 parses the token and checks its signature with the provider's
+// published keys. This package only fetches and caches those keys (keyset.go) and reads the
+// email (claims.go).
+//
+// Choices where the issue was silent:
+//
+//   - Discovery (issuer + "/.well-known/openid-configuration") is read once, when the first
+//     token needs keys; its "issuer" must equal the configured issuer, and its jwks_uri must
+//     be https (http only on a loopback address), like the issuer itself.
+//   - The key set is kept in memory. A token whose kid is unknown (or a token without kid
+//     that no cached key verifies) triggers at most one refetch
+//     per 10 s (the first one after start at once, so a rotated key works at once); a set
+//     older than an hour is refreshed in the background on its next use, and kept if that
+//     fails. After a failed fetch the provider is not asked again for 2 s.
+//   - A key is used for a token when its kid matches (any key when the token has no kid), its
+//     "use" is absent or "sig", and its "alg", when present, is the token's. Keys of unknown
+//     types in the set are skipped.
+//   - email_verified may be the boolean true or the string "true" (some providers send a
+//     string); anything else, or its absence, counts as not verified.
+//   - Reasons shown to clients say what was wrong (expired, another audience...) and never
+//     hold the token, the subject or the email.
+package idtoken

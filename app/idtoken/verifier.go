@@ -1,0 +1,193 @@
+package idtoken
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+
+	"idvault/app/config"
+)
+
+// The kinds of refusal. A *Refusal wraps one of them (errors.Is).
+var (
+	// ErrInvalid: the token is not a valid ID token of the provider for the audience
+	// (malformed, algorithm not accepted, unknown key, bad signature, expired, wrong issuer or
+	// audience).
+	ErrInvalid = errors.New("invalid ID token")
+	// ErrNoEmail: a valid token without a usable email claim.
+	ErrNoEmail = errors.New("no email claim")
+	// ErrUnverified: a valid token whose email_verified is not true (when required).
+	ErrUnverified = errors.New("email not verified")
+	// ErrUnavailable: the provider's discovery document or keys cannot be fetched.
+	ErrUnavailable = errors.New("identity provider unavailable")
+)
+
+// Refusal is a token that was not accepted. Reason is safe to show to the client (it never
+// holds the token, the subject or the email); Cause is for the log.
+type Refusal struct {
+	Kind   error
+	Reason string
+	Cause  error
+}
+
+func (r *Refusal) Error() string { return r.Kind.Error() + ": " + r.Reason }
+
+// Unwrap gives the kind and the cause.
+func (r *Refusal) Unwrap() []error { return []error{r.Kind, r.Cause} }
+
+// Identity is who a valid ID token speaks for.
+type Identity struct {
+	// Email is the email claim as the token holds it (not normalised).
+	Email   string
+	Subject string
+}
+
+// Options are the verifier's collaborators and timings; zero values take the defaults.
+type Options struct {
+	// Client fetches discovery and keys (default: a client with a 10 s timeout).
+	Client *http.Client
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// RefetchInterval: at most one key set refetch for unknown kids per interval (default 10 s).
+	RefetchInterval time.Duration
+	// MaxKeyAge: a key set older than this is refreshed on its next use (default 1 h).
+	MaxKeyAge time.Duration
+	// RetryAfterFailure: after a failed fetch, the provider is not asked again for this long
+	// (default 2 s); tokens that need it are answered ErrUnavailable at once.
+	RetryAfterFailure time.Duration
+	// Fetches, when set, is called after each fetch of the provider's keys with "ok" or
+	// "failed" (for metrics).
+	Fetches func(result string)
+	Logger  *slog.Logger
+}
+
+// Verifier checks ID tokens of one provider for one audience.
+type Verifier struct {
+	cfg    config.OIDC
+	keys   *keySet
+	oidc   *oidc.IDTokenVerifier
+	issuer string
+}
+
+// New makes a verifier for cfg (identity_server.oidc, already validated). Nothing is fetched
+// until the first token arrives.
+func New(cfg config.OIDC, o Options) *Verifier {
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("idtoken: too many redirects")
+			}
+			return checkKeysURL(req.URL.String()) // a redirect may not downgrade to http off loopback
+		}}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.RefetchInterval = cmp(o.RefetchInterval, 10*time.Second)
+	o.MaxKeyAge = cmp(o.MaxKeyAge, time.Hour)
+	o.RetryAfterFailure = cmp(o.RetryAfterFailure, 2*time.Second)
+	if o.Fetches == nil {
+		o.Fetches = func(string) {}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	var names []string
+	var algs []jose.SignatureAlgorithm
+	for _, a := range cfg.Algorithms {
+		if slices.Contains(config.OIDCAlgorithms, a) { // never none or HS*, whatever the caller passed
+			names, algs = append(names, a), append(algs, jose.SignatureAlgorithm(a))
+		}
+	}
+	ks := &keySet{
+		issuer: cfg.Issuer, algs: algs, client: o.Client, now: o.Now, log: o.Logger,
+		refetchInterval: o.RefetchInterval, maxAge: o.MaxKeyAge, retryAfterFailure: o.RetryAfterFailure,
+		fetches: o.Fetches,
+	}
+	skew := cfg.ClockSkew
+	v := oidc.NewVerifier(cfg.Issuer, ks, &oidc.Config{
+		ClientID:             cfg.Audience,
+		SupportedSigningAlgs: names,
+		// The leeway on exp: the token is judged at now - clock_skew. (go-oidc allows 5
+		// minutes on nbf on its own.)
+		Now: func() time.Time { return o.Now().Add(-skew) },
+	})
+	return &Verifier{cfg: cfg, keys: ks, oidc: v, issuer: cfg.Issuer}
+}
+
+func cmp(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// state is what the key set learnt while go-oidc verified a token (go-oidc reports key set
+// errors as text only).
+type state struct {
+	reached     bool   // the token parsed with an accepted algorithm
+	unavailable error  // the keys could not be fetched
+	reason      string // why the signature was refused
+	payload     []byte // the verified payload
+}
+
+type stateKey struct{}
+
+// Verify checks raw (the compact JWS of an ID token) and returns who it speaks for. Every
+// refusal is a *Refusal of one kind: ErrInvalid, ErrNoEmail, ErrUnverified or ErrUnavailable.
+func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
+	st := &state{}
+	tok, err := v.oidc.Verify(context.WithValue(ctx, stateKey{}, st), raw)
+	if err != nil {
+		return Identity{}, v.refusal(err, st)
+	}
+	var claims map[string]json.RawMessage
+	if err := tok.Claims(&claims); err != nil {
+		return Identity{}, &Refusal{Kind: ErrInvalid, Reason: "the claims are not a JSON object", Cause: err}
+	}
+	email, err := emailOf(claims, v.cfg.EmailClaim, v.cfg.RequireEmailVerified)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{Email: email, Subject: tok.Subject}, nil
+}
+
+// refusal explains a failed verification from what the key set saw and go-oidc's error.
+func (v *Verifier) refusal(err error, st *state) *Refusal {
+	invalid := func(reason string) *Refusal { return &Refusal{Kind: ErrInvalid, Reason: reason, Cause: err} }
+	var expired *oidc.TokenExpiredError
+	switch {
+	case st.unavailable != nil:
+		return &Refusal{Kind: ErrUnavailable, Reason: "the identity provider's keys cannot be fetched", Cause: st.unavailable}
+	case !st.reached:
+		return invalid("malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)")
+	case st.payload == nil:
+		return invalid(st.reason)
+	case errors.As(err, &expired):
+		return invalid("expired")
+	}
+	var c struct {
+		Issuer   string          `json:"iss"`
+		Audience json.RawMessage `json:"aud"`
+	}
+	if json.Unmarshal(st.payload, &c) != nil {
+		return invalid("the claims are not valid")
+	}
+	if c.Issuer != v.issuer {
+		return invalid("issued by another issuer")
+	}
+	var one string
+	var many []string
+	if (json.Unmarshal(c.Audience, &one) == nil && one == v.cfg.Audience) ||
+		(json.Unmarshal(c.Audience, &many) == nil && slices.Contains(many, v.cfg.Audience)) {
+		return invalid("not valid yet, or claims of the wrong type")
+	}
+	return invalid("minted for another audience")
+}
