@@ -64,7 +64,9 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 }
 
 // decryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch.
-func (c *Client) decryptOne(ctx context.Context, ct []byte) BatchResult {
+// The error is for the run (the server unreachable past the budget, a refused token); the
+// value's own failure is in the result.
+func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
 	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", bytes.NewReader(ct))
 		if err != nil {
@@ -77,15 +79,18 @@ func (c *Client) decryptOne(ctx context.Context, ct []byte) BatchResult {
 		defer resp.Body.Close()
 		var clear []byte
 		if clear, err = io.ReadAll(resp.Body); err == nil {
-			return BatchResult{Clear: clear}
+			return BatchResult{Clear: clear}, nil
 		}
 		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 	}
 	var api *APIError
-	if errors.As(err, &api) {
-		return BatchResult{Code: api.Code, Message: api.Message}
+	switch {
+	case errors.As(err, new(*UnavailableError)), errors.As(err, new(*ConfigError)), ctx.Err() != nil:
+		return BatchResult{}, err
+	case errors.As(err, &api):
+		return BatchResult{Code: api.Code, Message: api.Message}, nil
 	}
-	return BatchResult{Code: Code(err), Message: err.Error()}
+	return BatchResult{Code: Code(err), Message: err.Error()}, nil
 }
 
 // EncodeBatch frames items as a POST /v1/decrypt-batch body: uvarint(length) || bytes each.

@@ -358,9 +358,9 @@ func (c *Client) runBatch(ctx context.Context, b *recBatch, opts RecordOptions, 
 		}
 	}
 	for _, f := range b.big {
-		r := c.decryptOne(ctx, f.ct)
-		if ctx.Err() != nil {
-			b.err = ctx.Err()
+		r, err := c.decryptOne(ctx, f.ct)
+		if err != nil {
+			b.err = err
 			return
 		}
 		f.finish(&b.mem, r, opts, quote)
