@@ -142,6 +142,12 @@ type recBatch struct {
 // retries or refusing the token, out failing; out then holds a part of the records.
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
 	var rep RecordsReport
+	if _, err := DecodeCiphertext(opts.Encoding, nil); err != nil {
+		return rep, &UsageError{err.Error()}
+	}
+	if _, err := EncodeClear(nil, opts.ClearEncoding, nil); err != nil {
+		return rep, &UsageError{err.Error()}
+	}
 	var rr recordReader
 	switch opts.Format {
 	case FormatCSV:
@@ -158,18 +164,12 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	default:
 		return rep, &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", opts.Format)}
 	}
-	if _, err := DecodeCiphertext(opts.Encoding, nil); err != nil {
-		return rep, &UsageError{err.Error()}
-	}
-	if _, err := EncodeClear(nil, opts.ClearEncoding, nil); err != nil {
-		return rep, &UsageError{err.Error()}
-	}
 	quote := quoteCSV
 	if opts.Format == FormatJSONL {
 		quote = quoteJSON
 	}
-	jobs := max(opts.Jobs, 1)
-	if opts.Jobs <= 0 {
+	jobs := opts.Jobs
+	if jobs <= 0 {
 		jobs = 4
 	}
 
