@@ -27,11 +27,12 @@ build: ## build the idvault binary
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 and jose 6.2.18 from npm, PostgreSQL and chromium from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1 and jose 6.2.18 from npm, PostgreSQL, chromium and age from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-oidc "$(OIDC_DIR)"
 	@.ci/install-postgres
 	@.ci/install-chromium
+	@.ci/install-age
 
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...

@@ -22,6 +22,8 @@ func exitSubcommands() []*command {
 		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
 		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
 		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
+		exitRecordsCommand(),
+		exitAuditCommand(),
 		{name: "forget", summary: "delete the imported identities and every key derived from them from the exit database", run: runExitForget},
 	}
 }

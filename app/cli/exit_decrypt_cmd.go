@@ -7,7 +7,7 @@ import (
 	"idvault/app/exitclient"
 )
 
-const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D]"
+const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D] [--age-recipient R] [--age-recipients-file F]"
 
 // runExitDecrypt is `idvault exit decrypt`: a tree of ciphertexts mirrored into clear files,
 // resumable, with a report of every failure. Exit codes: 0 all done, 1 some file failed or the
@@ -20,9 +20,21 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	out := fs.String("out", "", "directory of clear files (same relative paths; created 0700)")
 	jobs := fs.Int("jobs", 4, "files decrypted at once")
 	budget := fs.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops")
+	var ageTo listFlag
+	fs.Var(&ageTo, "age-recipient", "write each output as <name>.age, encrypted with age to this recipient (repeatable): no clear file")
+	ageFile := fs.String("age-recipients-file", "", "age recipients, one per line, as --age-recipient")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
+	}
+	opts := exitclient.DecryptOptions{Jobs: *jobs}
+	if len(ageTo) > 0 || *ageFile != "" {
+		recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+		if err != nil {
+			fmt.Fprintf(p.stderr, "idvault exit decrypt: %s\n", printable(err.Error()))
+			return exitUsage
+		}
+		opts.Seal, opts.Suffix = exitclient.AgeWriter(recipients), exitclient.AgeSuffix
 	}
 	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 || *budget <= 0 {
 		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1, a positive --retry-budget), no other argument")
@@ -32,9 +44,10 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	c := exitclient.New(*url, tokenOrEnv(p, *token))
 	c.Budget = exitclient.NewRetryBudget(*budget)
 	pr := newProgress(p.stderr, "decrypting files", 0)
-	rep, err := c.DecryptTree(ctx, *in, *out, exitclient.DecryptOptions{Jobs: *jobs, Progress: func(done, total int, _ int64) {
+	opts.Progress = func(done, total int, _ int64) {
 		pr.Update("decrypting files", int64(done), int64(total))
-	}})
+	}
+	rep, err := c.DecryptTree(ctx, *in, *out, opts)
 	summary := fmt.Sprintf("%d files: %d decrypted (%.1f MB), %d already done, %d failed",
 		rep.Total, rep.Decrypted, float64(rep.Bytes)/1e6, rep.Skipped, len(rep.Failures))
 	if err != nil {

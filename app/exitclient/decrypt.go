@@ -30,6 +30,11 @@ type DecryptOptions struct {
 	// skipped or failed), the total, and the encrypted bytes handled so far; one call at a
 	// time.
 	Progress func(done, total int, bytes int64)
+	// Seal, when set, wraps each output file's writer (AgeWriter: an age file to recipients),
+	// and the file is named with Suffix added (AgeSuffix): the clear bytes never reach the disk,
+	// not even in a part file. A run is resumable on the names with the suffix.
+	Seal   func(io.Writer) (io.WriteCloser, error)
+	Suffix string
 }
 
 // DecryptReport is the outcome of DecryptTree.
@@ -128,7 +133,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		go func() {
 			defer wg.Done()
 			for rel := range next {
-				n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel)
+				n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
 				var unav *UnavailableError
 				var cfg *ConfigError
 				switch {
@@ -242,7 +247,7 @@ func bareErr(err error) error {
 
 // decryptFile posts src and writes the clear bytes to rel in tree. It returns the encrypted
 // size sent, or skipped when the clear file exists already.
-func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel string) (n int64, skipped bool, err error) {
+func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel string, seal func(io.Writer) (io.WriteCloser, error)) (n int64, skipped bool, err error) {
 	if done, err := tree.Exists(rel); done || err != nil {
 		return 0, done, err
 	}
@@ -269,9 +274,20 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 	}
 	defer resp.Body.Close()
 	err = tree.Write(rel, func(w io.Writer) error {
+		var sealer io.WriteCloser
+		if seal != nil {
+			var err error
+			if sealer, err = seal(w); err != nil {
+				return err
+			}
+			w = struct{ io.Writer }{sealer}
+		}
 		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
 		if err != nil && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
+		}
+		if err == nil && sealer != nil {
+			err = sealer.Close()
 		}
 		return err
 	})

@@ -22,6 +22,12 @@ type DB interface {
 	// encryption.ErrKeyNotFound (as *exitdb.KeyNotFoundError when keys were published under
 	// the ID) or exitdb.ErrUnavailable.
 	KeyFinder(ctx context.Context) encryption.KeyFinder
+	// AuditKeys reports, for each 16-byte ID, whether a key published under it reaches
+	// imported material and, when not, which users hold one (by hashed user ID), without
+	// opening any key. Errors wrap exitdb.ErrUnavailable when the database does not answer.
+	AuditKeys(ctx context.Context, ids []encryption.SimpleID) ([]exitdb.KeyAudit, error)
+	// AppID is the 32-byte ID of the app whose dump the database holds.
+	AppID() []byte
 }
 
 var _ DB = (*exitdb.DB)(nil)

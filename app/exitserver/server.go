@@ -186,4 +186,6 @@ func (s *Server) routes() {
 	app.Get("/readyz", auth, s.readyz)
 	app.Put("/v1/identities", auth, s.importIdentities)
 	app.Post("/v1/decrypt", auth, s.decrypt)
+	app.Post("/v1/decrypt-batch", auth, s.decryptBatch)
+	app.Post("/v1/audit", auth, s.audit)
 }

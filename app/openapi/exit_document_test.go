@@ -92,6 +92,27 @@ func buildExit() []byte {
 			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.UnsupportedFormat, apierr.TruncatedData, apierr.KeyNotFound, apierr.DecryptionFailed, apierr.ServerBusy)...)),
 		body:     m{"required": true, "description": "the encrypted data, as it was stored", "content": m{"application/octet-stream": m{}}},
 		security: sec})
+	b.add("/v1/decrypt-batch", "post", operation{id: "decryptBatch", tag: "exit", summary: "Decrypt many small values",
+		desc: "Many small ciphertexts (database columns, any Tanker format) in one request, for `idvault exit decrypt-records`. The body is a sequence of items, each `uvarint(length) || ciphertext` (the unsigned LEB128 varint of Go's encoding/binary and protobuf). " +
+			"The answer holds one entry per item, in the same order: `0x00 uvarint(length) clear bytes` when it decrypted, `0x01 uvarint(length) code uvarint(length) message` when it did not, with the code and message `POST /v1/decrypt` would answer for it alone (`key_not_found`, `decryption_failed`, `unsupported_format`, `truncated_data`, `payload_too_large`).\n\n" +
+			"Limits (fixed): at most 10000 items and 8 MiB of body, `payload_too_large` beyond; a value too big for a batch goes to `POST /v1/decrypt`, which streams. " +
+			"A framing error is `invalid_body`. An item failing for the server's reason (`database_unavailable`, `internal_error`) fails the whole batch with that answer, so that the client retries it whole. " +
+			"The body and the answer are reserved in `exit.memory_budget` until the answer is written (twice the body's length and 64 KiB): `server_busy` 503 when they do not fit beside the requests in flight, `payload_too_large` when they never can. The body is read as bytes whatever its Content-Type.",
+		responses: merge(m{"200": m{"description": "one entry per item, in order: `0x00 uvarint(len) clear` or `0x01 uvarint(len) code uvarint(len) message`",
+			"content": m{"application/octet-stream": m{}}}},
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.ServerBusy)...)),
+		body:     m{"required": false, "description": "the ciphertexts, each as uvarint(length) || bytes (none: an empty answer)", "content": m{"application/octet-stream": m{}}},
+		security: sec})
+
+	b.add("/v1/audit", "post", operation{id: "audit", tag: "exit", summary: "Audit keys before decrypting",
+		desc: "For each 16-byte key ID (the resource ID of formats 1 to 8, the session ID or the seed of formats 9 to 11, as read from a ciphertext's header), whether a key published under it reaches an imported identity (published to an imported user, to a group one is a member of, or to a provisional identity one holds), and, when not, the users whose identity would reach it: `holders`, the standard base64 of their hashed user IDs (published to them, to a group they are a member of directly or through a provisional identity they claimed, to a provisional identity they claimed). " +
+			"It reads the dump's rows and the imported keys: it opens no key and decrypts nothing, so `idvault exit audit` can tell, before a long run, what will and will not open. `app_id` lets a client hash plain user IDs as Tanker does to name the holders. " +
+			"At most 20 holders per ID, the first by user ID (a key published to a group of thousands would otherwise make megabytes per key). At most 10000 IDs (`payload_too_large` beyond); unknown fields and IDs that are not the base64 of 16 bytes are `invalid_body`. The body and the largest answer it can have are reserved in `exit.memory_budget` (`server_busy` 503 when they do not fit). The body is read as JSON whatever its Content-Type.",
+		responses: merge(jsonOK("one entry per ID, in order", ref("AuditAnswer"), m{"app_id": "c2FtcGxlLWFwcC1pZC0wMTIzNDU2Nzg5YWJjZGVmMDE=",
+			"keys": list{m{"reachable": true, "holders": list{}}, m{"reachable": false, "holders": list{"dXNlci1pZC0wMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1Njc="}}}}),
+			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.ServerBusy)...)),
+		body:     jsonBody(ref("AuditRequest"), m{"ids": list{"AAECAwQFBgcICQoLDA0ODw=="}}, true, ""),
+		security: sec})
 
 	doc := m{
 		"openapi": "3.1.0",
@@ -154,6 +175,15 @@ func exitComponents(examples m) m {
 			"ImportRequest": obj([]string{"identities"}, m{
 				"identities": m{"type": "array", "items": m{"type": "string", "contentEncoding": "base64", "description": "a private identity (permanent or provisional) of the app, as Tanker's SDKs make them"},
 					"description": "at most `exit.batch_limit` (default 1000) entries"}}),
+			"AuditRequest": obj([]string{"ids"}, m{
+				"ids": m{"type": "array", "maxItems": 10000, "items": m{"type": "string", "contentEncoding": "base64", "pattern": "^[A-Za-z0-9+/]{22}==$",
+					"description": "a 16-byte key ID: resource ID (formats 1 to 8), session ID or seed (formats 9 to 11)"}}}),
+			"AuditAnswer": obj([]string{"app_id", "keys"}, m{
+				"app_id": m{"type": "string", "contentEncoding": "base64", "description": "the app's ID (32 bytes), to hash plain user IDs as Tanker does"},
+				"keys": m{"type": "array", "items": obj([]string{"reachable", "holders"}, m{
+					"reachable": m{"type": "boolean", "description": "a key published under the ID reaches an imported identity"},
+					"holders": m{"type": "array", "items": m{"type": "string", "contentEncoding": "base64"},
+						"description": "when not reachable: the hashed user IDs whose identity would reach it (empty when reachable, or when no user holds it)"}})}}),
 			"ImportResult": obj([]string{"imported", "already_imported"}, m{
 				"imported":         m{"type": "integer", "minimum": 0, "description": "identities stored by this request"},
 				"already_imported": m{"type": "integer", "minimum": 0, "description": "identities that were stored before (re-importing is harmless)"}}),

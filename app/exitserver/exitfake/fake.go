@@ -4,12 +4,14 @@
 package exitfake
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"sync"
 
+	idhash "idvault/app/identity"
 	"idvault/exit/encryption"
 	"idvault/exit/exitdb"
 )
@@ -17,6 +19,7 @@ import (
 // DB is the fake. The zero value is not usable: call New.
 type DB struct {
 	mu       sync.Mutex
+	appID    []byte
 	users    map[string][]byte // identity -> user ID
 	imported map[string]bool
 	keys     map[encryption.SimpleID]published
@@ -32,13 +35,26 @@ type published struct {
 
 // New returns an empty fake database.
 func New() *DB {
-	return &DB{users: map[string][]byte{}, imported: map[string]bool{}, keys: map[encryption.SimpleID]published{}}
+	appID := make([]byte, 32)
+	_, _ = rand.Read(appID)
+	return &DB{appID: appID, users: map[string][]byte{}, imported: map[string]bool{}, keys: map[encryption.SimpleID]published{}}
 }
 
 // AddUser makes a user and returns its (fake) private identity and user ID.
 func (d *DB) AddUser() (identity string, userID []byte) {
 	userID = make([]byte, 32)
 	_, _ = rand.Read(userID)
+	identity = "fake-identity-" + hex.EncodeToString(userID)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.users[identity] = userID
+	return identity, userID
+}
+
+// AddNamedUser makes a user whose user ID is the hash of name under the fake's app ID, as
+// Tanker hashes the user IDs an app gives createIdentity, and returns its (fake) identity.
+func (d *DB) AddNamedUser(name string) (identity string, userID []byte) {
+	userID = idhash.HashUserID(d.appID, name)
 	identity = "fake-identity-" + hex.EncodeToString(userID)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -139,4 +155,29 @@ func (d *DB) KeyFinder(ctx context.Context) encryption.KeyFinder {
 		}
 		return p.key, nil
 	})
+}
+
+// AppID implements exitserver.DB: a random app ID drawn by New.
+func (d *DB) AppID() []byte { return bytes.Clone(d.appID) }
+
+// AuditKeys implements exitserver.DB: a key is reachable when its owner was imported, and is
+// otherwise held by its owner alone.
+func (d *DB) AuditKeys(_ context.Context, ids []encryption.SimpleID) ([]exitdb.KeyAudit, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return nil, fmt.Errorf("audit keys: %w", exitdb.ErrUnavailable)
+	}
+	out := make([]exitdb.KeyAudit, len(ids))
+	for i, id := range ids {
+		p, ok := d.keys[id]
+		switch {
+		case !ok:
+		case d.imported[p.owner]:
+			out[i].Reachable = true
+		default:
+			out[i].Holders = [][]byte{bytes.Clone(d.users[p.owner])}
+		}
+	}
+	return out, nil
 }

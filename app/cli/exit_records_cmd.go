@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"idvault/app/exitclient"
+)
+
+// listFlag is a repeatable string flag (--field A --field B).
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func exitRecordsCommand() *command {
+	return &command{
+		name:    "decrypt-records",
+		summary: "decrypt ciphertext columns of CSV or JSON lines records through an exit server",
+		help: `Reads records (CSV with a header row, RFC 4180, or one JSON object per line), replaces each
+--field holding a ciphertext's text by its clear value, and writes every record in input order
+with everything else unchanged. Empty and null fields pass through. A field that does not
+decrypt keeps its ciphertext and gets one JSON line in --errors (or on standard error):
+{"record", "field", "code", "message"}. "-" reads standard input or writes standard output;
+a file output is written under a temporary name and renamed once complete. Exit status: 0 when
+every field decrypted, 1 when some failed (every record is still written) or the run stopped, 2
+for a usage error.`,
+		setup: func(c *cmdline) runFunc {
+			url := c.String("url", "http://127.0.0.1:8000", "base `URL` of the exit server")
+			token := c.String("token", "", "bearer `TOKEN` of the exit server (or IDVAULT_EXIT__TOKEN)")
+			in := c.String("in", "", "records to read: a `FILE`, or - for standard input")
+			out := c.String("out", "", "records to write: a `FILE`, or - for standard output")
+			var fields listFlag
+			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts (repeat for several)")
+			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
+			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
+			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
+			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default: standard error)")
+			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
+			var ageTo listFlag
+			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
+			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
+			budget := c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)")
+			c.require("in", "out", "field")
+			return func(ctx context.Context, args []string) int {
+				p := c.p
+				if len(args) > 0 {
+					return c.usageError("unexpected argument %q", args[0])
+				}
+				f := *format
+				if f == "" {
+					f = recordFormatOf(*in)
+				}
+				if f == "" {
+					return c.usageError("--format csv or jsonl is needed: %q has no .csv or .jsonl extension", *in)
+				}
+				if *jobs < 1 || *budget <= 0 {
+					return c.usageError("--jobs must be at least 1 and --retry-budget positive")
+				}
+				if *in != "-" && *out != "-" && sameFile(*in, *out) {
+					return c.usageError("--in and --out name the same file")
+				}
+				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs}
+				if len(ageTo) > 0 || *ageFile != "" {
+					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+					if err != nil {
+						return c.usageError("%s", printable(err.Error()))
+					}
+					clearSet := false
+					c.Visit(func(fl *flag.Flag) { clearSet = clearSet || fl.Name == "clear-encoding" })
+					if clearSet && *clearEnc != exitclient.EncodingBase64 {
+						return c.usageError("with age, each field is written as the base64 of its age file: --clear-encoding can only be base64")
+					}
+					opts.Seal, opts.ClearEncoding = exitclient.AgeSeal(recipients), exitclient.EncodingBase64
+				}
+				cl := exitclient.New(*url, tokenOrEnv(p, *token))
+				cl.Budget = exitclient.NewRetryBudget(*budget)
+				return p.decryptRecords(ctx, cl, *in, *out, *errorsFile, opts)
+			}
+		},
+	}
+}
+
+// recordFormatOf guesses the record format from a file name.
+func recordFormatOf(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".csv":
+		return exitclient.FormatCSV
+	case ".jsonl", ".ndjson":
+		return exitclient.FormatJSONL
+	}
+	return ""
+}
+
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// decryptRecords runs exitclient.DecryptRecords between the files (or standard streams) and
+// reports.
+func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts exitclient.RecordOptions) int {
+	const cmd = "exit decrypt-records"
+	const name = "idvault " + cmd
+	// The server, its token and its database are checked before anything is read or written.
+	if err := c.Probe(ctx); err != nil {
+		if code, stopped := clientStop(p, cmd, err); !stopped {
+			return code
+		}
+		return finishStopped(ctx, p, cmd, err, "nothing written")
+	}
+	var r io.Reader = p.env.Stdin
+	if in != "-" {
+		f, err := os.Open(in)
+		if err != nil {
+			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
+			return exitUsage // a bad path, as exit decrypt reports one
+		}
+		defer f.Close()
+		r = f
+	}
+	if r == nil {
+		r = strings.NewReader("")
+	}
+	errw := p.stderr
+	if errorsFile != "" {
+		f, err := os.OpenFile(errorsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			fmt.Fprintf(p.stderr, "%s: %v\n", name, err)
+			return exitFail
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		errw = bw
+	}
+	enc := json.NewEncoder(errw)
+	enc.SetEscapeHTML(false)
+	opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
+
+	pr := newProgress(p.stderr, "decrypting records", 0)
+	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
+	var rep exitclient.RecordsReport
+	run := func(w io.Writer) error {
+		var err error
+		rep, err = c.DecryptRecords(ctx, r, w, opts)
+		return err
+	}
+	var err error
+	if out == "-" {
+		err = run(p.stdout)
+	} else {
+		// The safe writer of exit decrypt: a new part file (0600, no symlink followed), synced,
+		// renamed over the final name only once complete.
+		var tree *exitclient.OutputTree
+		if tree, err = exitclient.OpenOutputTree(filepath.Dir(out)); err == nil {
+			err = tree.Write(filepath.Base(out), run)
+			tree.Close()
+		}
+	}
+	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
+		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
+	if err != nil {
+		pr.Fail()
+		if errors.As(err, new(*exitclient.UsageError)) {
+			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
+			return exitUsage
+		}
+		if code, stopped := clientStop(p, cmd, err); !stopped {
+			return code
+		}
+		written := "no output file written"
+		if out == "-" {
+			written = "the output is cut short"
+		}
+		return finishStopped(ctx, p, cmd, err, summary+"; "+written)
+	}
+	pr.Done(summary)
+	if rep.Failed > 0 {
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,122 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"idvault/app/apptest"
+	"idvault/app/cli"
+	"idvault/app/config"
+	"idvault/app/exitclient"
+	"idvault/app/exitserver"
+	"idvault/app/exitserver/exitfake"
+	"idvault/exit/encryption"
+)
+
+// runRecords runs the program in-process with stdin.
+func runRecords(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{
+		Embedded: embedded(t), Stdin: strings.NewReader(stdin),
+		OpenExitDB: func(context.Context, config.Exit) (exitserver.DB, func(), error) { return nil, func() {}, nil },
+	})
+	return out.String(), errb.String(), code
+}
+
+// decrypt-records between files and standard streams: exit 0 when everything decrypted, 1
+// with every record still written and the failures in --errors, 2 for usage errors; the output
+// file appears only once complete.
+func TestExitDecryptRecordsCommand(t *testing.T) {
+	t.Parallel()
+	db := exitfake.New()
+	who, _ := db.AddUser()
+	stranger, _ := db.AddUser()
+	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
+	require.NoError(t, err)
+	enc := func(identity, clear string) string {
+		ct, err := db.Encrypt(identity, encryption.V10, []byte(clear), encryption.EncryptOptions{})
+		require.NoError(t, err)
+		return base64.StdEncoding.EncodeToString(ct)
+	}
+	good := "id,email\n1," + enc(who, "a@example.com") + "\n2,\n"
+	out, errOut, code := runRecords(t, good, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "email")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "id,email\n1,a@example.com\n2,\n", out)
+	require.Contains(t, errOut, "2 records: 1 fields decrypted, 1 empty or null, 0 failed")
+
+	dir := t.TempDir()
+	in, dst, errs := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "errors.jsonl")
+	notMine := enc(stranger, "hidden")
+	require.NoError(t, os.WriteFile(in, []byte(`{"e":"`+enc(who, "x")+`"}`+"\n"+`{"e":"`+notMine+`"}`+"\n"), 0o600))
+	out, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", dst, "--field", "e", "--errors", errs)
+	require.Equal(t, 1, code, "a failed field: %s %s", out, errOut)
+	got, err := os.ReadFile(dst)
+	require.NoError(t, err)
+	require.Equal(t, `{"e":"x"}`+"\n"+`{"e":"`+notMine+`"}`+"\n", string(got), "every record is written, the failed one with its ciphertext")
+	raw, err := os.ReadFile(errs)
+	require.NoError(t, err)
+	var fe exitclient.FieldError
+	require.NoError(t, json.Unmarshal(raw, &fe))
+	require.Equal(t, exitclient.FieldError{Record: 2, Field: "e", Code: "key_not_found", Message: fe.Message}, fe)
+	require.True(t, strings.HasSuffix(string(raw), "}\n") && bytes.Count(raw, []byte("\n")) == 1, "one JSON line per failure: %s", raw)
+	_, err = os.Stat(dst + exitclient.PartSuffix)
+	require.True(t, os.IsNotExist(err), "no temporary file left")
+
+	// Without --errors the failures go to standard error, as the same JSON lines.
+	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `{"record":2,"field":"e","code":"key_not_found"`)
+
+	// A run that stops (the server refuses the token) leaves neither the output nor its
+	// temporary file.
+	// A refused token is found by the probe, before anything is written: exit 2.
+	locked, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{Token: "right-token-0123456789"}).App)
+	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", locked, "--token", "wrong", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
+	require.Equal(t, 2, code, "a refused token is a configuration error: %s", errOut)
+	require.Contains(t, errOut, "refused the token")
+
+	// A server that stops answering mid-run (ready, but every batch 503) stops the run once the
+	// retry budget is spent: exit 1, and neither the output nor its temporary file is left.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/readyz" {
+			_, _ = w.Write([]byte(`{"status": "ready", "checks": {"database": "ok"}}`))
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error": {"status": 503, "code": "database_unavailable", "message": "down", "trace_id": "t"}}`))
+	}))
+	defer down.Close()
+	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", down.URL, "--retry-budget", "300ms", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "stopped")
+	require.Contains(t, errOut, "no output file written")
+	for _, name := range []string{"none.jsonl", "none.jsonl" + exitclient.PartSuffix} {
+		_, err = os.Stat(filepath.Join(dir, name))
+		require.True(t, os.IsNotExist(err), "%s must not exist after a stopped run", name)
+	}
+
+	for name, args := range map[string][]string{
+		"no format from stdin":   {"--in", "-", "--out", "-", "--field", "e"},
+		"no field":               {"--in", in, "--out", "-"},
+		"unknown clear encoding": {"--in", in, "--out", "-", "--field", "e", "--clear-encoding", "rot13"},
+		"column not in header":   {"--in", "-", "--out", "-", "--field", "nope", "--format", "csv"},
+		"same file":              {"--in", in, "--out", in, "--field", "e"},
+		"missing input":          {"--in", filepath.Join(dir, "nope.csv"), "--out", "-", "--field", "e"},
+	} {
+		_, errOut, code := runRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
+		require.Equal(t, 2, code, "%s: %s", name, errOut)
+	}
+}

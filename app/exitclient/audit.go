@@ -1,0 +1,483 @@
+package exitclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"idvault/app/identity"
+	"idvault/exit/encryption"
+)
+
+// AuditOptions tunes Audit.
+type AuditOptions struct {
+	// Format, Fields and Encoding describe the records when the input is a file (as for
+	// DecryptRecords); a directory is read as a tree of ciphertext files.
+	Format   string
+	Fields   []string
+	Encoding string
+	// Users are the plain user IDs the app gave createIdentity; holders whose hashed ID is one
+	// of them are named by it.
+	Users []string
+	// Item receives every item that is not reachable (missing or invalid), in input order. An
+	// error it returns stops the audit.
+	Item func(AuditItem) error
+	// Progress, when set, is called with the items audited so far, from time to time.
+	Progress func(items int64)
+}
+
+// Item statuses of an audit.
+const (
+	AuditReachable = "reachable"
+	AuditMissing   = "missing" // a valid header whose key no imported identity reaches
+	AuditInvalid   = "invalid" // not a Tanker ciphertext: empty, unknown format, too short
+)
+
+// AuditItem is one ciphertext of an audit.
+type AuditItem struct {
+	// Source is the file's path relative to the input directory (slash-separated), or
+	// RECORD:FIELD for records (RECORD counting data records from 1).
+	Source string `json:"source"`
+	Status string `json:"status"`
+	// Format is the ciphertext's first byte (0 when there is none).
+	Format int `json:"format"`
+	// ResourceID is the standard base64 of the resource ID (16 bytes, or 33 for formats 9 to
+	// 11, as the SDKs' getResourceId), empty for an invalid item.
+	ResourceID string `json:"resource_id,omitempty"`
+	// Holders are, for a missing item, the users whose identity would open it (none when no
+	// user of the app holds its key).
+	Holders []Holder `json:"holders,omitempty"`
+	// Reason says why an invalid item is not a ciphertext.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Holder is a user who holds a key: the standard base64 of the hashed user ID, and the plain
+// user ID when AuditOptions.Users has it.
+type Holder struct {
+	UserID string `json:"user_id"`
+	User   string `json:"user,omitempty"`
+}
+
+// AuditSummary counts the items of an audit.
+type AuditSummary struct {
+	Total     int64 `json:"total"`
+	Reachable int64 `json:"reachable"`
+	Missing   int64 `json:"missing"`
+	Invalid   int64 `json:"invalid"`
+}
+
+// UserCount is how many missing items importing one user's identity would open.
+type UserCount struct {
+	UserID    string `json:"user_id"`
+	User      string `json:"user,omitempty"`
+	Resources int64  `json:"resources"`
+}
+
+// AuditReport is the outcome of Audit.
+type AuditReport struct {
+	Summary AuditSummary `json:"summary"`
+	// MissingByUser lists the holders of missing items, most items first.
+	MissingByUser []UserCount `json:"missing_by_user"`
+}
+
+// auditEntry is one item waiting for its keys' audit.
+type auditEntry struct {
+	path   string // a file's, or for records the field's name
+	record int    // a record's number (0 for a file)
+	format int
+	rid    encryption.ResourceID
+	reason string // invalid when set
+}
+
+// keyState is the server's audit of one 16-byte ID.
+type keyState struct {
+	reachable bool
+	holders   []string
+}
+
+// auditBatch is how many items are read before their keys are asked for; auditCacheMax
+// bounds the IDs remembered between batches (transparent sessions share a session ID over
+// many records).
+const (
+	auditBatch    = 5000
+	auditCacheMax = 200000
+	// auditHead is what is read of a file: enough for every format's header; the formats
+	// whose resource ID ends the data (1, 2, 3, 6) also have their last 16 bytes read.
+	auditHead = 64
+)
+
+// Audit reads only the headers of the ciphertexts under in (a directory of files, or a file
+// of records), asks the server (POST /v1/audit) which of their keys the imported identities
+// reach, and reports without decrypting anything: each item that is not reachable goes to
+// opts.Item with its holders, and the report counts them and ranks the holders.
+func (c *Client) Audit(ctx context.Context, in string, opts AuditOptions) (AuditReport, error) {
+	a := &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{},
+		scratch: arena{chunk: make([]byte, 0, 1024)}}
+	st, err := os.Stat(in)
+	if err != nil {
+		return AuditReport{}, fmt.Errorf("audit: %w", err)
+	}
+	if st.IsDir() {
+		err = a.tree(ctx, in)
+	} else {
+		err = a.records(ctx, in)
+	}
+	if err == nil {
+		err = a.flush(ctx)
+	}
+	if err != nil {
+		return AuditReport{Summary: a.sum}, err
+	}
+	rep := AuditReport{Summary: a.sum, MissingByUser: []UserCount{}}
+	for id, n := range a.byUser {
+		rep.MissingByUser = append(rep.MissingByUser, UserCount{UserID: id, User: a.users[id], Resources: n})
+	}
+	sort.Slice(rep.MissingByUser, func(i, j int) bool {
+		x, y := rep.MissingByUser[i], rep.MissingByUser[j]
+		if x.Resources != y.Resources {
+			return x.Resources > y.Resources
+		}
+		return x.UserID < y.UserID
+	})
+	return rep, nil
+}
+
+type auditor struct {
+	c       *Client
+	opts    AuditOptions
+	pending []auditEntry
+	cache   map[encryption.SimpleID]keyState
+	users   map[string]string // hashed (base64) -> plain, once the app ID is known
+	byUser  map[string]int64
+	sum     AuditSummary
+	scratch arena
+}
+
+// tree audits every regular file under dir, in lexical order.
+func (a *auditor) tree(ctx context.Context, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		e := auditEntry{path: filepath.ToSlash(rel)}
+		head, err := readHeader(path)
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		a.header(&e, head)
+		return a.add(ctx, e)
+	})
+}
+
+// readHeader reads what identifies a file's key: the whole file when small, otherwise its
+// first auditHead bytes followed by its last 16 (where formats 1, 2, 3 and 6 keep it).
+func readHeader(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() <= auditHead+encryption.IDSize {
+		return io.ReadAll(f)
+	}
+	buf := make([]byte, auditHead+encryption.IDSize)
+	if _, err := io.ReadFull(f, buf[:auditHead]); err != nil {
+		return nil, err
+	}
+	if _, err := f.ReadAt(buf[auditHead:], st.Size()-encryption.IDSize); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// header fills e from what identifies a ciphertext.
+func (a *auditor) header(e *auditEntry, data []byte) {
+	if len(data) > 0 {
+		e.format = int(data[0])
+	}
+	_, rid, err := encryption.ExtractResourceID(data)
+	switch {
+	case len(data) == 0:
+		e.reason = "empty"
+	case errors.Is(err, encryption.ErrUnknownFormat):
+		e.reason = "unknown format " + strconv.Itoa(int(data[0]))
+	case err != nil:
+		e.reason = "too short for its format's header"
+	default:
+		e.rid = rid
+	}
+}
+
+// records audits the fields of a file of records; empty and null fields are not items.
+func (a *auditor) records(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	defer f.Close()
+	var rr recordReader
+	switch a.opts.Format {
+	case FormatCSV:
+		r, err := newCSVReader(f, a.opts.Fields)
+		if err != nil {
+			return err
+		}
+		r.reuse = true
+		rr = r
+	case FormatJSONL:
+		rr = newJSONLReader(f, a.opts.Fields)
+	default:
+		return &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", a.opts.Format)}
+	}
+	if _, err := DecodeCiphertext(a.opts.Encoding, nil); err != nil {
+		return &UsageError{err.Error()}
+	}
+	for {
+		rec, err := rr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.bad != "" {
+			if err := a.add(ctx, auditEntry{record: rec.num, reason: rec.bad}); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, fl := range rec.fields {
+			e := auditEntry{record: rec.num, path: fl.name}
+			switch {
+			case fl.bad != "":
+				e.reason = fl.bad
+			case fl.null:
+				continue
+			default:
+				a.scratch = arena{chunk: a.scratch.chunk[:0]} // the header is read at once: reuse
+				ct, err := ciphertextHeader(&a.scratch, a.opts.Encoding, fl.text)
+				if err != nil {
+					e.reason = err.Error()
+				} else {
+					a.header(&e, ct)
+				}
+			}
+			if err := a.add(ctx, e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (a *auditor) add(ctx context.Context, e auditEntry) error {
+	a.pending = append(a.pending, e)
+	if len(a.pending) >= auditBatch {
+		return a.flush(ctx)
+	}
+	return nil
+}
+
+// flush audits the pending items' keys and reports them: the session or resource IDs first,
+// then, for formats 9 to 11 whose session is out of reach, their seeds.
+func (a *auditor) flush(ctx context.Context) error {
+	if len(a.cache) > auditCacheMax {
+		clear(a.cache)
+	}
+	var first, seeds []encryption.SimpleID
+	for _, e := range a.pending {
+		if e.reason == "" {
+			first = a.unknown(first, e.rid.ID)
+		}
+	}
+	if err := a.ask(ctx, first); err != nil {
+		return err
+	}
+	for _, e := range a.pending {
+		if e.reason == "" && e.rid.Composite && !a.cache[e.rid.ID].reachable {
+			seeds = a.unknown(seeds, e.rid.Seed)
+		}
+	}
+	if err := a.ask(ctx, seeds); err != nil {
+		return err
+	}
+	for _, e := range a.pending {
+		if err := a.report(e); err != nil {
+			return err
+		}
+	}
+	a.pending = a.pending[:0]
+	if a.opts.Progress != nil {
+		a.opts.Progress(a.sum.Total)
+	}
+	return nil
+}
+
+// unknown appends id to ids when its state is not known yet (once).
+func (a *auditor) unknown(ids []encryption.SimpleID, id encryption.SimpleID) []encryption.SimpleID {
+	if _, ok := a.cache[id]; !ok {
+		a.cache[id] = keyState{} // placeholder, so that a batch asks once
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// report counts one item and hands it to opts.Item unless it is reachable.
+func (a *auditor) report(e auditEntry) error {
+	a.sum.Total++
+	item := AuditItem{Source: e.path, Format: e.format}
+	if e.record > 0 {
+		item.Source = strconv.Itoa(e.record) + ":" + e.path
+	}
+	if e.reason != "" {
+		a.sum.Invalid++
+		item.Status, item.Reason = AuditInvalid, e.reason
+		return a.emit(item)
+	}
+	st := a.cache[e.rid.ID]
+	reachable, holders := st.reachable, st.holders
+	if e.rid.Composite && !reachable {
+		seed := a.cache[e.rid.Seed]
+		reachable = seed.reachable
+		holders = union(holders, seed.holders)
+	}
+	if reachable {
+		a.sum.Reachable++
+		return nil
+	}
+	a.sum.Missing++
+	item.Status, item.ResourceID = AuditMissing, e.rid.String()
+	for _, h := range holders {
+		a.byUser[h]++
+		item.Holders = append(item.Holders, Holder{UserID: h, User: a.users[h]})
+	}
+	return a.emit(item)
+}
+
+func (a *auditor) emit(item AuditItem) error {
+	if a.opts.Item == nil {
+		return nil
+	}
+	if err := a.opts.Item(item); err != nil {
+		return fmt.Errorf("audit: write the report: %w", err)
+	}
+	return nil
+}
+
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := append([]string(nil), a...)
+	for _, x := range b {
+		found := false
+		for _, y := range a {
+			if x == y {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ask audits ids on the server, AuditBatchIDs at a time, into the cache.
+func (a *auditor) ask(ctx context.Context, ids []encryption.SimpleID) error {
+	const max = 10000 // exitserver.AuditBatchIDs
+	for len(ids) > 0 {
+		n := min(len(ids), max)
+		ans, err := a.c.auditIDs(ctx, ids[:n])
+		if err != nil {
+			return err
+		}
+		if len(ans.Keys) != n {
+			return fmt.Errorf("audit: the server answered %d keys for %d IDs", len(ans.Keys), n)
+		}
+		if a.users == nil {
+			if err := a.hashUsers(ans.AppID); err != nil {
+				return err
+			}
+		}
+		for i, k := range ans.Keys {
+			a.cache[ids[i]] = keyState{reachable: k.Reachable, holders: k.Holders}
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// hashUsers hashes opts.Users as Tanker hashes user IDs, under the app's ID.
+func (a *auditor) hashUsers(appID string) error {
+	a.users = map[string]string{}
+	if len(a.opts.Users) == 0 {
+		return nil
+	}
+	id, err := base64.StdEncoding.DecodeString(appID)
+	if err != nil || len(id) != 32 {
+		return errors.New("audit: the server's app_id is not the base64 of 32 bytes")
+	}
+	for _, u := range a.opts.Users {
+		a.users[base64.StdEncoding.EncodeToString(identity.HashUserID(id, u))] = u
+	}
+	return nil
+}
+
+type auditAnswer struct {
+	AppID string `json:"app_id"`
+	Keys  []struct {
+		Reachable bool     `json:"reachable"`
+		Holders   []string `json:"holders"`
+	} `json:"keys"`
+}
+
+// auditIDs is one POST /v1/audit.
+func (c *Client) auditIDs(ctx context.Context, ids []encryption.SimpleID) (*auditAnswer, error) {
+	req := struct {
+		IDs []string `json:"ids"`
+	}{IDs: make([]string, len(ids))}
+	for i, id := range ids {
+		req.IDs[i] = id.String()
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
+		r, err := http.NewRequest(http.MethodPost, c.URL+"/v1/audit", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var ans auditAnswer
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&ans); err != nil {
+		return nil, &errTransport{fmt.Errorf("read the audit answer: %w", err)}
+	}
+	return &ans, nil
+}

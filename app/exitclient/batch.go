@@ -1,0 +1,158 @@
+package exitclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Limits the client keeps its batches under; the server's are 10000 items and 8 MiB
+// (exitserver.DecryptBatchItems, DecryptBatchBytes), so a batch is never refused for its size.
+const (
+	batchItems = 1000
+	batchBytes = 1 << 20
+	// bigValue is the size from which a ciphertext goes alone to POST /v1/decrypt (a stream
+	// route without the batch's size limit) instead of into a batch.
+	bigValue = 1 << 20
+)
+
+// BatchResult is the outcome of one ciphertext of a batch: Clear when Code is empty,
+// otherwise the server's error code and message for it.
+type BatchResult struct {
+	Clear   []byte
+	Code    string
+	Message string
+}
+
+// DecryptBatch decrypts small ciphertexts in one POST /v1/decrypt-batch (retried whole on
+// server errors), and returns one result per item, in order. A ciphertext that does not
+// decrypt has its code in its result; the error is for the batch as a whole (server
+// unreachable after the retries, refused token, a malformed answer). The caller keeps
+// batches under the server's limits (10000 items, 8 MiB).
+func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResult, error) {
+	body := EncodeBatch(items)
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt-batch", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/octet-stream")
+		return req, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	// The answer is at most the body's size plus a few dozen bytes per error; read into one
+	// buffer of its announced length when it has one.
+	limit := int64(len(body)) + int64(len(items))*1024 + 4096
+	var raw []byte
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		raw = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, raw)
+	} else {
+		raw, err = io.ReadAll(io.LimitReader(resp.Body, limit))
+	}
+	if err != nil {
+		return nil, &errTransport{err}
+	}
+	return ParseBatchAnswer(raw, len(items))
+}
+
+// decryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch.
+// The error is for the run (the server unreachable past the budget, a refused token); the
+// value's own failure is in the result.
+func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
+	resp, err := c.Do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", bytes.NewReader(ct))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/octet-stream")
+		return req, nil
+	})
+	if err == nil {
+		defer resp.Body.Close()
+		var clear []byte
+		if clear, err = io.ReadAll(resp.Body); err == nil {
+			return BatchResult{Clear: clear}, nil
+		}
+		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
+	}
+	var api *APIError
+	switch {
+	case errors.As(err, new(*UnavailableError)), errors.As(err, new(*ConfigError)), ctx.Err() != nil:
+		return BatchResult{}, err
+	case errors.As(err, &api):
+		return BatchResult{Code: api.Code, Message: api.Message}, nil
+	}
+	return BatchResult{Code: Code(err), Message: err.Error()}, nil
+}
+
+// EncodeBatch frames items as a POST /v1/decrypt-batch body: uvarint(length) || bytes each.
+func EncodeBatch(items [][]byte) []byte {
+	n := 0
+	for _, it := range items {
+		n += binary.MaxVarintLen32 + len(it)
+	}
+	out := make([]byte, 0, n)
+	for _, it := range items {
+		out = binary.AppendUvarint(out, uint64(len(it)))
+		out = append(out, it...)
+	}
+	return out
+}
+
+// errBadAnswer reports a decrypt-batch answer that does not keep to its framing.
+var errBadAnswer = errors.New("decrypt batch: malformed answer")
+
+// ParseBatchAnswer reads a POST /v1/decrypt-batch answer that must hold want items. Clear
+// bytes are sub-slices of raw.
+func ParseBatchAnswer(raw []byte, want int) ([]BatchResult, error) {
+	out := make([]BatchResult, 0, want)
+	off := 0
+	next := func() ([]byte, bool) {
+		n, size := binary.Uvarint(raw[off:])
+		if size <= 0 || n > uint64(len(raw)-off-size) {
+			return nil, false
+		}
+		off += size
+		b := raw[off : off+int(n) : off+int(n)]
+		off += int(n)
+		return b, true
+	}
+	for len(out) < want {
+		if off >= len(raw) {
+			return nil, fmt.Errorf("%w: %d items of %d", errBadAnswer, len(out), want)
+		}
+		status := raw[off]
+		off++
+		var r BatchResult
+		switch status {
+		case 0:
+			clear, ok := next()
+			if !ok {
+				return nil, fmt.Errorf("%w: item %d cut short", errBadAnswer, len(out))
+			}
+			r.Clear = clear
+		case 1:
+			code, ok1 := next()
+			msg, ok2 := next()
+			if !ok1 || !ok2 || len(code) == 0 {
+				return nil, fmt.Errorf("%w: item %d cut short", errBadAnswer, len(out))
+			}
+			r.Code, r.Message = string(code), string(msg)
+		default:
+			return nil, fmt.Errorf("%w: item %d has status %d", errBadAnswer, len(out), status)
+		}
+		out = append(out, r)
+	}
+	if off != len(raw) {
+		return nil, fmt.Errorf("%w: %d bytes after the last item", errBadAnswer, len(raw)-off)
+	}
+	return out, nil
+}

@@ -1,0 +1,191 @@
+package exitclient
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// jsonlReader reads JSON lines: one object per line, the fields to decrypt being top-level
+// keys whose values are strings (null passes through). Every line keeps its exact bytes but
+// for the values replaced. A line that is not a JSON object passes through unchanged and is
+// reported as invalid_record; a key absent from a line is not an error; blank lines pass
+// through and are not counted; a key repeated in one object has every occurrence decrypted.
+type jsonlReader struct {
+	br   *bufio.Reader
+	want map[string]bool
+	num  int
+	mem  *arena // where lines' bytes come from (nil: one allocation each)
+}
+
+func newJSONLReader(r io.Reader, fields []string) *jsonlReader {
+	j := &jsonlReader{br: bufio.NewReaderSize(r, 256<<10), want: map[string]bool{}}
+	for _, f := range fields {
+		j.want[f] = true
+	}
+	return j
+}
+
+func (j *jsonlReader) preamble() []byte { return nil }
+
+func (j *jsonlReader) next() (*record, error) {
+	var raw []byte
+	for first := true; ; first = false {
+		line, err := j.br.ReadSlice('\n')
+		if len(raw)+len(line) > maxRecord {
+			return nil, fmt.Errorf("read records: a line is over %d MiB", maxRecord>>20)
+		}
+		if first && err == nil && j.mem != nil {
+			raw = j.mem.copy(line) // the usual line, read whole at once
+			break
+		}
+		raw = append(raw, line...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && len(raw) == 0 {
+			return nil, io.EOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read records: %w", err)
+		}
+		break
+	}
+	rec := &record{raw: raw}
+	rec.fields = rec.inline[:0]
+	body := trimEOL(raw)
+	if len(bytes.TrimSpace(body)) == 0 {
+		return rec, nil
+	}
+	j.num++
+	rec.num = j.num
+	if !json.Valid(body) {
+		rec.bad = "the line is not valid JSON"
+		return rec, nil
+	}
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		rec.bad = "the line is not a JSON object"
+		return rec, nil
+	}
+	// The line is valid JSON, so the scan below can trust its structure.
+	i = skipSpace(body, i+1)
+	for body[i] != '}' {
+		kend := scanString(body, i)
+		key := body[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(body[i:kend], &s)
+			key = []byte(s)
+		}
+		i = skipSpace(body, kend)
+		i = skipSpace(body, i+1) // the colon
+		vend := skipValue(body, i)
+		if j.want[string(key)] {
+			f := field{name: string(key), start: i, end: vend}
+			switch body[i] {
+			case '"':
+				f.text = body[i+1 : vend-1]
+				if bytes.IndexByte(f.text, '\\') >= 0 {
+					var s string
+					_ = json.Unmarshal(body[i:vend], &s)
+					f.text = []byte(s)
+				}
+				f.null = len(f.text) == 0
+			case 'n':
+				f.null = true
+			default:
+				f.bad = "the value is not a JSON string"
+			}
+			rec.fields = append(rec.fields, f)
+		}
+		i = skipSpace(body, vend)
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return rec, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// scanString returns the index after the string starting at b[i] (a quote).
+func scanString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return scanString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = scanString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+	}
+	return len(b)
+}
+
+// quoteJSON appends v (UTF-8) as a JSON string, escaping only what JSON requires (quote,
+// backslash, control characters), so that HTML characters stay as they are.
+func quoteJSON(dst, v []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for len(v) > 0 {
+		c := v[0]
+		if c >= utf8.RuneSelf || c >= 0x20 && c != '"' && c != '\\' {
+			dst = append(dst, c)
+			v = v[1:]
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		v = v[1:]
+	}
+	return append(dst, '"')
+}

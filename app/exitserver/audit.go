@@ -1,0 +1,103 @@
+package exitserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/gofiber/fiber/v2"
+
+	"idvault/app/apierr"
+	"idvault/exit/encryption"
+	"idvault/exit/exitdb"
+)
+
+// AuditBatchIDs is the most key IDs one POST /v1/audit may carry.
+const AuditBatchIDs = 10000
+
+// auditBodyBytes bounds an audit body: 10000 base64 IDs of 24 characters, quoted, with room.
+const auditBodyBytes = 1 << 20
+
+type auditRequest struct {
+	IDs []string `json:"ids"`
+}
+
+// AuditAnswer is the answer of POST /v1/audit.
+type AuditAnswer struct {
+	// AppID is the standard base64 of the app's ID, for hashing plain user IDs as Tanker does.
+	AppID string `json:"app_id"`
+	// Keys has one entry per ID of the request, in order.
+	Keys []KeyAudit `json:"keys"`
+}
+
+// KeyAudit is the audit of one key ID.
+type KeyAudit struct {
+	// Reachable: a key published under the ID goes to an imported identity (directly, through
+	// a group, or through a provisional identity).
+	Reachable bool `json:"reachable"`
+	// Holders are the users (standard base64 of the hashed user ID) whose identity would reach
+	// it, when it is not reachable: the first exitdb.MaxHolders (20) by user ID; empty
+	// otherwise, and when no user holds it.
+	Holders []string `json:"holders"`
+}
+
+// audit is POST /v1/audit: {"ids": ["<base64 of a 16-byte resource, session or seed ID>"]}
+// -> 200 {"app_id", "keys": [{"reachable", "holders"}]}. It reads the dump's rows and the
+// imported keys; it opens no key and decrypts nothing.
+func (s *Server) audit(c *fiber.Ctx) error {
+	// The body, and an answer of up to MaxHolders holders per ID (an ID takes at least 27
+	// bytes of body), reserved in the memory budget while they live.
+	size := int64(c.Request().Header.ContentLength())
+	if size < 0 || size > auditBodyBytes {
+		size = auditBodyBytes
+	}
+	ids := min(size/27+1, AuditBatchIDs)
+	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*48+64), budgetWait)
+	if err != nil {
+		return err
+	}
+	defer release()
+	raw, err := readLimited(requestBody(c), auditBodyBytes)
+	if err != nil {
+		return err
+	}
+	var req auditRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return apierr.InvalidBody.Msg("want {\"ids\": [\"<base64 of a 16-byte ID>\", ...]}: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
+	}
+	if req.IDs == nil {
+		return apierr.InvalidBody.Msg("want {\"ids\": [\"<base64 of a 16-byte ID>\", ...]}: ids is missing")
+	}
+	if len(req.IDs) > AuditBatchIDs {
+		return apierr.PayloadTooLarge.Msg("%d IDs in one audit; the limit is %d", len(req.IDs), AuditBatchIDs)
+	}
+	keyIDs := make([]encryption.SimpleID, len(req.IDs))
+	for i, s := range req.IDs {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(b) != encryption.IDSize {
+			return apierr.InvalidBody.Msg("ids[%d] is not the standard base64 of 16 bytes", i)
+		}
+		copy(keyIDs[i][:], b)
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
+	defer cancel()
+	audits, err := s.db.AuditKeys(ctx, keyIDs)
+	if err != nil {
+		return classifyDecryptError(err)
+	}
+	ans := AuditAnswer{AppID: base64.StdEncoding.EncodeToString(s.db.AppID()), Keys: make([]KeyAudit, len(audits))}
+	for i, a := range audits {
+		k := KeyAudit{Reachable: a.Reachable, Holders: make([]string, len(a.Holders))}
+		for j, h := range a.Holders {
+			k.Holders[j] = base64.StdEncoding.EncodeToString(h)
+		}
+		ans.Keys[i] = k
+	}
+	return c.JSON(ans)
+}

@@ -1,0 +1,139 @@
+package exitdb
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"idvault/exit/encryption"
+)
+
+// KeyAudit is what the database says of one 16-byte ID without opening any key: whether a key
+// published under it goes to material that was imported, and otherwise the users who hold it.
+type KeyAudit struct {
+	// Reachable: a key publish of the ID goes to an imported user key, group key or provisional
+	// pair (the chain opens it when decrypting).
+	Reachable bool
+	// Holders are the hashed user IDs (32 bytes) whose identity would reach the key when the ID
+	// is not reachable, sorted: users it was published to, members of a group it was published
+	// to (by user key, or by a provisional identity they claimed), and users who claimed a
+	// provisional identity it was published to. Empty when no user of the app holds it (no
+	// key publish, or only to provisional identities nobody claimed). At most MaxHolders.
+	Holders [][]byte
+}
+
+// reachableSQL keeps the IDs of $2 with a key publish whose recipient was imported.
+const reachableSQL = `
+	SELECT DISTINCT kp.resource_id FROM key_publishes kp
+	WHERE kp.trustchain_id = $1 AND kp.resource_id = ANY($2::bytea[]) AND (
+	   (kp.nature = 8 AND EXISTS (SELECT 1 FROM exit_user_keys u
+	        WHERE u.trustchain_id = $1 AND u.public_encryption_key = kp.recipient))
+	OR (kp.nature = 11 AND EXISTS (SELECT 1 FROM exit_group_keys g
+	        WHERE g.trustchain_id = $1 AND g.public_encryption_key = kp.recipient))
+	OR (kp.nature = 13 AND EXISTS (SELECT 1 FROM exit_provisional_keys p
+	        WHERE p.trustchain_id = $1 AND p.app_public_signature_key = substring(kp.recipient from 1 for 32)
+	          AND p.tanker_public_signature_key = substring(kp.recipient from 33 for 32))))`
+
+// holdersSQL lists (ID, user ID) for every user who holds a key published under an ID of $2,
+// through every route of the chain.
+const holdersSQL = `
+	WITH kp AS (
+		SELECT resource_id, nature, recipient FROM key_publishes
+		WHERE trustchain_id = $1 AND resource_id = ANY($2::bytea[])
+	), grp AS (
+		SELECT DISTINCT kp.resource_id, g.group_id FROM kp
+		JOIN user_groups g ON g.trustchain_id = $1 AND g.public_encryption_key = kp.recipient
+		WHERE kp.nature = 11
+	), userkeys AS (
+		SELECT kp.resource_id, kp.recipient AS user_key, NULL::bytea AS user_id FROM kp WHERE kp.nature = 8
+		UNION
+		SELECT grp.resource_id, m.user_public_encryption_key, m.user_id FROM grp
+		JOIN user_group_members m ON m.trustchain_id = $1 AND m.group_id = grp.group_id
+	), provs AS (
+		SELECT kp.resource_id, substring(kp.recipient from 1 for 32) AS app, substring(kp.recipient from 33 for 32) AS tanker
+		FROM kp WHERE kp.nature = 13
+		UNION
+		SELECT grp.resource_id, pm.app_public_signature_key, pm.tanker_public_signature_key FROM grp
+		JOIN user_group_provisional_members pm ON pm.trustchain_id = $1 AND pm.group_id = grp.group_id
+	)
+	SELECT resource_id, user_id FROM (
+		SELECT resource_id, user_id, row_number() OVER (PARTITION BY resource_id ORDER BY user_id) AS n FROM (
+			SELECT DISTINCT resource_id, user_id FROM (
+				SELECT uk.resource_id, coalesce(uk.user_id, d.user_id) AS user_id FROM userkeys uk
+				LEFT JOIN devices d ON uk.user_id IS NULL AND d.trustchain_id = $1 AND d.user_public_encryption_key = uk.user_key
+				UNION ALL
+				SELECT p.resource_id, c.user_id FROM provs p
+				JOIN provisional_identity_claims c ON c.trustchain_id = $1
+				 AND c.app_public_signature_key = p.app AND c.tanker_public_signature_key = p.tanker
+			) h WHERE user_id IS NOT NULL
+		) d
+	) r WHERE n <= $3
+	ORDER BY resource_id, user_id`
+
+// MaxHolders is the most holders AuditKeys lists for one ID (the first by user ID): a key
+// published to a group of thousands would otherwise make an answer of megabytes per key.
+const MaxHolders = 20
+
+// AuditKeys answers, for each ID, whether imported material reaches a key published under it
+// and, for those it does not, who holds one (KeyAudit). Two statements for the whole list: it
+// reads rows, it opens no key. Errors wrap ErrUnavailable when the database does not answer.
+func (db *DB) AuditKeys(ctx context.Context, ids []encryption.SimpleID) ([]KeyAudit, error) {
+	out := make([]KeyAudit, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	index := make(map[encryption.SimpleID][]int, len(ids))
+	args := make([][]byte, 0, len(ids))
+	for i, id := range ids {
+		if _, ok := index[id]; !ok {
+			args = append(args, id[:])
+		}
+		index[id] = append(index[id], i)
+	}
+	rows, err := db.pool.Query(ctx, reachableSQL, db.appID, args)
+	if err != nil {
+		return nil, dbError(ctx, "audit keys", err)
+	}
+	reached, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, dbError(ctx, "audit keys", err)
+	}
+	for _, r := range reached {
+		for _, i := range index[simpleID(r)] {
+			out[i].Reachable = true
+		}
+	}
+	var missing [][]byte
+	for _, a := range args {
+		if !out[index[simpleID(a)][0]].Reachable {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err = db.pool.Query(ctx, holdersSQL, db.appID, missing, MaxHolders)
+	if err != nil {
+		return nil, dbError(ctx, "audit key holders", err)
+	}
+	type holder struct {
+		ID   []byte
+		User []byte
+	}
+	holders, err := pgx.CollectRows(rows, pgx.RowToStructByPos[holder])
+	if err != nil {
+		return nil, dbError(ctx, "audit key holders", err)
+	}
+	for _, h := range holders {
+		for _, i := range index[simpleID(h.ID)] {
+			out[i].Holders = append(out[i].Holders, h.User)
+		}
+	}
+	return out, nil
+}
+
+func simpleID(b []byte) encryption.SimpleID {
+	var id encryption.SimpleID
+	copy(id[:], b)
+	return id
+}
