@@ -3,13 +3,14 @@
 
 GO        ?= go
 BIN       ?= ./idvault
-# `idvault version` prints these: a semantic version (the latest vX.Y.Z tag as git describe
-# gives it, 0.1.0-dev before the first one), the commit (-dirty with uncommitted changes) and
-# the build date in UTC.
-VERSION   ?= $(or $(shell git describe --tags --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null | sed 's/^v//'),0.1.0-dev)
-COMMIT    ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
-DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+# `idvault version` prints the release tag when HEAD is one (vX.Y.Z, stamped with -X main.version),
+# else "devel"; the commit and the Go version come from the build information Go embeds. No build
+# date and no build ID, so the same commit builds to the same bytes (see `make release`).
+# REVISION is the commit for builds where Go records none (a git worktree: its .git is a file).
+VERSION   ?= $(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null)
+REVISION  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
+LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVISION)
+BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 
@@ -19,7 +20,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build the idvault binary
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+	$(GO) build $(BUILDFLAGS) -o $(BIN) .
 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve

@@ -88,7 +88,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if err != nil {
 		return err
 	}
-	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Build.Version)
+	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Build)
 	if err != nil {
 		return err
 	}
