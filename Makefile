@@ -14,13 +14,25 @@ BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 
-.PHONY: help build run test bench bench-http lint cover fuzz deps clean
+# `make release` cross-compiles these into $(DIST), with SHA256SUMS.
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST      ?= dist
+
+.PHONY: help build release run test bench bench-http lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build the idvault binary
-	$(GO) build $(BUILDFLAGS) -o $(BIN) .
+build: ## build the idvault binary (static, as the release binaries)
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(BIN) .
+
+release: ## static reproducible binaries for linux and darwin, amd64 and arm64, into dist/ with SHA256SUMS
+	@rm -rf '$(DIST)' && mkdir -p '$(DIST)'
+	@set -e; for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  echo "  $(DIST)/idvault-$$os-$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILDFLAGS) -o '$(DIST)'/idvault-$$os-$$arch .; \
+	done
+	@cd '$(DIST)' && sha256sum idvault-* > SHA256SUMS && cat SHA256SUMS
 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
@@ -60,3 +72,4 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 
 clean: ## remove build outputs
 	rm -f $(BIN) coverage.out coverage.html
+	rm -rf $(DIST)
