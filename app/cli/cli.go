@@ -53,6 +53,7 @@ type prog struct {
 func commands() []*command {
 	return []*command{
 		serveCommand(),
+		initCommand(),
 		appCommand(),
 		configCommand(),
 		backupCommand(),
