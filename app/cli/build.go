@@ -41,6 +41,7 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 			Enabled: c.Console.On(c.Server.Listen), Version: bi.Version, DataFile: st.Path(),
 			IdentityServerAppID: c.IdentityServer.AppID,
 		},
+		MetricsElsewhere: !c.Metrics.OnMainListener(),
 	}
 	cleanup := func() {}
 	dir := directory.New(st)

@@ -45,6 +45,12 @@ console:
   # auto: on when server.listen is a loopback address.
   enabled: auto
 
+metrics:
+  # Prometheus metrics at /metrics on server.listen; or set listen to serve them on an address
+  # of their own (the reverse proxy then need not hide them).
+  enabled: true
+  listen: ""
+
 fakeauth:
   # Never in production: it hands out private identities without authentication.
   enabled: false

@@ -95,6 +95,12 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	defer cleanup()
 	defer srv.Close() // first: the readiness checks use the store and the mailer
 
+	stopMetrics, err := serveMetrics(c.Metrics, srv.MetricsHandler(), log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+
 	ln, err := net.Listen("tcp", c.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Server.Listen, err)

@@ -68,6 +68,7 @@ func (c Config) Validate() []error {
 		bad("identity_server.token", "must be at least 16 characters")
 	}
 	errs = append(errs, c.Console.validate()...)
+	errs = append(errs, c.Metrics.validate(c.Server.Listen)...)
 	errs = append(errs, c.Verification.validate()...)
 	errs = append(errs, c.Exit.validate()...)
 	if c.Verification.Enabled {

@@ -70,8 +70,8 @@ func build() []byte {
 			ok("503", "a check failed (the body names it)", readiness, m{"status": "not_ready", "checks": m{"store": "ok", "smtp": "failed: dial: connection refused"}, "warnings": list{}}, "application/json"),
 			b.errors(tanker, false))})
 	b.add("/metrics", "get", operation{id: "metrics", tag: "operations", summary: "Prometheus metrics",
-		desc:      "Metrics in the Prometheus text exposition format (`idvault_http_requests_total`, `idvault_http_request_duration_seconds`, `idvault_verification_*`, Go runtime and process).",
-		responses: merge(ok("200", "metrics", m{"type": "string"}, "# HELP idvault_http_requests_total HTTP requests by route pattern, method and status.\n", "text/plain"), b.errors(tanker, false))})
+		desc:      "Metrics in the Prometheus text exposition format (`idvault_build_info`, `idvault_http_requests_total`, `idvault_http_request_duration_seconds`, `idvault_admin_auth_*`, `idvault_verification_*`, Go runtime and process). `feature_not_enabled` when `metrics.enabled` is false, or when `metrics.listen` serves them on an address of their own.",
+		responses: merge(ok("200", "metrics", m{"type": "string"}, "# HELP idvault_http_requests_total HTTP requests by route pattern, method and status.\n", "text/plain"), b.errors(tanker, false, apierr.FeatureNotEnabled))})
 	b.add("/openapi.json", "get", operation{id: "openapi", tag: "operations", summary: "This document",
 		desc:      "The OpenAPI description of every interface (this file, embedded in the binary).",
 		responses: merge(jsonOK("the document", m{"type": "object", "required": list{"openapi", "info", "paths"}}, nil), b.errors(tanker, false))})

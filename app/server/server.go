@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -42,6 +43,9 @@ type Deps struct {
 
 	// Console switches the web console on at /console/ (it needs Admin).
 	Console ConsoleSettings
+	// MetricsElsewhere leaves /metrics off the application (metrics.enabled false, or served on
+	// metrics.listen by MetricsHandler): it answers feature_not_enabled.
+	MetricsElsewhere bool
 }
 
 // ConsoleSettings are what the console shows beyond the apps.
@@ -116,6 +120,12 @@ func New(d Deps) *Server {
 	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	s.refuseUnknownMethods(handleErr)
 	return s
+}
+
+// MetricsHandler serves the Prometheus metrics of the application, for a listener of its own
+// (metrics.listen).
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})
 }
 
 // interfaces lists the interfaces and whether each is on, for the console's server page.
