@@ -13,6 +13,8 @@ LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVIS
 BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
+OPENAPI_TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/openapi-tools
+export IDVAULT_OPENAPI_TOOLS_DIR := $(OPENAPI_TOOLS_DIR)
 
 # `make release` cross-compiles these into $(DIST), with SHA256SUMS.
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
@@ -37,8 +39,9 @@ release: ## static reproducible binaries for linux and darwin, amd64 and arm64, 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 from npm, PostgreSQL, chromium and systemd from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1 and the OpenAPI tools from npm; PostgreSQL, chromium and systemd from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
+	@.ci/install-openapi-tools "$(OPENAPI_TOOLS_DIR)"
 	@.ci/install-postgres
 	@.ci/install-chromium
 	@.ci/install-systemd

@@ -172,14 +172,14 @@ func build() []byte {
 		"info": m{"title": "idvault", "version": "1",
 			"summary":     "Fake authentication, reference identity server, email verification and admin API",
 			"description": description(),
-			"license":     m{"name": "see the repository"}},
+			"license":     license},
 		"servers": list{m{"url": "/", "description": "the idvault server that serves this document"}},
 		"tags": list{m{"name": "operations"}, m{"name": "admin", "description": "`Authorization: Bearer <admin token>`. Wrong tokens are counted per client address (shared with the console sign-in): too many within the window (admin.max_wrong_tokens, admin.wrong_token_window) answer `admin_locked` 429 with `Retry-After`, even for the right token, for admin.lock_duration."},
 			m{"name": "fake authentication", "description": "`fakeauth.enabled`; test-mode apps only; development and tests only"},
 			m{"name": "identity server", "description": "`identity_server.enabled`, for the app `identity_server.app_id`"},
 			m{"name": "email verification", "description": "`verification.enabled`"}},
 		"paths":      b.paths,
-		"components": components(b.examples, appExample),
+		"components": withSchemas(components(b.examples, appExample), b.schemas),
 	}
 	return render(doc)
 }
