@@ -39,12 +39,12 @@ release: ## static reproducible binaries for linux and darwin, amd64 and arm64, 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 and the OpenAPI tools from npm; PostgreSQL, chromium and systemd from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1 and the OpenAPI tools from npm; PostgreSQL, chromium, systemd and fish from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-openapi-tools "$(OPENAPI_TOOLS_DIR)"
 	@.ci/install-postgres
 	@.ci/install-chromium
-	@.ci/install-systemd
+	@.ci/install-debian-tools
 
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...

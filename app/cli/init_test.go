@@ -139,7 +139,7 @@ func TestInitUnitPassesSystemdAnalyzeVerify(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		if os.Getenv("IDVAULT_REQUIRE_EXTERNAL") != "" {
-			t.Fatal("systemd-analyze not found (Debian package systemd; make deps installs it)")
+			t.Fatal("systemd-analyze not found (Debian package systemd; make deps installs it: .ci/install-debian-tools)")
 		}
 		t.Skip("systemd-analyze not found")
 	}
