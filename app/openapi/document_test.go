@@ -81,7 +81,7 @@ func build() []byte {
 		desc: "Creates an app with a fresh app secret and auth token. The answer is the only time either is shown.",
 		responses: merge(ok("201", "the app, its secret and its auth token (shown once)", ref("CreatedApp"),
 			m{"app": appExample, "app_secret": "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ==", "auth_token": "q3Zl0y4m2yQ1mFv0m1i7y0r8YQ2d3yQj1h0v2QqM4xE"}, "application/json"),
-			b.errors(tanker, true, with(adminErr, apierr.InvalidBody)...)),
+			b.errors(tanker, true, with(adminErr, apierr.InvalidBody, apierr.AppNameTaken)...)),
 		body: jsonBody(ref("CreateAppRequest"), m{"name": "demo", "test": true}, true, ""), security: adminSec})
 	b.add("/admin/apps", "get", operation{id: "listApps", tag: "admin", summary: "List apps",
 		desc:      "Every app, declared in the config file and created at runtime, ordered by name.",
