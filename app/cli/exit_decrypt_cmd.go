@@ -34,7 +34,7 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	}})
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit decrypt: %v\n", err)
+		fmt.Fprintln(p.stderr, failure("exit decrypt", err))
 		return exitFail
 	}
 	pr.Done(fmt.Sprintf("%d files: %d decrypted (%.1f MB), %d already done, %d failed",

@@ -103,7 +103,7 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 	sum, err := dump.Load(ctx, *dsn, pos[0], func(file string, done, total int64) { pr.Update(file, done, total) })
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit load-dump: %v\n", err)
+		fmt.Fprintln(p.stderr, failure("exit load-dump", err))
 		if len(sum.Files) > 0 {
 			fmt.Fprintf(p.stderr, "idvault exit load-dump: already committed: %s\n", strings.Join(sum.Files, ", "))
 		}

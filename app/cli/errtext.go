@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+)
+
+// failure is the line a command prints for err: "idvault <path>: <err>", without the
+// operation the error text opens with when the command's name already says it ("idvault exit
+// decrypt: decrypt: list DIR" reads "idvault exit decrypt: list DIR"; "load dump:" under
+// load-dump likewise).
+func failure(path string, err error) string {
+	words := strings.Fields(path)
+	msg := err.Error()
+	if len(words) > 0 {
+		last := words[len(words)-1]
+		for _, op := range []string{last, strings.ReplaceAll(last, "-", " ")} {
+			if rest, ok := strings.CutPrefix(msg, op+": "); ok {
+				msg = rest
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s: %s", progPath(path), msg)
+}
