@@ -25,6 +25,9 @@ var version, revision string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C (or SIGTERM) asks the command to stop cleanly; the signals then get
+	// their default action back, so a second one ends the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
 		Embedded: defaultConfig, Environ: os.Environ(), Stdin: os.Stdin,
 		Build: cli.ReadBuild(version, revision),

@@ -50,7 +50,7 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 	sum, err := dump.Generate(ctx, *out, opts)
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit gen-dump: %v\n", err)
+		fmt.Fprintln(p.stderr, failure("exit gen-dump", err))
 		return exitFail
 	}
 	pr.Done(fmt.Sprintf("dump written to %s: %d users, %d devices, %d group blocks, %d key publishes, %d ciphertexts + %d negative cases, %d decoy apps; app ID %s",

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -51,8 +52,12 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	}})
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit import: stopped after %d of %d identities: %v\n",
-			sum.Imported+sum.AlreadyImported+len(sum.Refused), sum.Total, err)
+		done := sum.Imported + sum.AlreadyImported + len(sum.Refused)
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintf(p.stderr, "idvault exit import: interrupted after %d of %d identities (importing again is harmless: those already in count as already imported)\n", done, sum.Total)
+		} else {
+			fmt.Fprintln(p.stderr, failure("exit import", fmt.Errorf("stopped after %d of %d identities: %w", done, sum.Total, err)))
+		}
 		return exitFail
 	}
 	pr.Done(fmt.Sprintf("%d identities: %d imported, %d already imported, %d refused (%.0f/s)",
