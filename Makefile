@@ -20,7 +20,11 @@ export IDVAULT_OPENAPI_TOOLS_DIR := $(OPENAPI_TOOLS_DIR)
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST      ?= dist
 
-.PHONY: help build release run test bench bench-http lint cover fuzz deps clean
+# `make pg` starts a throwaway PostgreSQL for the exit tool's walkthrough (README, Exit tool).
+PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
+PGPORT    ?= 54329
+
+.PHONY: help build release run test pg pg-stop bench bench-http lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -38,6 +42,12 @@ release: ## static reproducible binaries for linux and darwin, amd64 and arm64, 
 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
+
+pg: ## start a throwaway PostgreSQL (127.0.0.1:54329, PGPORT; data in PGDIR); prints the IDVAULT_EXIT__DB to export
+	@.ci/pg start '$(PGDIR)' $(PGPORT)
+
+pg-stop: ## stop the PostgreSQL of `make pg` and remove its data
+	@.ci/pg stop '$(PGDIR)'
 
 deps: ## install what the tests need if missing (MailDev 2.2.1 and the OpenAPI tools from npm; PostgreSQL, chromium, systemd and fish from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
