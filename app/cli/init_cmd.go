@@ -60,7 +60,7 @@ wrote %s (a sandboxed systemd unit running %s)
 Start it:
   idvault serve --config %s
 or as a service:
-  ln -s %s /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now idvault
+  install -m 0644 %s /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now idvault
 `, p.config, p.key, p.token, p.unit, p.bin, p.config, p.unit)
 				return exitOK
 			}

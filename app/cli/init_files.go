@@ -124,7 +124,7 @@ func (p *initFiles) systemdUnit() string {
 	}
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	w("# Written by \"idvault init\". Install: ln -s %s /etc/systemd/system/", esc(p.unit))
+	w("# Written by \"idvault init\". Install: install -m 0644 %s /etc/systemd/system/", esc(p.unit))
 	w("[Unit]")
 	w("Description=idvault (identities and verification codes for end-to-end encrypted apps)")
 	w("After=network-online.target")

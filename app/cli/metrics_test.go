@@ -75,8 +75,8 @@ func TestMetricsListenAndEnabled(t *testing.T) {
 	code, body = get(t, p.URL+"/metrics")
 	require.Equal(t, http.StatusNotFound, code)
 	require.Contains(t, body, "feature_not_enabled")
-	require.Contains(t, p.Stderr.String(), "metrics listening")
 	p.Stop(t)
+	require.Contains(t, p.Stderr.String(), "metrics listening")
 
 	dir = t.TempDir()
 	p = apptest.Start(t, dir, append(apptest.DataEnv(t, dir), "IDVAULT_METRICS__ENABLED=false"))
