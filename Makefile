@@ -4,35 +4,62 @@
 
 GO        ?= go
 BIN       ?= ./idvault
-# `idvault version` prints these: a semantic version (the latest vX.Y.Z tag as git describe
-# gives it, 0.1.0-dev before the first one), the commit (-dirty with uncommitted changes) and
-# the build date in UTC.
-VERSION   ?= $(or $(shell git describe --tags --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null | sed 's/^v//'),0.1.0-dev)
-COMMIT    ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
-DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+# `idvault version` prints the release tag when HEAD is one (vX.Y.Z, stamped with -X main.version),
+# else "devel"; the commit and the Go version come from the build information Go embeds. No build
+# date and no build ID, so the same commit builds to the same bytes (see `make release`).
+# REVISION is the commit for builds where Go records none (a git worktree: its .git is a file).
+VERSION   ?= $(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null)
+REVISION  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
+LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVISION)
+BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
 MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 OIDC_DIR    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/oidc
 export IDVAULT_OIDC_DIR := $(OIDC_DIR)
+OPENAPI_TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/openapi-tools
+export IDVAULT_OPENAPI_TOOLS_DIR := $(OPENAPI_TOOLS_DIR)
 
-.PHONY: help build run test bench bench-http lint cover fuzz deps clean
+# `make release` cross-compiles these into $(DIST), with SHA256SUMS.
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST      ?= dist
+
+# `make pg` starts a throwaway PostgreSQL for the exit tool's walkthrough (README, Exit tool).
+PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
+PGPORT    ?= 54329
+
+.PHONY: help build release run test pg pg-stop bench bench-http lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build the idvault binary
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+build: ## build the idvault binary (static, as the release binaries)
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(BIN) .
+
+release: ## static reproducible binaries for linux and darwin, amd64 and arm64, into dist/ with SHA256SUMS
+	@rm -rf '$(DIST)' && mkdir -p '$(DIST)'
+	@set -e; for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  echo "  $(DIST)/idvault-$$os-$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILDFLAGS) -o '$(DIST)'/idvault-$$os-$$arch .; \
+	done
+	@cd '$(DIST)' && sha256sum idvault-* > SHA256SUMS && cat SHA256SUMS
 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve
 
-deps: ## install what the tests need if missing (MailDev 2.2.1 and jose 6.2.18 from npm, PostgreSQL, chromium and age from apt)
+pg: ## start a throwaway PostgreSQL (127.0.0.1:54329, PGPORT; data in PGDIR); prints the IDVAULT_EXIT__DB to export
+	@.ci/pg start '$(PGDIR)' $(PGPORT)
+
+pg-stop: ## stop the PostgreSQL of `make pg` and remove its data
+	@.ci/pg stop '$(PGDIR)'
+
+deps: ## install what the tests need if missing (MailDev 2.2.1, jose and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd and fish from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-oidc "$(OIDC_DIR)"
+	@.ci/install-openapi-tools "$(OPENAPI_TOOLS_DIR)"
 	@.ci/install-postgres
 	@.ci/install-chromium
 	@.ci/install-age
+	@.ci/install-debian-tools
 
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...
@@ -64,3 +91,4 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 
 clean: ## remove build outputs
 	rm -f $(BIN) coverage.out coverage.html
+	rm -rf $(DIST)

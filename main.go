@@ -18,18 +18,19 @@ import (
 //go:embed config.yaml
 var defaultConfig []byte
 
-// Set at build time by `make build`: -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
-var (
-	version string
-	commit  string
-	date    string
-)
+// Set at build time by `make build` and `make release`: version is the release tag when the
+// commit is tagged (-ldflags "-X main.version=v1.2.3"), revision the commit, used only when the
+// build information Go embeds has none (cli.ReadBuild).
+var version, revision string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C (or SIGTERM) asks the command to stop cleanly; the signals then get
+	// their default action back, so a second one ends the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
 		Embedded: defaultConfig, Environ: os.Environ(), Stdin: os.Stdin,
-		Build: cli.BuildInfo{Version: version, Commit: commit, Date: date},
+		Build: cli.ReadBuild(version, revision),
 	})
 	stop()
 	os.Exit(code)

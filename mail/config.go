@@ -46,6 +46,12 @@ type Config struct {
 	// TLSSkipVerify disables certificate verification (development mail catchers with
 	// self-signed certificates only).
 	TLSSkipVerify bool `koanf:"tls_skip_verify"`
+	// CAFile is a PEM file of CA certificates trusted beside the system's roots, for an SMTP
+	// server whose certificate a private CA signed.
+	CAFile string `koanf:"ca_file"`
+	// ServerName is the name the SMTP server's certificate must carry, when it is not Host
+	// (a server dialled by IP address, or through another name).
+	ServerName string `koanf:"server_name"`
 	// Username and Password enable SMTP AUTH (PLAIN, else LOGIN, else CRAM-MD5) when set.
 	Username string `koanf:"username"`
 	// Password is the SMTP AUTH secret. It never appears in errors, String or logs.
@@ -122,6 +128,14 @@ func (c Config) Validate() error {
 	if strings.ContainsAny(c.FromName, "\r\n") {
 		bad("from_name", "must be a single line")
 	}
+	if c.CAFile != "" {
+		if _, err := loadRoots(c.CAFile); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if strings.ContainsAny(c.ServerName, " \t\r\n/") {
+		bad("server_name", "must be a host name")
+	}
 	if strings.ContainsAny(c.HELO, " \t\r\n") {
 		bad("helo", "must be a single host name")
 	}
@@ -179,9 +193,9 @@ func (c Config) Redacted() Config {
 // String renders the configuration for "config check" output, with the password redacted.
 func (c Config) String() string {
 	r := c.Redacted()
-	return fmt.Sprintf("host=%s port=%d tls=%s tls_skip_verify=%t username=%q password=%q "+
+	return fmt.Sprintf("host=%s port=%d tls=%s tls_skip_verify=%t ca_file=%q server_name=%q username=%q password=%q "+
 		"allow_plaintext_auth=%t from=%s from_name=%q helo=%q timeout=%s pool_size=%d idle_timeout=%s",
-		r.Host, r.Port, r.TLS, r.TLSSkipVerify, r.Username, r.Password, r.AllowPlaintextAuth,
+		r.Host, r.Port, r.TLS, r.TLSSkipVerify, r.CAFile, r.ServerName, r.Username, r.Password, r.AllowPlaintextAuth,
 		r.From, r.FromName, r.HELO, r.Timeout, r.PoolSize, r.IdleTimeout)
 }
 
@@ -196,6 +210,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("port", r.Port),
 		slog.String("tls", string(r.TLS)),
 		slog.Bool("tls_skip_verify", r.TLSSkipVerify),
+		slog.String("ca_file", r.CAFile),
+		slog.String("server_name", r.ServerName),
 		slog.String("username", r.Username),
 		slog.String("password", r.Password),
 		slog.Bool("allow_plaintext_auth", r.AllowPlaintextAuth),

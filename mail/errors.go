@@ -140,7 +140,7 @@ func newSetupError(stage string, err error) *SendError {
 			Err:       &replyError{what: stageVerb(stage), code: tpe.Code, text: tpe.Msg},
 		}
 	}
-	return &SendError{Stage: stage, Temporary: setupTemporary(stage, err), Err: err}
+	return &SendError{Stage: stage, Temporary: setupTemporary(stage, err), Err: tlsHint(err)}
 }
 
 // setupTemporary decides whether a set-up failure without an SMTP reply code may go away by

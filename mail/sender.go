@@ -38,15 +38,14 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sender{
-		cfg: cfg,
-		log: logger,
-		tlsConfig: &tls.Config{
-			ServerName:         cfg.Host,
-			MinVersion:         tls.VersionTLS12,
-			InsecureSkipVerify: cfg.TLSSkipVerify, //nolint:gosec // opt-in, for dev mail catchers
-		},
+	tlsConfig, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, fmt.Errorf("mail: invalid config: %w", err)
 	}
+	if cfg.TLSSkipVerify && cfg.TLS != TLSNone {
+		logger.Warn(skipVerifyWarning)
+	}
+	s := &Sender{cfg: cfg, log: logger, tlsConfig: tlsConfig}
 	opts := []gomail.Option{
 		gomail.WithPort(cfg.Port),
 		// go-mail's per-command deadline is only a backstop: the kill switch (Timeout and

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -41,7 +42,9 @@ type appRecord struct {
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
-// CreateApp stores a new app; ErrExists if the ID is taken.
+// CreateApp stores a new app; ErrExists if the ID is taken, ErrNameTaken if another app has
+// its name (case-insensitively: "Shop" and "shop" would be told apart by no one), checked in
+// the same transaction as the write, so two concurrent creations cannot both pass.
 func (s *Store) CreateApp(a App) error {
 	now := s.now().UTC()
 	a.CreatedAt, a.UpdatedAt = now, now
@@ -49,6 +52,23 @@ func (s *Store) CreateApp(a App) error {
 		b := tx.Bucket(bucketApps)
 		if b.Get(a.ID) != nil {
 			return ErrExists
+		}
+		var taken bool
+		err := b.ForEach(func(_, v []byte) error {
+			var r struct {
+				Name string `json:"name"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("store: decode app: %w", err)
+			}
+			taken = taken || strings.EqualFold(r.Name, a.Name)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if taken {
+			return ErrNameTaken
 		}
 		return s.putApp(b, a)
 	})

@@ -8,6 +8,8 @@ var (
 	ErrNotFound = errors.New("store: not found")
 	// ErrExists: a value already exists under that key.
 	ErrExists = errors.New("store: already exists")
+	// ErrNameTaken: another app has that name (compared case-insensitively).
+	ErrNameTaken = errors.New("store: an app with this name exists")
 	// ErrLocked: another process holds the data file (typically a running idvault server).
 	ErrLocked = errors.New("store: data file is locked by another process")
 	// ErrSealed: a sealed value could not be opened: wrong master key or corrupted data.

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -32,7 +33,7 @@ func openTemp(t testing.TB, mk *MasterKey) (*Store, string) {
 
 func testApp(id byte) App {
 	secret := bytes.Repeat([]byte{0xAB, id}, 32)
-	return App{ID: bytes.Repeat([]byte{id}, 32), Name: "app", Secret: secret, AuthTokenHash: bytes.Repeat([]byte{1}, 32), Test: true}
+	return App{ID: bytes.Repeat([]byte{id}, 32), Name: fmt.Sprintf("app-%d", id), Secret: secret, AuthTokenHash: bytes.Repeat([]byte{1}, 32), Test: true}
 }
 
 func TestAppsRoundTripAndPersist(t *testing.T) {
@@ -247,4 +248,18 @@ func TestMasterKeyFile(t *testing.T) {
 	_, _, err = LoadOrCreateMasterKey(bad)
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "not base64!")
+}
+
+// A second app with the name of another, in any case, is refused, and nothing is written.
+func TestCreateAppRefusesATakenName(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t, newKey(t))
+	a, b := testApp(1), testApp(2)
+	a.Name, b.Name = "Shop", "shop"
+	require.NoError(t, s.CreateApp(a))
+	require.ErrorIs(t, s.CreateApp(b), ErrNameTaken)
+	_, err := s.App(b.ID)
+	require.ErrorIs(t, err, ErrNotFound)
+	b.Name = "shop 2"
+	require.NoError(t, s.CreateApp(b))
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"idvault/app/apierr"
@@ -92,6 +93,9 @@ func (h *Handler) Create(req CreateRequest) (CreateResponse, error) {
 	})
 	if errors.Is(err, apps.ErrName) {
 		return CreateResponse{}, apierr.InvalidBody.Msg("name must be 1 to 100 printable characters")
+	}
+	if errors.Is(err, apps.ErrNameTaken) {
+		return CreateResponse{}, apierr.AppNameTaken.Msg("an app named %q already exists", strings.TrimSpace(req.Name))
 	}
 	if err != nil {
 		return CreateResponse{}, apierr.Internal(err)

@@ -64,6 +64,8 @@ var (
 	AdminUnauthorized = Code{http.StatusUnauthorized, "invalid_admin_token", "missing or wrong admin token"}
 	AdminDisabled     = Code{http.StatusNotFound, "admin_disabled", "the admin API has no token configured"}
 	AppIsDeclared     = Code{http.StatusConflict, "app_is_declared", "this app is declared in the config file and is read-only"}
+	// AppNameTaken: another app has the name (case-insensitively); names tell apps apart.
+	AppNameTaken = Code{http.StatusConflict, "app_name_taken", "an app with this name already exists"}
 	// AdminLocked: too many wrong admin tokens from one client address (admin API and console
 	// sign-in together); refused, even with the right token, until the lock ends (Retry-After).
 	AdminLocked = Code{http.StatusTooManyRequests, "admin_locked", "too many wrong admin tokens from this address; try again later"}
@@ -92,7 +94,7 @@ var Catalog = []Code{
 	InvalidToken, Forbidden, EmailNotVerified, NoEmailClaim, IdentityProviderUnavailable,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
-	AdminUnauthorized, AdminDisabled, AppIsDeclared, AdminLocked,
+	AdminUnauthorized, AdminDisabled, AppIsDeclared, AppNameTaken, AdminLocked,
 }
 
 // ExitCatalog lists every code the exit server (`idvault exit`, a separate server with its own

@@ -22,7 +22,9 @@ import (
 var (
 	ErrNotFound = errors.New("apps: app not found")
 	ErrDeclared = errors.New("apps: app is declared in the config file and read-only")
-	ErrName     = errors.New("apps: name must be 1 to 100 printable characters")
+	// ErrNameTaken: another app (stored or declared) has that name, case-insensitively.
+	ErrNameTaken = errors.New("apps: an app with this name exists")
+	ErrName      = errors.New("apps: name must be 1 to 100 printable characters")
 )
 
 // TokenBytes is the number of random bytes in an auth token (shown as URL-safe base64).
@@ -153,6 +155,11 @@ func (r *Registry) Create(name string, test bool, opts store.AppOptions) (Create
 	if !validName(name) {
 		return Created{}, ErrName
 	}
+	for _, d := range r.declared {
+		if strings.EqualFold(d.Name, name) {
+			return Created{}, ErrNameTaken
+		}
+	}
 	id, secret, err := identity.GenerateApp(rand.Reader)
 	if err != nil {
 		return Created{}, fmt.Errorf("apps: create: %w", err)
@@ -162,7 +169,9 @@ func (r *Registry) Create(name string, test bool, opts store.AppOptions) (Create
 		return Created{}, err
 	}
 	a := store.App{ID: id, Name: name, Secret: secret, AuthTokenHash: hash, Test: test, Options: opts}
-	if err := r.store.CreateApp(a); err != nil {
+	if err := r.store.CreateApp(a); errors.Is(err, store.ErrNameTaken) {
+		return Created{}, ErrNameTaken
+	} else if err != nil {
 		return Created{}, fmt.Errorf("apps: create: %w", err)
 	}
 	stored, err := r.store.App(id)

@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +36,8 @@ type Env struct {
 	Log       *slog.Logger
 	Prom      *prometheus.Registry
 	LogBuf    *LogBuffer
+	// created numbers the apps CreateApp makes: app names are unique.
+	created atomic.Int64
 }
 
 // New opens a fresh store; it is closed when the test ends. Logs go to Env.LogBuf (tests can
@@ -60,9 +64,14 @@ func New(t testing.TB, declared ...config.DeclaredApp) *Env {
 // CreateApp creates an app and returns it with its auth token.
 func (e *Env) CreateApp(t testing.TB, test bool) apps.Created {
 	t.Helper()
-	c, err := e.Apps.Create("test app", test, store.AppOptions{})
+	c, err := e.Apps.Create(e.NextAppName("test app"), test, store.AppOptions{})
 	require.NoError(t, err)
 	return c
+}
+
+// NextAppName is prefix with a number this Env has not given yet (app names are unique).
+func (e *Env) NextAppName(prefix string) string {
+	return fmt.Sprintf("%s %d", prefix, e.created.Add(1))
 }
 
 // ServerConfig is the server section used by Server.

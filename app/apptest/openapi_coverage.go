@@ -2,7 +2,6 @@ package apptest
 
 import (
 	"bytes"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,13 +16,13 @@ import (
 var fiberParam = regexp.MustCompile(`:([a-z_]+)`)
 
 // RequireSameOperations fails tb unless app serves exactly the operations the document
-// describes (HEAD, middleware and the HTML pages outside the document aside): a route added
+// describes, HEAD included (middleware and the HTML pages outside the document aside): a route added
 // without its description, or a description of a route that is gone, fails.
 func (d *APIDoc) RequireSameOperations(tb testing.TB, app *fiber.App) {
 	tb.Helper()
 	served := map[string]bool{}
 	for _, r := range app.GetRoutes(true) {
-		if r.Method == http.MethodHead || r.Method == "USE" ||
+		if r.Method == "USE" ||
 			(d.ui != "" && (r.Path == d.ui || strings.HasPrefix(r.Path, d.ui+"/"))) {
 			continue
 		}

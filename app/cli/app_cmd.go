@@ -68,6 +68,7 @@ func appCreate(c *cmdline) runFunc {
 	asEnv := c.Bool("env", false, "print shell variable assignments (APP_ID, URL_ID, APP_SECRET, AUTH_TOKEN) to source with '.'")
 	out := c.String("out", "", "write the output to `FILE` (created with mode 0600: it holds the app secret) instead of stdout")
 	force := c.Bool("force", false, "with --out, replace an existing file")
+	idEnv := c.String("identity-server-env", "", "also write `FILE` (0600), an environment file that turns the identity server on for this app with a new bearer token (idvault.service from \"idvault init\" reads it; restart the service)")
 	return func(_ context.Context, args []string) int {
 		if len(args) > 0 {
 			return c.usageError("unexpected argument %q", args[0])
@@ -82,10 +83,22 @@ func appCreate(c *cmdline) runFunc {
 				return exitFail
 			}
 		}
+		if *idEnv != "" {
+			if err := checkOutFile(*idEnv, false); err != nil {
+				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", strings.Replace(err.Error(), "--out", "--identity-server-env", 1))
+				return exitFail
+			}
+		}
 		return c.p.withBackend(cf, func(b appBackend) error {
 			cr, err := b.create(req)
 			if err != nil {
 				return err
+			}
+			if *idEnv != "" {
+				if err := writeIdentityServerEnv(*idEnv, cr); err != nil {
+					return fmt.Errorf("app %s created (ID %s), but %w", cr.App.Name, cr.App.ID, err)
+				}
+				fmt.Fprintf(c.p.stderr, "the identity server is on for app %s once the server restarts with %s (its bearer token is in that file)\n", cr.App.Name, *idEnv)
 			}
 			var buf bytes.Buffer
 			switch {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"idvault/app/admin"
+	"idvault/app/apierr"
 	"idvault/app/apps"
 	"idvault/app/config"
 	"idvault/store"
@@ -77,6 +78,9 @@ func (b *localBackend) close() { b.st.Close() }
 
 func (b *localBackend) create(req admin.CreateRequest) (admin.CreateResponse, error) {
 	cr, err := b.reg.Create(req.Name, req.Test, store.AppOptions{LegacyErrors: req.LegacyErrors, RegisteredUsersOnly: req.RegisteredUsersOnly})
+	if errors.Is(err, apps.ErrNameTaken) {
+		return admin.CreateResponse{}, nameTaken(req.Name)
+	}
 	if err != nil {
 		return admin.CreateResponse{}, err
 	}
@@ -169,6 +173,9 @@ func (b *remoteBackend) call(method, path string, body, out any) error {
 			Error struct{ Code, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(raw, &e)
+		if e.Error.Code == apierr.AppNameTaken.Name {
+			return errNameTakenAPI
+		}
 		if e.Error.Code == "app_not_found" {
 			return errNoApp
 		}
@@ -183,7 +190,18 @@ func (b *remoteBackend) call(method, path string, body, out any) error {
 func (b *remoteBackend) create(req admin.CreateRequest) (admin.CreateResponse, error) {
 	var out admin.CreateResponse
 	err := b.call(http.MethodPost, "/admin/apps", req, &out)
+	if errors.Is(err, errNameTakenAPI) {
+		return out, nameTaken(req.Name)
+	}
 	return out, err
+}
+
+// errNameTakenAPI is the admin API's app_name_taken; nameTaken says it the same way whether
+// the server or the data file answered.
+var errNameTakenAPI = errors.New("app_name_taken")
+
+func nameTaken(name string) error {
+	return fmt.Errorf("an app named %q already exists (names are compared case-insensitively): choose another --name; \"idvault app list\" shows them", strings.TrimSpace(name))
 }
 
 func (b *remoteBackend) list() ([]admin.AppView, error) {

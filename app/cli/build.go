@@ -21,12 +21,14 @@ import (
 
 // build wires the HTTP application from the configuration: one place where every component is
 // constructed and handed its dependencies. cleanup releases what build opened.
-func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Store, mk *store.MasterKey, adminToken, version string) (*server.Server, func(), error) {
+func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Store, mk *store.MasterKey, adminToken string, bi BuildInfo) (*server.Server, func(), error) {
 	registry, err := apps.NewRegistry(st, c.Apps)
 	if err != nil {
 		return nil, nil, err
 	}
 	reg := server.NewRegistry()
+	bi = bi.withDefaults()
+	server.RegisterBuildInfo(reg, bi.Version, bi.Revision, bi.GoVersion)
 	deps := server.Deps{
 		Server: c.Server, Logger: log, Registry: reg,
 		Checks: map[string]server.Checker{
@@ -37,9 +39,10 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 			LockDuration: c.Admin.LockDuration, TrustedProxies: c.Server.TrustedProxies, Logger: log,
 		}),
 		Console: server.ConsoleSettings{
-			Enabled: c.Console.On(c.Server.Listen), Version: version, DataFile: st.Path(),
+			Enabled: c.Console.On(c.Server.Listen), Version: bi.Version, DataFile: st.Path(),
 			IdentityServerAppID: c.IdentityServer.AppID,
 		},
+		MetricsElsewhere: !c.Metrics.OnMainListener(),
 	}
 	cleanup := func() {}
 	dir := directory.New(st)

@@ -20,7 +20,7 @@ type Env struct {
 	Embedded []byte
 	// Environ is os.Environ().
 	Environ []string
-	// Build is the version, commit and date stamped at build time (Makefile ldflags).
+	// Build is the version, the commit and the Go version (see ReadBuild).
 	Build BuildInfo
 	// Stdin is where confirmations are read from; they are asked only when it is a terminal.
 	Stdin io.Reader
@@ -53,6 +53,7 @@ type prog struct {
 func commands() []*command {
 	return []*command{
 		serveCommand(),
+		initCommand(),
 		appCommand(),
 		configCommand(),
 		backupCommand(),
@@ -74,5 +75,9 @@ func root() *command {
 // Run runs idvault with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, env Env) int {
 	p := &prog{env: env, stdout: stdout, stderr: stderr}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		p.printVersion()
+		return exitOK
+	}
 	return p.dispatch(ctx, root(), "", args)
 }

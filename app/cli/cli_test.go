@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func embedded(t *testing.T) []byte {
 
 func env(dir string) cli.Env {
 	return cli.Env{
-		Build:   cli.BuildInfo{Version: "1.2.3-test", Commit: "abc123", Date: "2026-01-02T03:04:05Z"},
+		Build:   cli.BuildInfo{Version: "v1.2.3-test", Revision: "abc123", GoVersion: "go1.26.8"},
 		Environ: []string{"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db")},
 	}
 }
@@ -56,16 +57,29 @@ func initData(t *testing.T, dir string, extraEnv ...string) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	out, _, code := run(t, t.TempDir(), "version")
-	require.Equal(t, 0, code)
-	require.Contains(t, out, "idvault 1.2.3-test\n")
-	require.Contains(t, out, "commit: abc123\n")
-	require.Contains(t, out, "built:  2026-01-02T03:04:05Z\n")
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out, errOut, code := run(t, t.TempDir(), args...)
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "idvault v1.2.3-test\n", args)
+		require.Contains(t, out, "commit: abc123\n", args)
+		require.Contains(t, out, "go:     go1.26.8 ", args)
+	}
 
 	var b bytes.Buffer
 	require.Equal(t, 0, cli.Run(context.Background(), []string{"version"}, &b, &b, cli.Env{}))
-	require.Contains(t, b.String(), "idvault 0.0.0-dev\n", "unstamped builds say so")
-	require.Contains(t, b.String(), "make build")
+	require.Contains(t, b.String(), "idvault devel\n", "builds from no release tag say so")
+	require.Contains(t, b.String(), "commit: unknown\n")
+}
+
+// ReadBuild takes a stamped release tag, else a release version Go recorded, else "devel".
+func TestReadBuild(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "v2.0.1", cli.ReadBuild("v2.0.1", "").Version)
+	b := cli.ReadBuild("", "")
+	require.Equal(t, "devel", b.Version, "a test binary has no release version")
+	require.Equal(t, runtime.Version(), b.GoVersion)
+	require.Equal(t, "unknown", b.Revision, "a test binary records no commit")
+	require.Equal(t, "0123abc", cli.ReadBuild("", "0123abc").Revision)
 }
 
 type created struct {

@@ -102,7 +102,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 		}
 		// A group's own run takes flags: a first word that is not one must be a subcommand.
 		if len(cmd.subs) > 0 && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(p.stderr, "%s: unknown %s %q\n\n", progPath(path), unknownWhat(path), args[0])
+			fmt.Fprintf(p.stderr, "%s: unknown %s %q%s\n\n", progPath(path), unknownWhat(path), args[0], didYouMean(args[0], subcommandNames(cmd), quoted))
 			p.printHelp(p.stderr, cmd, path)
 			return exitUsage
 		}
@@ -115,7 +115,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			return exitOK
 		}
 		if len(args) > 0 {
-			fmt.Fprintf(p.stderr, "%s: unknown %s %q\n\n", progPath(path), unknownWhat(path), args[0])
+			fmt.Fprintf(p.stderr, "%s: unknown %s %q%s\n\n", progPath(path), unknownWhat(path), args[0], didYouMean(args[0], subcommandNames(cmd), quoted))
 		}
 		p.printHelp(p.stderr, cmd, path)
 		return exitUsage
@@ -137,7 +137,7 @@ func (p *prog) helpFor(ctx context.Context, cmd *command, path string, names []s
 	for _, n := range names {
 		sub := cmd.subcommand(n)
 		if sub == nil {
-			fmt.Fprintf(p.stderr, "%s: unknown command %q\n", progPath(path), n)
+			fmt.Fprintf(p.stderr, "%s: unknown command %q%s\n", progPath(path), n, didYouMean(n, subcommandNames(cmd), quoted))
 			return exitUsage
 		}
 		cmd, path = sub, joinPath(path, n)
@@ -165,7 +165,7 @@ func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string,
 				p.printHelp(p.stdout, cmd, c.path)
 				return nil, exitOK, false
 			}
-			return nil, p.usageError(cmd, c.path, dashDash(err.Error())), false
+			return nil, p.usageError(cmd, c.path, dashDash(err.Error())+unknownFlagHint(err, fs)), false
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -403,5 +403,7 @@ func joinPath(path, name string) string {
 }
 
 func progPath(path string) string { return strings.TrimSpace("idvault " + path) }
+
+func quoted(s string) string { return fmt.Sprintf("%q", s) }
 
 func isHelp(s string) bool { return s == "-h" || s == "--help" || s == "-help" || s == "help" }

@@ -16,24 +16,27 @@ import (
 func completionCommand() *command {
 	return &command{
 		name:    "completion",
-		args:    "bash|zsh",
-		summary: "print a shell completion script for bash or zsh",
+		args:    "bash|zsh|fish",
+		summary: "print a shell completion script for bash, zsh or fish",
 		help: `bash: source <(idvault completion bash), or save it as
       /etc/bash_completion.d/idvault (or ~/.local/share/bash-completion/completions/idvault).
 zsh:  source <(idvault completion zsh) after compinit, or save it as _idvault in a folder
-      of your $fpath.`,
+      of your $fpath.
+fish: idvault completion fish | source, or save it as ~/.config/fish/completions/idvault.fish.`,
 		setup: func(c *cmdline) runFunc {
 			return func(_ context.Context, args []string) int {
 				if len(args) != 1 {
-					return c.usageError("want one shell: bash or zsh")
+					return c.usageError("want one shell: bash, zsh or fish")
 				}
 				switch args[0] {
 				case "bash":
 					fmt.Fprint(c.p.stdout, bashCompletion)
 				case "zsh":
 					fmt.Fprint(c.p.stdout, zshCompletion)
+				case "fish":
+					fmt.Fprint(c.p.stdout, fishCompletion)
 				default:
-					return c.usageError("unsupported shell %q: want bash or zsh", args[0])
+					return c.usageError("unsupported shell %q: want bash, zsh or fish%s", args[0], didYouMean(args[0], []string{"bash", "zsh", "fish"}, quoted))
 				}
 				return exitOK
 			}
@@ -104,7 +107,7 @@ func completions(p *prog, words []string) []string {
 			}
 		}
 		if cmd.name == "completion" {
-			out = append(out, "bash", "zsh")
+			out = append(out, "bash", "zsh", "fish")
 		}
 	}
 	var match []string
@@ -169,4 +172,16 @@ if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
 else
     compdef _idvault idvault ./idvault
 fi
+`
+
+// fishCompletion offers idvault's candidates, and file names where it has none (after a flag
+// that takes a value).
+const fishCompletion = `# fish completion for idvault.
+# Use: idvault completion fish | source, or save as ~/.config/fish/completions/idvault.fish
+function __idvault_candidates
+    set -l words (commandline -opc) (commandline -ct)
+    $words[1] __complete $words[2..-1] 2>/dev/null
+end
+complete -c idvault -f -n 'test -n "$(__idvault_candidates)"' -a '(__idvault_candidates)'
+complete -c idvault -F -n 'test -z "$(__idvault_candidates)"'
 `

@@ -23,7 +23,7 @@ var completionCases = []struct {
 	{[]string{"app", "create", "--le"}, []string{"--legacy-errors"}},
 	{[]string{"serve", "--data", "x.db", "--li"}, []string{"--listen"}},
 	{[]string{"config", ""}, []string{"check"}},
-	{[]string{"completion", ""}, []string{"bash", "zsh"}},
+	{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}},
 	{[]string{"exit", "gen-dump", "--us"}, []string{"--users"}}, // a run-function command
 	{[]string{"exit", "load-dump", "--db", ""}, []string{}},
 	{[]string{"backup", "--out", ""}, []string{}}, // a file name: the shell's own completion
@@ -54,6 +54,25 @@ source <(idvault completion zsh)
 words=(idvault "$@"); CURRENT=$(( $# + 1 ))
 _idvault`
 	requireCompletions(t, []string{zsh, "-f", "-c", script, "zsh"}, []string{"FILES"})
+}
+
+// The fish script, sourced into a real fish, asked with `complete --do-complete` what it
+// offers (fish's own file names, when idvault offers nothing, are those of an empty directory).
+func TestFishCompletion(t *testing.T) {
+	t.Parallel()
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		if os.Getenv("IDVAULT_REQUIRE_EXTERNAL") != "" {
+			t.Fatal("fish is not installed (Debian package fish)")
+		}
+		t.Skip("fish is not installed: the fish completion script is not exercised")
+	}
+	empty := t.TempDir()
+	script := `idvault completion fish | source
+cd ` + empty + `
+complete --do-complete "idvault $argv" | string replace -r '\t.*' ''
+true`
+	requireCompletions(t, []string{fish, "--no-config", "-c", script}, nil)
 }
 
 // requireCompletions runs shell (a command line that takes the typed words as its arguments,

@@ -53,7 +53,7 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 	sum, err := dump.Generate(ctx, *out, opts)
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit gen-dump: %v\n", err)
+		fmt.Fprintln(p.stderr, failure("exit gen-dump", err))
 		return exitFail
 	}
 	pr.Done(fmt.Sprintf("dump written to %s: %d users, %d devices, %d group blocks, %d key publishes, %d ciphertexts + %d negative cases, %d decoy apps; app ID %s",
@@ -147,7 +147,7 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 	sum, err := dump.Load(ctx, *dsn, pos[0], func(file string, done, total int64) { pr.Update(file, done, total) })
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintf(p.stderr, "idvault exit load-dump: %v\n", err)
+		fmt.Fprintln(p.stderr, failure("exit load-dump", err))
 		if len(sum.Files) > 0 {
 			fmt.Fprintf(p.stderr, "idvault exit load-dump: already committed: %s\n", strings.Join(sum.Files, ", "))
 		}

@@ -29,7 +29,7 @@ func exitServerSetup(c *cmdline) runFunc {
 	level := c.String("log-level", "", "`LEVEL`: debug, info, warn or error (log.level)")
 	return func(ctx context.Context, args []string) int {
 		if len(args) > 0 {
-			return c.usageError("unknown subcommand %q (gen-dump, load-dump, import, decrypt, forget)", args[0])
+			return c.usageError("unknown subcommand %q (%s)%s", args[0], strings.Join(subcommandNames(c.cmd), ", "), didYouMean(args[0], subcommandNames(c.cmd), quoted))
 		}
 		flags := map[string]any{}
 		set := func(key, v string) {

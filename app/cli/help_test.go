@@ -89,7 +89,7 @@ func TestUsageErrorsGoToStderrWithExit2(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{}, {"frobnicate"}, {"app"}, {"app", "frobnicate"}, {"app", "create"}, {"app", "create", "--nme", "x"},
-		{"app", "show"}, {"config"}, {"backup"}, {"version", "extra"}, {"completion", "fish"},
+		{"app", "show"}, {"config"}, {"backup"}, {"version", "extra"}, {"completion", "tcsh"},
 		{"exit"}, {"exit", "frobnicate"},
 	} {
 		out, errOut, code := runHere(t, args...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ func newProgress(w io.Writer, stage string, total int64) *progress {
 	return pr
 }
 
+// newBar draws the bar and the elapsed time; the count, the rate and the time left are in its
+// description (progressText), because the library's own would show "(0/-)" for an unknown total
+// and "0 it/hr" before the first item is done.
 func newBar(w io.Writer, stage string, total int64) *progressbar.ProgressBar {
 	if total <= 0 {
 		total = -1 // spinner
@@ -42,14 +46,50 @@ func newBar(w io.Writer, stage string, total int64) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(stage),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// progressText is a bar's description: the stage, then what is known of the count ("12/340",
+// or "12" without a total, nothing before the first item), the rate once it is at least one
+// item a minute ("25/s", "3/min") and the time left when both the total and the rate are
+// known. Nothing is shown that would read as a zero rate or an empty total.
+func progressText(stage string, done, total int64, elapsed time.Duration) string {
+	var count string
+	switch {
+	case total > 0:
+		count = fmt.Sprintf("%d/%d", done, total)
+	case done > 0:
+		count = fmt.Sprint(done)
+	}
+	var extra []string
+	rate := 0.0
+	if done > 0 && elapsed >= time.Second {
+		rate = float64(done) / elapsed.Seconds()
+	}
+	switch {
+	case rate >= 1:
+		extra = append(extra, fmt.Sprintf("%.0f/s", rate))
+	case rate*60 >= 1:
+		extra = append(extra, fmt.Sprintf("%.0f/min", rate*60))
+	default:
+		rate = 0
+	}
+	if rate > 0 && total > done {
+		left := time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second)
+		extra = append(extra, left.String()+" left")
+	}
+	s := stage
+	if count != "" {
+		s += " " + count
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
 }
 
 // Update reports done of total for stage; a new stage starts a new bar.
@@ -64,6 +104,7 @@ func (pr *progress) Update(stage string, done, total int64) {
 	}
 	pr.stage, pr.done, pr.total = stage, done, total
 	if pr.bar != nil {
+		pr.bar.Describe(progressText(stage, done, total, time.Since(pr.start)))
 		_ = pr.bar.Set64(done)
 	}
 }

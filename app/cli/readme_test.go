@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"net"
-	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idvault/app/apptest"
-	"idvault/exit/pgtest"
 	"idvault/mail/mailtest"
 )
 
@@ -139,88 +136,6 @@ func TestReadmeWalkthrough(t *testing.T) {
 	}
 	_, err = os.Stat(filepath.Join(dir, "data", "idvault.db.addr"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the walkthrough ends with a clean shutdown")
-}
-
-// The exit tool's walkthrough of the README, run as a new user would, in one bash with -e from a
-// fresh directory holding only the binary, against the test PostgreSQL (reached through the PG*
-// variables that psql's createdb and the DSN postgres:///exitdb read): a dump generated and
-// loaded, the exit server started, identities imported, the tree decrypted and checked with
-// sha256sum --check, the server stopped, the keys forgotten.
-func TestReadmeExitWalkthrough(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs the binary against PostgreSQL")
-	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	blocks := walkthroughBlocks(t, string(raw), exitWalkthroughMarker)
-	require.Len(t, blocks, 1, "the README's exit walkthrough is marked with %s", exitWalkthroughMarker)
-
-	// A database of the test cluster gives the PG* variables; the walkthrough creates its own.
-	u, err := neturl.Parse(pgtest.NewDB(t))
-	require.NoError(t, err)
-	pgEnv := []string{"PGHOST=" + u.Hostname(), "PGPORT=" + u.Port(), "PGUSER=" + u.User.Username(), "PGSSLMODE=disable"}
-	psql := func(args ...string) string {
-		cmd := exec.Command(pgtest.Bin(t, "psql"), append([]string{"-X", "-tA", "-d", "postgres"}, args...)...)
-		cmd.Env = append(os.Environ(), pgEnv...)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return strings.TrimSpace(string(out))
-	}
-	dropExitDB := func() {
-		psql("-c", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'exitdb' AND pid <> pg_backend_pid()")
-		psql("-c", "DROP DATABASE IF EXISTS exitdb")
-	}
-	t.Cleanup(dropExitDB)
-	dropExitDB()
-
-	dir := t.TempDir()
-	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "idvault")))
-	listen := "127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
-	script := "set -euo pipefail\n" + blocks[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IDVAULT_") && !strings.HasPrefix(kv, "PG") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(append(cmd.Env, pgEnv...), "IDVAULT_EXIT__LISTEN="+listen)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	require.NoError(t, err, "the README exit walkthrough failed; its output:\n%s", out.String())
-	output := out.String()
-	t.Logf("exit walkthrough output:\n%s", output)
-
-	// The decrypted tree was checked: every expected file, by sha256sum --check.
-	require.Contains(t, output, "every expected clear file is there, byte for byte")
-	sums, err := os.ReadFile(filepath.Join(dir, "dump", "SHA256SUMS"))
-	require.NoError(t, err)
-	manifest, err := os.ReadFile(filepath.Join(dir, "dump", "manifest.jsonl"))
-	require.NoError(t, err)
-	okEntries := strings.Count(string(manifest), `"expected":"ok"`)
-	require.Positive(t, okEntries)
-	require.Equal(t, okEntries, strings.Count(string(sums), "\n"))
-	require.Contains(t, output, "the dump's negative cases", "decrypt reported the negative cases")
-	require.Contains(t, output, "key_only_for_withheld_provisional_identity")
-	require.NotContains(t, output, "import the identity of user", "every identity is imported: key_not_found names nobody to import")
-
-	// The server it started is stopped, and the keys are gone.
-	conn, err := net.DialTimeout("tcp", listen, time.Second)
-	if err == nil {
-		conn.Close()
-		t.Fatal("the exit server is still listening after the walkthrough")
-	}
-	require.Regexp(t, `exit_user_keys: [1-9]\d* rows`, output, "forget said what it deleted")
-	require.Equal(t, "0", psql("-d", "exitdb", "-c",
-		"SELECT (SELECT count(*) FROM exit_identities) + (SELECT count(*) FROM exit_user_keys) + "+
-			"(SELECT count(*) FROM exit_group_keys) + (SELECT count(*) FROM exit_provisional_keys)"))
 }
 
 // The Go version the README asks for is the one go.mod needs.

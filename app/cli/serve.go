@@ -89,12 +89,18 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 		return err
 	}
 	c.Server.MaxConnections = fitConnections(log, "server.max_connections", c.Server.MaxConnections)
-	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Build.Version)
+	srv, cleanup, err := build(ctx, c, log, st, mk, adminToken, p.env.Build)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	defer srv.Close() // first: the readiness checks use the store and the mailer
+
+	stopMetrics, err := serveMetrics(c.Metrics, srv.MetricsHandler(), log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	ln, err := net.Listen("tcp", c.Server.Listen)
 	if err != nil {

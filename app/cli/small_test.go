@@ -3,12 +3,14 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -98,17 +100,30 @@ func TestAppDeleteConfirmsOnATerminal(t *testing.T) {
 	require.False(t, exists(id))
 }
 
-// The binary built by `make build` says its semantic version, its commit and its build date.
+// The binary built by `make build` says its version (devel: tests do not run on a tagged
+// commit with the tree clean of their changes, or the release tag), its commit (from the build
+// information Go embeds) and its Go version; /metrics says the same in idvault_build_info.
 func TestVersionOfTheBuiltBinary(t *testing.T) {
 	t.Parallel()
-	out, _, code := apptest.RunCLI(t, t.TempDir(), nil, "version")
-	require.Equal(t, 0, code)
-	m := regexp.MustCompile(`^idvault (\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\ncommit: ([0-9a-f]{40})(-dirty)?\nbuilt:  (\S+)\n`).FindStringSubmatch(out)
+	out, errOut, code := apptest.RunCLI(t, t.TempDir(), nil, "version")
+	require.Equal(t, 0, code, errOut)
+	m := regexp.MustCompile(`^idvault (devel|v\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\ncommit: ([0-9a-f]{40})(-dirty)?\ngo:     (go\S+) linux/`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	require.NoError(t, err)
 	require.Equal(t, strings.TrimSpace(string(head)), m[2])
-	built, err := time.Parse(time.RFC3339, m[4])
+	again, _, code := apptest.RunCLI(t, t.TempDir(), nil, "--version")
+	require.Equal(t, 0, code)
+	require.Equal(t, out, again)
+
+	dir := t.TempDir()
+	p := apptest.Start(t, dir, apptest.DataEnv(t, dir))
+	resp, err := http.Get(p.URL + "/metrics")
 	require.NoError(t, err)
-	require.WithinDuration(t, time.Now(), built, time.Hour)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	want := fmt.Sprintf(`idvault_build_info{goversion=%q,revision=%q,version=%q} 1`, m[4], m[2]+m[3], m[1])
+	require.Contains(t, string(body), want)
+	p.Stop(t)
 }

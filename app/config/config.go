@@ -18,6 +18,7 @@ type Config struct {
 	Store          Store          `koanf:"store"`
 	Admin          Admin          `koanf:"admin"`
 	Console        Console        `koanf:"console"`
+	Metrics        Metrics        `koanf:"metrics"`
 	FakeAuth       FakeAuth       `koanf:"fakeauth"`
 	IdentityServer IdentityServer `koanf:"identity_server"`
 	Verification   Verification   `koanf:"verification"`
@@ -112,6 +113,7 @@ func Default() Config {
 		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second},
 		Admin:          DefaultAdmin(),
 		Console:        Console{Enabled: "auto"},
+		Metrics:        DefaultMetrics(),
 		FakeAuth:       FakeAuth{MaxEmails: 100},
 		IdentityServer: DefaultIdentityServer(),
 		Verification:   DefaultVerification(),

@@ -137,7 +137,7 @@ func decode(k *koanf.Koanf, problems []error) (Config, []error) {
 		key string
 		out any
 	}{
-		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin}, {"console", &c.Console},
+		{"server", &c.Server}, {"log", &c.Log}, {"store", &c.Store}, {"admin", &c.Admin}, {"console", &c.Console}, {"metrics", &c.Metrics},
 		{"fakeauth", &c.FakeAuth}, {"identity_server", &c.IdentityServer},
 		{"verification", &c.Verification}, {"mail", &c.Mail}, {"apps", &c.Apps},
 		{"exit", &c.Exit},

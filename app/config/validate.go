@@ -65,6 +65,7 @@ func (c Config) Validate() []error {
 	}
 	errs = append(errs, c.IdentityServer.validate()...)
 	errs = append(errs, c.Console.validate()...)
+	errs = append(errs, c.Metrics.validate(c.Server.Listen)...)
 	errs = append(errs, c.Verification.validate()...)
 	errs = append(errs, c.Exit.validate()...)
 	if c.Verification.Enabled {

@@ -38,11 +38,17 @@ type builder struct {
 	// fields are the members a code adds to its error object, as its example shows them
 	// (invalid_identity's entries).
 	fields map[string]m
+	// schemas are the named error schemas of the operations (add names them
+	// <OperationId>Error<status>), for components.schemas.
+	schemas m
 }
 
 func newBuilder(anyRoute, withBody []apierr.Code) *builder {
-	return &builder{examples: m{}, paths: m{}, anyRoute: anyRoute, withBody: withBody, headers: map[int]m{}, fields: map[string]m{}}
+	return &builder{examples: m{}, paths: m{}, anyRoute: anyRoute, withBody: withBody, headers: map[int]m{}, fields: map[string]m{}, schemas: m{}}
 }
+
+// license is both documents' license: the project's (LICENSE at the repository's top level).
+var license = m{"name": "Apache License 2.0", "identifier": "Apache-2.0"}
 
 func ref(name string) m { return m{"$ref": "#/components/schemas/" + name} }
 
@@ -74,14 +80,22 @@ func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle)
 	}
 	desc := strings.Join(quoted, ", ")
 	var schema m
-	narrowed := m{"allOf": list{ref("TankerError"), m{"properties": m{"error": m{"properties": m{
-		"status": m{"const": status}, "code": m{"enum": names}}}}}}}
+	// The narrowing repeats the types of message and trace_id, so that a generator merging the
+	// allOf (oapi-codegen) or intersecting it (openapi-typescript) types them as strings.
+	typed := func() m {
+		return m{"status": m{"type": "integer", "const": status}, "code": m{"type": "string", "enum": names},
+			"message": m{"type": "string"}}
+	}
+	inner := typed()
+	inner["trace_id"] = m{"type": "string"}
+	narrowed := m{"allOf": list{ref("TankerError"), m{"type": "object", "required": list{"error"}, "properties": m{"error": m{"type": "object",
+		"required": list{"status", "code", "message", "trace_id"}, "properties": inner}}}}}
 	switch style {
 	case simple:
 		schema = ref("SimpleError")
 		desc = `{"error": message}; catalogue codes ` + desc
 	case send:
-		schema = m{"oneOf": list{narrowed, m{"allOf": list{ref("FlatError"), m{"properties": m{"status": m{"const": status}, "code": m{"enum": names}}}}}}}
+		schema = m{"oneOf": list{narrowed, m{"allOf": list{ref("FlatError"), m{"type": "object", "required": list{"status", "code", "message"}, "properties": typed()}}}}}
 	default:
 		schema = narrowed
 	}
@@ -155,7 +169,36 @@ type operation struct {
 	security               list
 }
 
+// add describes an operation. Its JSON error answers get named schemas (<OperationId>Error<status>
+// in components.schemas), so that generated clients have a type per error answer; a GET also
+// gets its HEAD (the servers answer HEAD on every GET route: the same status and headers,
+// no body).
 func (b *builder) add(path, method string, o operation) {
+	for status, r := range o.responses {
+		c, _ := r.(m)["content"].(m)
+		js, _ := c["application/json"].(m)
+		if schema, _ := js["schema"].(m); status >= "400" && schema != nil && schema["$ref"] == nil {
+			name := strings.ToUpper(o.id[:1]) + o.id[1:] + "Error" + status
+			b.schemas[name] = schema
+			js["schema"] = ref(name)
+		}
+	}
+	if method == "get" {
+		head := o
+		head.id += "Head"
+		head.summary += " (headers only)"
+		head.desc = "The answer of GET " + path + " without its body."
+		head.responses = m{}
+		for status, r := range o.responses {
+			hr := m{"description": r.(m)["description"]}
+			if h, ok := r.(m)["headers"]; ok {
+				hr["headers"] = h
+			}
+			head.responses[status] = hr
+		}
+		head.body = nil
+		b.add(path, "head", head)
+	}
 	op := m{"operationId": o.id, "tags": list{o.tag}, "summary": o.summary, "description": o.desc, "responses": o.responses, "security": o.security}
 	if o.security == nil {
 		op["security"] = list{}
@@ -186,6 +229,7 @@ func obj(required []string, props m) m {
 // render encodes a document as its committed file holds it: indented, keys sorted, no HTML
 // escaping.
 func render(doc m) []byte {
+	typeEnums(doc)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -194,4 +238,66 @@ func render(doc m) []byte {
 		panic(err)
 	}
 	return buf.Bytes()
+}
+
+// typeEnums gives every enum and const without a type the type of its values (validators and
+// generators want "type" beside "enum").
+func typeEnums(v any) {
+	switch v := v.(type) {
+	case m:
+		for _, x := range v {
+			typeEnums(x)
+		}
+		if _, typed := v["type"]; typed || v["$ref"] != nil {
+			return
+		}
+		values, _ := v["enum"].(list)
+		if strs, ok := v["enum"].([]string); ok && len(strs) > 0 {
+			values = list{strs[0]}
+		}
+		if c, ok := v["const"]; ok {
+			values = list{c}
+		}
+		if len(values) == 0 {
+			return
+		}
+		var types []string
+		for _, x := range values {
+			t := "string"
+			switch x.(type) {
+			case nil:
+				t = "null"
+			case bool:
+				t = "boolean"
+			case int:
+				t = "integer"
+			case float64:
+				t = "number"
+			}
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		if len(types) == 1 {
+			v["type"] = types[0]
+		} else {
+			v["type"] = types
+		}
+	case list:
+		for _, x := range v {
+			typeEnums(x)
+		}
+	}
+}
+
+// withSchemas adds the operations' named error schemas to the components.
+func withSchemas(components, schemas m) m {
+	all := components["schemas"].(m)
+	for k, v := range schemas {
+		if _, taken := all[k]; taken {
+			panic("schema name taken: " + k)
+		}
+		all[k] = v
+	}
+	return components
 }

@@ -71,8 +71,8 @@ func build() []byte {
 			ok("503", "a check failed (the body names it)", readiness, m{"status": "not_ready", "checks": m{"store": "ok", "smtp": "failed: dial: connection refused"}, "warnings": list{}}, "application/json"),
 			b.errors(tanker, false))})
 	b.add("/metrics", "get", operation{id: "metrics", tag: "operations", summary: "Prometheus metrics",
-		desc:      "Metrics in the Prometheus text exposition format (`idvault_http_requests_total`, `idvault_http_request_duration_seconds`, `idvault_verification_*`, Go runtime and process).",
-		responses: merge(ok("200", "metrics", m{"type": "string"}, "# HELP idvault_http_requests_total HTTP requests by route pattern, method and status.\n", "text/plain"), b.errors(tanker, false))})
+		desc:      "Metrics in the Prometheus text exposition format (`idvault_build_info`, `idvault_http_requests_total`, `idvault_http_request_duration_seconds`, `idvault_admin_auth_*`, `idvault_verification_*`, Go runtime and process). `feature_not_enabled` when `metrics.enabled` is false, or when `metrics.listen` serves them on an address of their own.",
+		responses: merge(ok("200", "metrics", m{"type": "string"}, "# HELP idvault_http_requests_total HTTP requests by route pattern, method and status.\n", "text/plain"), b.errors(tanker, false, apierr.FeatureNotEnabled))})
 	b.add("/openapi.json", "get", operation{id: "openapi", tag: "operations", summary: "This document",
 		desc:      "The OpenAPI description of every interface (this file, embedded in the binary).",
 		responses: merge(jsonOK("the document", m{"type": "object", "required": list{"openapi", "info", "paths"}}, nil), b.errors(tanker, false))})
@@ -82,7 +82,7 @@ func build() []byte {
 		desc: "Creates an app with a fresh app secret and auth token. The answer is the only time either is shown.",
 		responses: merge(ok("201", "the app, its secret and its auth token (shown once)", ref("CreatedApp"),
 			m{"app": appExample, "app_secret": "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ==", "auth_token": "q3Zl0y4m2yQ1mFv0m1i7y0r8YQ2d3yQj1h0v2QqM4xE"}, "application/json"),
-			b.errors(tanker, true, with(adminErr, apierr.InvalidBody)...)),
+			b.errors(tanker, true, with(adminErr, apierr.InvalidBody, apierr.AppNameTaken)...)),
 		body: jsonBody(ref("CreateAppRequest"), m{"name": "demo", "test": true}, true, ""), security: adminSec})
 	b.add("/admin/apps", "get", operation{id: "listApps", tag: "admin", summary: "List apps",
 		desc:      "Every app, declared in the config file and created at runtime, ordered by name.",
@@ -173,14 +173,14 @@ func build() []byte {
 		"info": m{"title": "idvault", "version": "1",
 			"summary":     "Fake authentication, reference identity server, email verification and admin API",
 			"description": description(),
-			"license":     m{"name": "see the repository"}},
+			"license":     license},
 		"servers": list{m{"url": "/", "description": "the idvault server that serves this document"}},
 		"tags": list{m{"name": "operations"}, m{"name": "admin", "description": "`Authorization: Bearer <admin token>`. Wrong tokens are counted per client address (shared with the console sign-in): too many within the window (admin.max_wrong_tokens, admin.wrong_token_window) answer `admin_locked` 429 with `Retry-After`, even for the right token, for admin.lock_duration."},
 			m{"name": "fake authentication", "description": "`fakeauth.enabled`; test-mode apps only; development and tests only"},
 			m{"name": "identity server", "description": "`identity_server.enabled`, for the app `identity_server.app_id`"},
 			m{"name": "email verification", "description": "`verification.enabled`"}},
 		"paths":      b.paths,
-		"components": components(b.examples, appExample),
+		"components": withSchemas(components(b.examples, appExample), b.schemas),
 	}
 	return render(doc)
 }

@@ -119,12 +119,12 @@ func buildExit() []byte {
 		"info": m{"title": "idvault exit", "version": "1",
 			"summary":     "The exit tool's server: import private identities, decrypt the app's data",
 			"description": exitDescription(),
-			"license":     m{"name": "see the repository"}},
+			"license":     license},
 		"servers": list{m{"url": "/", "description": "the `idvault exit` server that serves this document (127.0.0.1:8000 by default)"}},
 		"tags": list{m{"name": "operations"},
 			m{"name": "exit", "description": "`Authorization: Bearer <token>` when the server has a token (`--token`, `exit.token`)"}},
 		"paths":      b.paths,
-		"components": exitComponents(b.examples),
+		"components": withSchemas(exitComponents(b.examples), b.schemas),
 	}
 	return render(doc)
 }

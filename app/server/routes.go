@@ -24,19 +24,22 @@ func (s *Server) routes(metrics http.Handler) {
 	// Operations.
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
-	app.Get("/metrics", metricsHandler(metrics))
+	app.Get("/metrics", on(!s.deps.MetricsElsewhere, metricsHandler(metrics)))
 	app.Get("/openapi.json", openapi.Serve)
 
-	// Admin API (app management, backup), behind the admin token.
+	// Admin API (app management, backup), behind the admin token. The token is checked by each
+	// route, not by a group middleware, so that a refused request is logged and counted under
+	// the route it asked for (a group middleware's route is "/admin").
 	a := s.deps.Admin
-	admin := app.Group("/admin", on(a != nil, a.Authenticate))
-	admin.Post("/apps", a.CreateApp)
-	admin.Get("/apps", a.ListApps)
-	admin.Get("/apps/:app_id", a.ShowApp)
-	admin.Patch("/apps/:app_id", a.UpdateApp)
-	admin.Post("/apps/:app_id/rotate-token", a.RotateToken)
-	admin.Delete("/apps/:app_id", a.DeleteApp)
-	admin.Get("/backup", a.Backup)
+	auth := on(a != nil, a.Authenticate)
+	admin := app.Group("/admin")
+	admin.Post("/apps", auth, a.CreateApp)
+	admin.Get("/apps", auth, a.ListApps)
+	admin.Get("/apps/:app_id", auth, a.ShowApp)
+	admin.Patch("/apps/:app_id", auth, a.UpdateApp)
+	admin.Post("/apps/:app_id/rotate-token", auth, a.RotateToken)
+	admin.Delete("/apps/:app_id", auth, a.DeleteApp)
+	admin.Get("/backup", auth, a.Backup)
 
 	// Fake authentication server (test-mode apps; development and tests only).
 	fa := s.deps.FakeAuth

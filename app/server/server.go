@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -47,6 +48,9 @@ type Deps struct {
 
 	// Console switches the web console on at /console/ (it needs Admin).
 	Console ConsoleSettings
+	// MetricsElsewhere leaves /metrics off the application (metrics.enabled false, or served on
+	// metrics.listen by MetricsHandler): it answers feature_not_enabled.
+	MetricsElsewhere bool
 }
 
 // ConsoleSettings are what the console shows beyond the apps.
@@ -136,6 +140,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			return ok && proxies.Trusted(a.Unmap())
 		}, Logger: s.deps.Logger,
 	}))
+}
+
+// MetricsHandler serves the Prometheus metrics of the application, for a listener of its own
+// (metrics.listen).
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})
 }
 
 // interfaces lists the interfaces and whether each is on, for the console's server page.

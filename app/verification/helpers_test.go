@@ -116,7 +116,7 @@ func (e *env) build(t testing.TB, st *store.Store) {
 // createApp makes an app with options.
 func (e *env) createApp(t testing.TB, test bool, opts store.AppOptions) apps.Created {
 	t.Helper()
-	c, err := e.Apps.Create("verification test", test, opts)
+	c, err := e.Apps.Create(e.NextAppName("verification test"), test, opts)
 	require.NoError(t, err)
 	return c
 }

@@ -1,6 +1,11 @@
 package verification
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"idvault/mail"
+	"idvault/store"
+)
 
 // Verify results, the label of idvault_verification_verifies_total.
 const (
@@ -37,6 +42,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "idvault_verification_verifies_total",
 			Help: "Code checks, by result (ok, wrong, expired, not_found, locked).",
 		}, []string{"result"}),
+	}
+	// Every known label exists from the start, at 0: a rate or an alert on a series works
+	// before its first event, and a scrape shows what can be counted.
+	for _, stage := range []string{mail.StageConnect, mail.StageTLS, mail.StageAuth, mail.StageMailFrom,
+		mail.StageRcptTo, mail.StageData, mail.StageTimeout, mail.StageCanceled, mail.StageClosed, mail.StageMessage, "unknown"} {
+		m.failures.WithLabelValues(stage)
+	}
+	for _, reason := range []string{store.ReasonLocked, store.ReasonAddress, store.ReasonApp, store.ReasonIP} {
+		m.throttled.WithLabelValues(reason)
+	}
+	for _, result := range []string{resultOK, resultWrong, resultExpired, resultNotFound, resultLocked} {
+		m.verifies.WithLabelValues(result)
 	}
 	if reg != nil {
 		reg.MustRegister(m.sends, m.failures, m.throttled, m.verifies)

@@ -23,6 +23,9 @@ type Options struct {
 	StartTLS bool
 	// ImplicitTLS makes the listener speak TLS from the first byte (SMTPS, tls=ssl).
 	ImplicitTLS bool
+	// Certificate, when set, is the TLS certificate served (for example one a PrivateCA
+	// signed) instead of a self-signed one.
+	Certificate *tls.Certificate
 	// Username and Password, when set, make the server offer AUTH PLAIN and require a
 	// successful AUTH before MAIL FROM (530 otherwise). AUTH is allowed without TLS.
 	Username string
@@ -90,6 +93,9 @@ func NewServer(opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.roots = roots
+		if opts.Certificate != nil {
+			cert, s.roots = *opts.Certificate, nil
+		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")

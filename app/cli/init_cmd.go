@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"idvault/app/admin"
+	"idvault/store"
+)
+
+// The files `idvault init` writes in --dir.
+const (
+	initConfigName  = "config.yaml"
+	initKeyName     = "master.key"
+	initTokenName   = "admin.token"
+	initUnitName    = "idvault.service"
+	initIdentityEnv = "identity-server.env"
+)
+
+func initCommand() *command {
+	return &command{
+		name:    "init",
+		summary: "write a production config, its master key, its admin token and a hardened systemd unit",
+		help: `Writes, in --dir: config.yaml (a production profile: fake authentication off, the
+identity server and the verification API off until configured, JSON logs, the data file in
+--data), master.key and admin.token (mode 0600), and idvault.service, a systemd unit that runs
+"BIN serve --config DIR/config.yaml" sandboxed: it can write only --data, and reads the key
+and the token as systemd credentials. "idvault serve --config DIR/config.yaml" is ready at
+once. Existing files are never replaced.`,
+		setup: func(c *cmdline) runFunc {
+			dir := c.String("dir", "", "`DIR` to write config.yaml, master.key, admin.token and idvault.service into (created 0700 if missing)")
+			c.require("dir")
+			bin := c.String("bin", "", "the idvault binary `PATH` the unit runs (default: this binary)")
+			data := c.String("data", "/var/lib/idvault", "`DIR` of the data file, the only place the service writes")
+			listen := c.String("listen", "127.0.0.1:8080", "listen address `ADDR` (server.listen); loopback behind a TLS reverse proxy")
+			return func(_ context.Context, args []string) int {
+				if len(args) > 0 {
+					return c.usageError("unexpected argument %q", args[0])
+				}
+				p, err := initPaths(*dir, *bin, *data)
+				if err != nil {
+					fmt.Fprintf(c.p.stderr, "idvault init: %v\n", err)
+					return exitFail
+				}
+				p.listen = *listen
+				if err := p.write(); err != nil {
+					fmt.Fprintf(c.p.stderr, "idvault init: %v\n", err)
+					return exitFail
+				}
+				fmt.Fprintf(c.p.stdout, `wrote %s (the production config)
+wrote %s and %s (mode 0600: back the master key up apart from the data)
+wrote %s (a sandboxed systemd unit running %s)
+
+Start it:
+  idvault serve --config %s
+or as a service:
+  install -m 0644 %s /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now idvault
+`, p.config, p.key, p.token, p.unit, p.bin, p.config, p.unit)
+				return exitOK
+			}
+		},
+	}
+}
+
+// initFiles are the absolute paths `idvault init` works with.
+type initFiles struct {
+	dir, data, bin, listen             string
+	config, key, token, unit, identity string
+}
+
+func initPaths(dir, bin, data string) (*initFiles, error) {
+	var err error
+	p := &initFiles{}
+	if p.dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if p.data, err = filepath.Abs(data); err != nil {
+		return nil, err
+	}
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find this binary (give --bin): %w", err)
+		}
+		if resolved, err := filepath.EvalSymlinks(bin); err == nil {
+			bin = resolved
+		}
+	}
+	if p.bin, err = filepath.Abs(bin); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(p.bin); err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
+		return nil, fmt.Errorf("--bin %s: not an executable file", p.bin)
+	}
+	for _, s := range []string{p.dir, p.data, p.bin} {
+		if strings.ContainsAny(s, "\"\\\n'$") {
+			return nil, fmt.Errorf("%q: quotes, backslashes, dollar signs and newlines cannot go in the systemd unit", s)
+		}
+	}
+	p.config = filepath.Join(p.dir, initConfigName)
+	p.key = filepath.Join(p.dir, initKeyName)
+	p.token = filepath.Join(p.dir, initTokenName)
+	p.unit = filepath.Join(p.dir, initUnitName)
+	p.identity = filepath.Join(p.dir, initIdentityEnv)
+	return p, nil
+}
+
+// write refuses when any file it would write exists (or a data file already sits in --data:
+// a new master key could not open it), then writes every file; on a failure it removes what
+// it wrote, so a second run starts clean.
+func (p *initFiles) write() (err error) {
+	dataFile := filepath.Join(p.data, "idvault.db")
+	for _, f := range []string{p.config, p.key, p.token, p.unit, dataFile} {
+		if _, err := os.Lstat(f); err == nil {
+			return fmt.Errorf("%s exists: init never replaces a file (move it away, or use another --dir or --data)", f)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return fmt.Errorf("create --dir: %w", err)
+	}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, f := range written {
+				os.Remove(f)
+			}
+		}
+	}()
+	if _, _, err := store.LoadOrCreateMasterKey(p.key); err != nil {
+		return err
+	}
+	written = append(written, p.key)
+	tok := make([]byte, 32)
+	if _, err := rand.Read(tok); err != nil {
+		return fmt.Errorf("generate admin token: %w", err)
+	}
+	files := []struct {
+		path string
+		data string
+		mode os.FileMode
+	}{
+		{p.token, base64.RawURLEncoding.EncodeToString(tok) + "\n", 0o600},
+		{p.config, p.configYAML(), 0o644},
+		{p.unit, p.systemdUnit(), 0o644},
+	}
+	for _, f := range files {
+		if err := writeNew(f.path, []byte(f.data), f.mode); err != nil {
+			return err
+		}
+		written = append(written, f.path)
+	}
+	if p.unitUser() != "" {
+		// Outside /var/lib the service runs as this user and needs --data to exist.
+		if err := os.MkdirAll(p.data, 0o700); err != nil {
+			return fmt.Errorf("create --data: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeNew writes a new file (never replacing one) and syncs it.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeIdentityServerEnv writes the environment file that turns the identity server on for
+// the app just created, with a new random bearer token (the identity server then refuses any
+// request without it, wherever it listens).
+func writeIdentityServerEnv(path string, cr admin.CreateResponse) error {
+	tok := make([]byte, 32)
+	if _, err := rand.Read(tok); err != nil {
+		return fmt.Errorf("generate the identity server token: %w", err)
+	}
+	text := fmt.Sprintf(`# Written by "idvault app create --identity-server-env" for app %q: the identity server
+# serves it, and every request needs "Authorization: Bearer <IDVAULT_IDENTITY_SERVER__TOKEN>".
+IDVAULT_IDENTITY_SERVER__ENABLED=true
+IDVAULT_IDENTITY_SERVER__APP_ID=%s
+IDVAULT_IDENTITY_SERVER__TOKEN=%s
+`, cr.App.Name, cr.App.ID, base64.RawURLEncoding.EncodeToString(tok))
+	return writePrivateFile(path, []byte(text), false)
+}
