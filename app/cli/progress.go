@@ -120,14 +120,15 @@ func (pr *progress) Done(summary string) {
 	fmt.Fprintf(pr.w, "%s in %s\n", summary, time.Since(pr.start).Round(time.Millisecond))
 }
 
-// Fail clears the bar without a summary (the caller prints the error).
+// Fail clears the bar without a summary (the caller prints the error). It finishes the bar
+// rather than leaving it (the library's Exit), because a spinner's own goroutine renders until
+// its bar is finished: left alone, it would go on writing over the caller's error.
 func (pr *progress) Fail() {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.bar != nil {
-		_ = pr.bar.Exit()
+		_ = pr.bar.Finish()
 		pr.bar = nil
-		fmt.Fprintln(pr.w)
 	}
 }
 
