@@ -49,7 +49,12 @@ func TestDecryptStreamFailingMidwayAborts(t *testing.T) {
 	}
 	for name, body := range cases {
 		resp, err := f.client.Post(f.url+"/v1/decrypt", "application/octet-stream", bytes.NewReader(body))
-		require.NoError(t, err, name)
+		if err != nil {
+			// The connection was dropped while the client was still sending the rest of the
+			// body (a loaded machine): a broken transfer too, never a clean end.
+			require.ErrorContains(t, err, "reset", name)
+			continue
+		}
 		require.Equal(t, 200, resp.StatusCode, name)
 		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()

@@ -66,9 +66,10 @@ func TestBinarySafety(t *testing.T) {
 	env := apptest.DataEnv(t, dir)
 
 	t.Run("refuses a non-loopback listen address", func(t *testing.T) {
+		bin := apptest.Binary(t) // built before the clock starts
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, apptest.Binary(t), "serve")
+		cmd := exec.CommandContext(ctx, bin, "serve")
 		cmd.Env = append(append(os.Environ(), env...), fmt.Sprintf("IDVAULT_SERVER__LISTEN=0.0.0.0:%d", apptest.FreePort(t)))
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()

@@ -221,9 +221,10 @@ func TestBinaryRefusesUnauthenticatedRemote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := append(binaryEnv(t, dir), "IDVAULT_FAKEAUTH__ENABLED=false", fmt.Sprintf("IDVAULT_SERVER__LISTEN=0.0.0.0:%d", apptest.FreePort(t)))
+	bin := apptest.Binary(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, apptest.Binary(t), "serve")
+	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env, cmd.Dir = append(os.Environ(), env...), dir
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, ctx.Err(), "idvault started instead of refusing: %s", out)
