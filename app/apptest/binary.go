@@ -66,8 +66,8 @@ type Proc struct {
 	URL    string
 	Dir    string
 	Env    []string
-	Stdout *LockedBuffer
-	Stderr *LockedBuffer
+	Stdout *LogBuffer
+	Stderr *LogBuffer
 }
 
 // DataEnv is the environment that puts a server's data in dir, on a free port.
@@ -101,7 +101,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 // process is killed when the test ends if still running.
 func StartBinary(t testing.TB, dir string, env []string, url string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{URL: url, Dir: dir, Env: env, Stdout: &LockedBuffer{}, Stderr: &LockedBuffer{}}
+	p := &Proc{URL: url, Dir: dir, Env: env, Stdout: &LogBuffer{}, Stderr: &LogBuffer{}}
 	p.Cmd = exec.Command(Binary(t), args...)
 	p.Cmd.Env = append(os.Environ(), env...)
 	p.Cmd.Dir = dir
@@ -189,23 +189,4 @@ func ExitCode(t testing.TB, err error) int {
 	}
 	require.NoError(t, err)
 	return 0
-}
-
-// LockedBuffer is a bytes.Buffer a child process writes to while the test reads it.
-type LockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *LockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String returns what was written so far.
-func (l *LockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -129,7 +129,7 @@ type floodChild struct {
 	cmd    *exec.Cmd
 	lines  *bufio.Scanner // its standard output, past the ADDR line
 	addr   string         // where it listens
-	stderr *apptest.LockedBuffer
+	stderr *apptest.LogBuffer
 }
 
 // startFloodChild re-runs this test binary as TestFloodChild serving which ("serve", "exit",
@@ -137,7 +137,7 @@ type floodChild struct {
 // the test ends if still running.
 func startFloodChild(t *testing.T, which string, environ []string) *floodChild {
 	t.Helper()
-	c := &floodChild{cmd: exec.Command(os.Args[0], "-test.run=^TestFloodChild$", "-test.count=1"), stderr: &apptest.LockedBuffer{}}
+	c := &floodChild{cmd: exec.Command(os.Args[0], "-test.run=^TestFloodChild$", "-test.count=1"), stderr: &apptest.LogBuffer{}}
 	c.cmd.Env = append(environ, floodChildEnv+"="+which)
 	stdout, err := c.cmd.StdoutPipe()
 	require.NoError(t, err)

@@ -66,7 +66,7 @@ type Issuer struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *apptest.LockedBuffer // the provider's output, for failure messages
+	out    *apptest.LogBuffer // the provider's output, for failure messages
 	client *http.Client
 	once   sync.Once
 }
@@ -95,7 +95,7 @@ func Start(tb testing.TB, port int) *Issuer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := &apptest.LockedBuffer{}
+	out := &apptest.LogBuffer{}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("idtokentest: start node: %v", err)
