@@ -66,8 +66,8 @@ type Proc struct {
 	URL    string
 	Dir    string
 	Env    []string
-	Stdout *bytes.Buffer
-	Stderr *bytes.Buffer
+	Stdout *LogBuffer
+	Stderr *LogBuffer
 }
 
 // DataEnv is the environment that puts a server's data in dir, on a free port.
@@ -82,22 +82,30 @@ func DataEnv(t testing.TB, dir string) []string {
 
 // Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. Every
 // answer the test process then gets from it is checked against the OpenAPI document
-// (openapi_transport.go). The
-// process is killed when the test ends if still running.
+// (openapi_transport.go). The process is killed when the test ends if still running.
 func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{Dir: dir, Env: env, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	url := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "IDVAULT_SERVER__LISTEN="); ok {
-			p.URL = "http://" + v
+			url = "http://" + v
 		}
 	}
-	require.NotEmpty(t, p.URL, "env must set IDVAULT_SERVER__LISTEN")
-	CheckHost(strings.TrimPrefix(p.URL, "http://"))
-	p.Cmd = exec.Command(Binary(t), append([]string{"serve"}, args...)...)
+	require.NotEmpty(t, url, "env must set IDVAULT_SERVER__LISTEN")
+	CheckHost(strings.TrimPrefix(url, "http://"))
+	return StartBinary(t, dir, env, url, append([]string{"serve"}, args...)...)
+}
+
+// StartBinary runs the idvault binary with args, env (added to this process's) and dir, and
+// waits until url's /healthz answers 200: a server (`serve`, `exit`) listening at url. The
+// process is killed when the test ends if still running.
+func StartBinary(t testing.TB, dir string, env []string, url string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{URL: url, Dir: dir, Env: env, Stdout: &LogBuffer{}, Stderr: &LogBuffer{}}
+	p.Cmd = exec.Command(Binary(t), args...)
 	p.Cmd.Env = append(os.Environ(), env...)
 	p.Cmd.Dir = dir
-	p.Cmd.Stdout, p.Cmd.Stderr = &syncBuffer{b: p.Stdout}, &syncBuffer{b: p.Stderr}
+	p.Cmd.Stdout, p.Cmd.Stderr = p.Stdout, p.Stderr
 	require.NoError(t, p.Cmd.Start())
 	t.Cleanup(func() {
 		if p.Cmd.ProcessState == nil {
@@ -105,7 +113,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 			_ = p.Cmd.Wait()
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(p.URL + "/healthz")
 		if err != nil && strings.Contains(err.Error(), "openapi.json:") {
@@ -119,7 +127,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("idvault did not answer /healthz; stderr:\n%s", p.Stderr.String())
+	t.Fatalf("idvault %s did not answer %s/healthz; stderr:\n%s", args[0], p.URL, p.Stderr.String())
 	return nil
 }
 
@@ -137,11 +145,18 @@ func (p *Proc) Kill9(t testing.TB) {
 	_ = p.Cmd.Wait()
 }
 
-// Stop sends SIGTERM and waits for a clean exit.
+// Stop sends SIGTERM and waits (20 s at most) for a clean exit.
 func (p *Proc) Stop(t testing.TB) {
 	t.Helper()
 	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, p.Cmd.Wait(), "stderr:\n%s", p.Stderr.String())
+	done := make(chan error, 1)
+	go func() { done <- p.Cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "a clean exit on SIGTERM; stderr:\n%s", p.Stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("idvault did not stop within 20 s of SIGTERM; stderr:\n%s", p.Stderr.String())
+	}
 }
 
 // AdminToken reads the admin token the server generated beside its data file.
@@ -174,15 +189,4 @@ func ExitCode(t testing.TB, err error) int {
 	}
 	require.NoError(t, err)
 	return 0
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
 }

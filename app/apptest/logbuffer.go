@@ -5,8 +5,9 @@ import (
 	"sync"
 )
 
-// LogBuffer collects the log lines of a server under test: concurrent handlers write to it,
-// and a test reads what was logged so far (to check that no secret ever reaches the log).
+// LogBuffer collects the log lines of a server under test: concurrent handlers, or a child
+// process's output, write to it, and a test reads what was logged so far (to check that no
+// secret ever reaches the log, or to say why the process failed).
 type LogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -165,22 +165,7 @@ func checkOutFile(path string, force bool) error {
 // replacement (a temporary file in the same directory renamed over it).
 func writePrivateFile(path string, data []byte, force bool) error {
 	if !force {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
-		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
+		return writeNew(path, data, 0o600)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".idvault-*")
 	if err != nil {

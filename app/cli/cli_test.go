@@ -33,10 +33,16 @@ func env(dir string) cli.Env {
 // token go beside it).
 func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
+	return runWith(context.Background(), t, env(dir), args...)
+}
+
+// runWith runs the program in-process with e and the embedded defaults, and returns its
+// standard output, standard error and exit code.
+func runWith(ctx context.Context, t *testing.T, e cli.Env, args ...string) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	e := env(dir)
 	e.Embedded = embedded(t)
-	code := cli.Run(context.Background(), args, &out, &errb, e)
+	code := cli.Run(ctx, args, &out, &errb, e)
 	return out.String(), errb.String(), code
 }
 
@@ -197,9 +203,7 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 // runEnv runs the program in-process with only the given environment.
 func runEnv(t *testing.T, environ []string, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{Embedded: embedded(t), Environ: environ})
-	return out.String(), errb.String(), code
+	return runWith(context.Background(), t, cli.Env{Environ: environ}, args...)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

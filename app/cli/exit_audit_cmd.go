@@ -26,8 +26,7 @@ line). --json prints one object: {"summary", "missing_by_user", "items"}, items 
 item that is not reachable. Exit status: 0 when every item is reachable, 1 when some are missing
 or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 		setup: func(c *cmdline) runFunc {
-			url := c.String("url", "http://127.0.0.1:8000", "base `URL` of the exit server")
-			token := c.String("token", "", "bearer `TOKEN` of the exit server (or IDVAULT_EXIT__TOKEN)")
+			server := addExitServerFlags(c)
 			in := c.String("in", "", "a `DIR` of ciphertext files (read recursively), or a FILE of records")
 			var fields listFlag
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")
@@ -35,14 +34,13 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
 			users := c.String("users", "", "`FILE` of plain app user IDs, one per line, to name the holders")
 			asJSON := c.Bool("json", false, "print one JSON object on standard output")
-			budget := c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)")
 			c.require("in")
 			return func(ctx context.Context, args []string) int {
 				p := c.p
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
-				if *budget <= 0 {
+				if *server.budget <= 0 {
 					return c.usageError("--retry-budget must be positive")
 				}
 				st, err := os.Stat(*in)
@@ -66,9 +64,7 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 						return c.usageError("--users: %v", err)
 					}
 				}
-				cl := exitclient.New(*url, tokenOrEnv(p, *token))
-				cl.Budget = exitclient.NewRetryBudget(*budget)
-				return p.audit(ctx, cl, *in, opts, *asJSON)
+				return p.audit(ctx, server.client(p), *in, opts, *asJSON)
 			}
 		},
 	}

@@ -23,31 +23,6 @@ import (
 	"idvault/app/exitserver/exitfake"
 )
 
-// standInExit is a stand-in exit server: /readyz answers ready, decrypt handles /v1/decrypt,
-// PUT /v1/identities answers with import (nil: 404).
-func standInExit(t *testing.T, decrypt, importer http.HandlerFunc) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"status": "ready", "checks": {"database": "ok"}}`)
-	})
-	if decrypt != nil {
-		mux.HandleFunc("POST /v1/decrypt", decrypt)
-	}
-	if importer != nil {
-		mux.HandleFunc("PUT /v1/identities", importer)
-	}
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// echoDecrypt "decrypts" a file to its own bytes.
-func echoDecrypt(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, _ = io.Copy(w, r.Body)
-}
-
 func writeFiles(t *testing.T, dir string, n int) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -121,13 +96,13 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	t.Parallel()
 	var served atomic.Int32
 	var srv *httptest.Server
-	srv = standInExit(t, func(w http.ResponseWriter, r *http.Request) {
+	srv = apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		if served.Add(1) == 4 {
 			srv.Listener.Close()
 			srv.CloseClientConnections()
 			return
 		}
-		echoDecrypt(w, r)
+		apptest.EchoDecrypt(w, r)
 	}, nil)
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
@@ -195,7 +170,7 @@ func TestExitDecryptInterrupted(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	entered := make(chan struct{})
-	imp := standInExit(t, nil, func(w http.ResponseWriter, r *http.Request) {
+	imp := apptest.StandInExit(t, nil, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
 		close(entered)
 		<-r.Context().Done()
@@ -223,7 +198,7 @@ type hanging struct {
 func hangingDecrypt(t *testing.T, ok int32) hanging {
 	var n atomic.Int32
 	hung := make(chan struct{})
-	srv := standInExit(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // (echo reads it itself)
 		switch k := n.Add(1); {
 		case k <= ok:
@@ -292,7 +267,7 @@ func TestExitDecryptSIGINT(t *testing.T) {
 // terminal raw.
 func TestExitDecryptQuotesNames(t *testing.T) {
 	t.Parallel()
-	srv := standInExit(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprint(w, `{"error": {"code": "unsupported_format", "message": "bad \u001b]0;title\u0007 bytes", "trace_id": "x"}}`)

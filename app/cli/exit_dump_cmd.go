@@ -83,10 +83,8 @@ func genDumpAppSecret(p *prog, flag, file string) ([]byte, error) {
 		}
 		src, text = "--app-secret-file", string(raw)
 	default:
-		for _, kv := range p.env.Environ {
-			if v, ok := strings.CutPrefix(kv, appSecretEnv+"="); ok && v != "" {
-				src, text = appSecretEnv, v
-			}
+		if text = p.getenv(appSecretEnv); text != "" {
+			src = appSecretEnv
 		}
 	}
 	if src == "" {

@@ -25,11 +25,7 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 	}
 	dsn := *db
 	if dsn == "" {
-		for _, kv := range p.env.Environ {
-			if v, ok := cutEnv(kv, "IDVAULT_EXIT__DB"); ok {
-				dsn = v
-			}
-		}
+		dsn = p.getenv("IDVAULT_EXIT__DB")
 	}
 	if dsn == "" || len(pos) > 0 {
 		fmt.Fprintln(p.stderr, "idvault exit forget: --db DSN (or IDVAULT_EXIT__DB) and no argument are required")

@@ -12,15 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"idvault/app/apptest"
 	"idvault/exit/dump"
-	"idvault/exit/pgtest"
 )
 
 // `idvault exit forget` with the real binary, server and PostgreSQL: identities imported, a file
@@ -28,15 +25,8 @@ import (
 // deletes them and says how many; the server started again answers key_not_found.
 func TestExitForgetEndToEnd(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds and runs the binary against PostgreSQL")
-	}
-	dsn := pgtest.NewDB(t)
-	dir := t.TempDir()
-	dumpDir := filepath.Join(dir, "dump")
-	_, errOut, code := apptest.RunCLI(t, dir, nil, "exit", "gen-dump", "--out", dumpDir, "--users", "4", "--resources", "8")
-	require.Equal(t, 0, code, errOut)
-	_, errOut, code = apptest.RunCLI(t, dir, nil, "exit", "load-dump", "--db", dsn, dumpDir)
+	dsn, dir, dumpDir := binaryDump(t, "--users", "4", "--resources", "8")
+	_, errOut, code := apptest.RunCLI(t, dir, nil, "exit", "load-dump", "--db", dsn, dumpDir)
 	require.Equal(t, 0, code, errOut)
 	app, err := dump.ReadApp(dumpDir)
 	require.NoError(t, err)
@@ -58,8 +48,8 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	port := apptest.FreePort(t)
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	appID := base64Std(app.ID)
-	serve := func() *exitProc {
-		return startExit(t, dir, env, url, "exit", "--app-id", appID, "--listen", "127.0.0.1:"+strconv.Itoa(port))
+	serve := func() *apptest.Proc {
+		return apptest.StartBinary(t, dir, env, url, "exit", "--app-id", appID, "--listen", "127.0.0.1:"+strconv.Itoa(port))
 	}
 	call := func(method, path string, body []byte) (int, []byte) {
 		req, err := http.NewRequest(method, url+path, bytes.NewReader(body))
@@ -74,17 +64,6 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	}
 	ct, err := os.ReadFile(filepath.Join(dumpDir, ok.File))
 	require.NoError(t, err)
-	stop := func(p *exitProc) {
-		require.NoError(t, p.Process.Signal(syscall.SIGTERM))
-		done := make(chan error, 1)
-		go func() { done <- p.Wait() }()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("the exit server did not stop")
-		}
-	}
 
 	srv := serve()
 	var list []string
@@ -99,7 +78,7 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, string(clear))
 	sum := sha256.Sum256(clear)
 	require.Equal(t, ok.SHA256, hex.EncodeToString(sum[:]))
-	stop(srv)
+	srv.Stop(t)
 
 	// Without --yes: the list, exit 2, nothing deleted.
 	out, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget")
@@ -132,8 +111,8 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	_, errOut, code = apptest.RunCLI(t, dir, env, "exit", "forget", "--yes")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "other sessions are connected to this database")
-	stop(srv)
-	require.NotContains(t, srv.log(), token)
+	srv.Stop(t)
+	require.NotContains(t, srv.Stderr.String(), token)
 }
 
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

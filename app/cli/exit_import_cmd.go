@@ -89,17 +89,17 @@ func tokenOrEnv(p *prog, flag string) string {
 	if flag != "" {
 		return flag
 	}
-	for _, kv := range p.env.Environ {
-		if v, ok := cutEnv(kv, "IDVAULT_EXIT__TOKEN"); ok {
-			return v
-		}
-	}
-	return ""
+	return p.getenv("IDVAULT_EXIT__TOKEN")
 }
 
-func cutEnv(kv, name string) (string, bool) {
-	if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
-		return kv[len(name)+1:], true
+// getenv is the value of the variable name in the command's environment, "" when unset; of
+// several settings the last one counts, as for a child process (os/exec).
+func (p *prog) getenv(name string) string {
+	v := ""
+	for _, kv := range p.env.Environ {
+		if rest, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = rest
+		}
 	}
-	return "", false
+	return v
 }

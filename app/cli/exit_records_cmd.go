@@ -34,8 +34,7 @@ a file output is written under a temporary name and renamed once complete. Exit 
 every field decrypted, 1 when some failed (every record is still written) or the run stopped, 2
 for a usage error.`,
 		setup: func(c *cmdline) runFunc {
-			url := c.String("url", "http://127.0.0.1:8000", "base `URL` of the exit server")
-			token := c.String("token", "", "bearer `TOKEN` of the exit server (or IDVAULT_EXIT__TOKEN)")
+			server := addExitServerFlags(c)
 			in := c.String("in", "", "records to read: a `FILE`, or - for standard input")
 			out := c.String("out", "", "records to write: a `FILE`, or - for standard output")
 			var fields listFlag
@@ -48,7 +47,6 @@ for a usage error.`,
 			var ageTo listFlag
 			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
 			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
-			budget := c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)")
 			c.require("in", "out", "field")
 			return func(ctx context.Context, args []string) int {
 				p := c.p
@@ -62,7 +60,7 @@ for a usage error.`,
 				if f == "" {
 					return c.usageError("--format csv or jsonl is needed: %q has no .csv or .jsonl extension", *in)
 				}
-				if *jobs < 1 || *budget <= 0 {
+				if *jobs < 1 || *server.budget <= 0 {
 					return c.usageError("--jobs must be at least 1 and --retry-budget positive")
 				}
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
@@ -81,9 +79,7 @@ for a usage error.`,
 					}
 					opts.Seal, opts.ClearEncoding = exitclient.AgeSeal(recipients), exitclient.EncodingBase64
 				}
-				cl := exitclient.New(*url, tokenOrEnv(p, *token))
-				cl.Budget = exitclient.NewRetryBudget(*budget)
-				return p.decryptRecords(ctx, cl, *in, *out, *errorsFile, opts)
+				return p.decryptRecords(ctx, server.client(p), *in, *out, *errorsFile, opts)
 			}
 		},
 	}

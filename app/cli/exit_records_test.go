@@ -26,12 +26,10 @@ import (
 // runRecords runs the program in-process with stdin.
 func runRecords(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), args, &out, &errb, cli.Env{
-		Embedded: embedded(t), Stdin: strings.NewReader(stdin),
+	return runWith(context.Background(), t, cli.Env{
+		Stdin:      strings.NewReader(stdin),
 		OpenExitDB: func(context.Context, config.Exit) (exitserver.DB, func(), error) { return nil, func() {}, nil },
-	})
-	return out.String(), errb.String(), code
+	}, args...)
 }
 
 // decrypt-records between files and standard streams: exit 0 when everything decrypted, 1

@@ -30,14 +30,12 @@ var testAppID = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 // runExit runs the program in-process with a fake exit database; ready gets the address.
 func runExit(ctx context.Context, t *testing.T, db *exitfake.DB, environ []string, ready func(string), args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(ctx, args, &out, &errb, cli.Env{
-		Embedded: embedded(t), Environ: environ, Ready: ready,
+	return runWith(ctx, t, cli.Env{
+		Environ: environ, Ready: ready,
 		OpenExitDB: func(context.Context, config.Exit) (exitserver.DB, func(), error) {
 			return db, func() {}, nil
 		},
-	})
-	return out.String(), errb.String(), code
+	}, args...)
 }
 
 func TestExitHelpListsEveryFlag(t *testing.T) {

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,15 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/cli"
 	"idvault/app/config"
 	"idvault/app/exitserver"
@@ -90,24 +88,8 @@ func TestServersSurviveAConnectionFlood(t *testing.T) {
 	for _, which := range []string{"serve", "exit"} {
 		t.Run(which, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestFloodChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), floodChildEnv+"="+which)
-			cmd.Dir, _ = filepath.Abs(".")
-			stdout, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			stderr := &lockedBuffer{}
-			cmd.Stderr = stderr
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			})
-			lines := bufio.NewScanner(stdout)
-			addr := ""
-			for addr == "" && lines.Scan() {
-				addr, _ = strings.CutPrefix(lines.Text(), "ADDR ")
-			}
-			require.NotEmpty(t, addr, "the child did not listen; stderr:\n%s", stderr.String())
+			child := startFloodChild(t, which, os.Environ())
+			addr, stderr := child.addr, child.stderr
 
 			var flood []net.Conn
 			for range 300 { // bounded: 300 idle connections against 48 files
@@ -127,14 +109,14 @@ func TestServersSurviveAConnectionFlood(t *testing.T) {
 			resp.Body.Close()
 			require.Equal(t, 200, resp.StatusCode)
 			require.GreaterOrEqual(t, len(flood), 100, "the flood reached the server")
-			require.NoError(t, syscall.Kill(cmd.Process.Pid, 0), "the server is still running")
+			require.NoError(t, syscall.Kill(child.cmd.Process.Pid, 0), "the server is still running")
 
-			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			require.NoError(t, child.cmd.Process.Signal(syscall.SIGTERM))
 			rest := ""
-			for lines.Scan() {
-				rest += lines.Text() + "\n"
+			for child.lines.Scan() {
+				rest += child.lines.Text() + "\n"
 			}
-			require.NoError(t, cmd.Wait())
+			require.NoError(t, child.cmd.Wait())
 			require.Contains(t, rest, "EXIT 0", "a clean shutdown; stderr:\n%s", stderr.String())
 			require.Contains(t, stderr.String(), "accepting a connection failed; retrying", "the flood hit the file limit")
 			require.Contains(t, stderr.String(), "connection cap lowered to fit under the open-file limit")
@@ -142,20 +124,33 @@ func TestServersSurviveAConnectionFlood(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer a child process writes to while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// floodChild is a running TestFloodChild: a server in a process of its own.
+type floodChild struct {
+	cmd    *exec.Cmd
+	lines  *bufio.Scanner // its standard output, past the ADDR line
+	addr   string         // where it listens
+	stderr *apptest.LogBuffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// startFloodChild re-runs this test binary as TestFloodChild serving which ("serve", "exit",
+// "exit-memory") with environ, and waits for the address it prints. The child is killed when
+// the test ends if still running.
+func startFloodChild(t *testing.T, which string, environ []string) *floodChild {
+	t.Helper()
+	c := &floodChild{cmd: exec.Command(os.Args[0], "-test.run=^TestFloodChild$", "-test.count=1"), stderr: &apptest.LogBuffer{}}
+	c.cmd.Env = append(environ, floodChildEnv+"="+which)
+	stdout, err := c.cmd.StdoutPipe()
+	require.NoError(t, err)
+	c.cmd.Stderr = c.stderr
+	require.NoError(t, c.cmd.Start())
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	})
+	c.lines = bufio.NewScanner(stdout)
+	for c.addr == "" && c.lines.Scan() {
+		c.addr, _ = strings.CutPrefix(c.lines.Text(), "ADDR ")
+	}
+	require.NotEmpty(t, c.addr, "the child did not listen; stderr:\n%s", c.stderr.String())
+	return c
 }

@@ -1,14 +1,12 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,25 +53,10 @@ func TestExitMemoryUnderAttack(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc to read the server's memory")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFloodChild$", "-test.count=1")
 	// GOMEMLIMIT unset: the server's own soft limit applies.
-	cmd.Env = append(slicesWithout(os.Environ(), "GOMEMLIMIT="), floodChildEnv+"=exit-memory")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := bufio.NewScanner(stdout)
-	addr := ""
-	for addr == "" && lines.Scan() {
-		addr, _ = strings.CutPrefix(lines.Text(), "ADDR ")
-	}
-	require.NotEmpty(t, addr, "stderr:\n%s", stderr.String())
-	pid := cmd.Process.Pid
+	child := startFloodChild(t, "exit-memory", slicesWithout(os.Environ(), "GOMEMLIMIT="))
+	addr := child.addr
+	pid := child.cmd.Process.Pid
 	idle := rssKiB(t, pid, "VmRSS")
 
 	enc, _, err := encryption.Encrypt(encryption.V11, attackKey, make([]byte, 1024),
@@ -137,7 +120,7 @@ func TestExitMemoryUnderAttack(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, child.cmd.Process.Signal(syscall.SIGTERM))
 }
 
 type zeroReader struct{}

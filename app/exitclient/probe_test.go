@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/exitclient"
 	"idvault/app/exitserver"
 )
@@ -69,39 +70,20 @@ func TestProbe(t *testing.T) {
 	require.NoError(t, c.Probe(context.Background()))
 }
 
-// standIn is a stand-in exit server: /readyz answers ready, decrypt handles /v1/decrypt.
-func standIn(t *testing.T, decrypt http.HandlerFunc) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"status": "ready", "checks": {"database": "ok"}}`)
-	})
-	mux.HandleFunc("POST /v1/decrypt", decrypt)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// echo answers a decrypt with the body itself.
-func echo(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, _ = io.Copy(w, r.Body)
-}
-
 // A server that dies mid-run stops the whole run once, after the shared retry budget, with one
 // error naming it: no file is reported as failed for it, and no part file stays.
 func TestDeadServerStopsTheRunOnce(t *testing.T) {
 	t.Parallel()
 	var served atomic.Int32
 	var srv *httptest.Server
-	srv = standIn(t, func(w http.ResponseWriter, r *http.Request) {
+	srv = apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		if served.Add(1) == 5 {
 			srv.Listener.Close() // no new connection from now on
 			srv.CloseClientConnections()
 			return
 		}
-		echo(w, r)
-	})
+		apptest.EchoDecrypt(w, r)
+	}, nil)
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
 	for i := range 60 {
 		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(1000))
@@ -149,14 +131,14 @@ func TestDeadServerStopsTheRunOnce(t *testing.T) {
 // run goes on.
 func TestOneFailingFileDoesNotStopTheRun(t *testing.T) {
 	t.Parallel()
-	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if string(b) == "poison" {
 			http.Error(w, "boom", http.StatusInternalServerError)
 			return
 		}
 		_, _ = w.Write(b)
-	})
+	}, nil)
 	in, out := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(in, "poison"), []byte("poison"))
 	for i := range 20 {
@@ -179,9 +161,9 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 	defer cancel()
 	var n atomic.Int32
 	hung := make(chan struct{})
-	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) <= 2 {
-			echo(w, r)
+			apptest.EchoDecrypt(w, r)
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
@@ -189,7 +171,7 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 		w.(http.Flusher).Flush()
 		close(hung)
 		<-r.Context().Done()
-	})
+	}, nil)
 	in, out := t.TempDir(), t.TempDir()
 	for i := range 5 {
 		write(t, filepath.Join(in, fmt.Sprintf("f%d", i)), random(100))
@@ -220,7 +202,7 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 func TestHungServerStopsTheRun(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
-	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		switch k := n.Add(1); {
 		case k <= 3:
@@ -231,7 +213,7 @@ func TestHungServerStopsTheRun(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 		<-r.Context().Done()
-	})
+	}, nil)
 	in, out := t.TempDir(), t.TempDir()
 	for i := range 20 {
 		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(100))

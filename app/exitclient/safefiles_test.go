@@ -4,20 +4,20 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"idvault/app/apptest"
 	"idvault/app/exitclient"
 )
 
 // echoClient is the client of a stand-in server that "decrypts" a file to its own bytes.
 func echoClient(t *testing.T) *exitclient.Client {
 	t.Helper()
-	srv := standIn(t, func(w http.ResponseWriter, r *http.Request) { echo(w, r) })
+	srv := apptest.StandInExit(t, apptest.EchoDecrypt, nil)
 	return exitclient.New(srv.URL, token)
 }
 

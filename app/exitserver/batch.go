@@ -44,16 +44,11 @@ func (s *Server) decryptBatch(c *fiber.Ctx) error {
 	if size < 0 || size > DecryptBatchBytes {
 		size = DecryptBatchBytes
 	}
-	release, err := s.budget.reserve(2*size+64<<10, budgetWait)
+	res, err := s.budget.hold(2*size+64<<10, budgetWait)
 	if err != nil {
 		return err
 	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			release()
-		}
-	}()
+	defer res.done()
 	raw, err := readBatchBody(c)
 	if err != nil {
 		return err
@@ -87,8 +82,7 @@ func (s *Server) decryptBatch(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
 	// fasthttp closes the reader once the answer is written (or dropped): the reservation is
 	// given back then.
-	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(out), release: release}, len(out))
-	handedOver = true
+	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(out), release: res.handOver()}, len(out))
 	return nil
 }
 

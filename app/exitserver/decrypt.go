@@ -56,16 +56,11 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 		return classifyDecryptError(err)
 	}
 	// The decrypter's three chunk buffers (WithReadAhead) and the first clear bytes.
-	release, err := s.budget.reserve(int64(3*dr.ChunkSize()+firstClear), budgetWait)
+	res, err := s.budget.hold(int64(3*dr.ChunkSize()+firstClear), budgetWait)
 	if err != nil {
 		return err
 	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			release()
-		}
-	}()
+	defer res.done()
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
 	head := make([]byte, firstClear)
@@ -90,7 +85,7 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	// chunk goes out in one writev (net.Buffers) with its framing.
 	raw := c.Context().Conn()
 	s.streams.Add(1)
-	handedOver = true
+	release := res.handOver()
 	c.Context().HijackSetNoResponse(true)
 	c.Context().Hijack(func(net.Conn) {
 		defer s.streams.Done()
@@ -135,16 +130,11 @@ func (s *Server) decryptSimple(c *fiber.Ctx, first byte, body io.Reader) error {
 	if size < 0 {
 		need = 3 * limit
 	}
-	release, err := s.budget.reserve(need, budgetWait)
+	res, err := s.budget.hold(need, budgetWait)
 	if err != nil {
 		return err
 	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			release()
-		}
-	}()
+	defer res.done()
 	var data []byte
 	if size > 0 {
 		data = make([]byte, size)
@@ -174,8 +164,7 @@ func (s *Server) decryptSimple(c *fiber.Ctx, first byte, body io.Reader) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
 	// The answer is sent from the clear text itself; fasthttp closes the reader once it is
 	// written (or dropped), which gives the reservation back.
-	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(clear), release: release}, len(clear))
-	handedOver = true
+	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(clear), release: res.handOver()}, len(clear))
 	return nil
 }
 

@@ -132,6 +132,12 @@ func TestSlowMovingStreamCompletes(t *testing.T) {
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	requireClear(t, resp, clear)
+}
+
+// requireClear reads resp whole and requires a 200 with clear as its body.
+func requireClear(t *testing.T, resp *http.Response, clear []byte) {
+	t.Helper()
 	defer resp.Body.Close()
 	got, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
@@ -158,11 +164,7 @@ func TestSlowSimpleUploadDecrypts(t *testing.T) {
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, 200, resp.StatusCode, "%s", got)
-	require.Equal(t, clear, got)
+	requireClear(t, resp, clear)
 }
 
 // Uploads that together go over memory_budget: those that fit hold their reservation, a later

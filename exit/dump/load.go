@@ -136,16 +136,11 @@ func Load(ctx context.Context, dsn, dir string, progress func(file string, done,
 
 // checkFile reads a whole file and checks each of its statements; COPY data is skipped.
 func checkFile(ctx context.Context, path, name string, progress func(string, int64, int64)) error {
-	f, err := os.Open(path)
+	f, cr, err := openCounting(path, name)
 	if err != nil {
-		return &LoadError{File: name, Err: err}
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &LoadError{File: name, Err: err}
-	}
-	cr := &countingReader{r: f}
 	stage := "checking " + name
 	p := NewParser(cr)
 	for n := 0; ; n++ {
@@ -170,7 +165,7 @@ func checkFile(ctx context.Context, path, name string, progress func(string, int
 			}
 		}
 		if progress != nil {
-			progress(stage, cr.n, st.Size())
+			progress(stage, cr.n, cr.size)
 		}
 	}
 	return nil
@@ -192,19 +187,14 @@ func checkItem(name string, it Item, beforeRun bool) error {
 }
 
 func loadFile(ctx context.Context, pc *pgconn.PgConn, path, name string, sum *LoadSummary, progress func(string, int64, int64)) (err error) {
-	f, err := os.Open(path)
+	f, cr, err := openCounting(path, name)
 	if err != nil {
-		return &LoadError{File: name, Err: err}
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &LoadError{File: name, Err: err}
-	}
-	cr := &countingReader{r: f}
 	report := func() {
 		if progress != nil {
-			progress(name, cr.n, st.Size())
+			progress(name, cr.n, cr.size)
 		}
 	}
 	report()
@@ -303,8 +293,24 @@ func prefixRunes(s string, n int) string {
 }
 
 type countingReader struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	n    int64 // bytes read so far
+	size int64 // of the file read
+}
+
+// openCounting opens the dump file name at path for reading through cr, which counts the
+// bytes read out of the file's size (for progress); the caller closes f.
+func openCounting(path, name string) (f *os.File, cr *countingReader, err error) {
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, nil, &LoadError{File: name, Err: err}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, &LoadError{File: name, Err: err}
+	}
+	return f, &countingReader{r: f, size: st.Size()}, nil
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {

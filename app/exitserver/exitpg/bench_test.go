@@ -130,24 +130,7 @@ func BenchmarkStream1GiBServerRSS(b *testing.B) {
 
 	port := apptest.FreePort(b)
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(apptest.Binary(b), "exit", "--db", l.dsn, "--app-id", base64.StdEncoding.EncodeToString(l.appID),
-		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "IDVAULT_EXIT__TOKEN="+token)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(url + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("idvault exit did not start: %s", stderr.String())
-		}
-	}
+	cmd := startExitBinary(b, l, url)
 	c := exitclient.New(url, token)
 	f, _ := os.Open(filepath.Join(dir, "identities.jsonl"))
 	ids, err := exitclient.ReadIdentities(f)
@@ -186,14 +169,14 @@ func BenchmarkStream1GiBServerRSS(b *testing.B) {
 		}
 	}
 	stream(8 << 20) // warm up: pool, key cache, buffers
-	idle := vmKiB(b, cmd.Process.Pid, "VmRSS")
+	idle := vmKiB(b, cmd.Cmd.Process.Pid, "VmRSS")
 	var seconds float64
 	for b.Loop() {
 		start := time.Now()
 		stream(size)
 		seconds = time.Since(start).Seconds()
 	}
-	peak := vmKiB(b, cmd.Process.Pid, "VmHWM")
+	peak := vmKiB(b, cmd.Cmd.Process.Pid, "VmHWM")
 	b.ReportMetric(idle/1024, "idle_RSS_MiB")
 	b.ReportMetric(peak/1024, "peak_RSS_MiB(goal<=64)")
 	b.ReportMetric(size/1e6/seconds, "MB/s")

@@ -1,7 +1,6 @@
 package exitpg_test
 
 import (
-	"context"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitclient"
 	"idvault/exit/dump"
 	"idvault/exit/pgtest"
 )
@@ -20,9 +18,7 @@ import (
 func TestDatabaseDownThenBack(t *testing.T) {
 	l := loadDump(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11})
 	in := serve(t, l, 1) // a one-key cache: nearly every decrypt asks the database
-	ids := in.identities(t, l)
-	_, err := in.client.Import(context.Background(), ids, exitclient.ImportOptions{})
-	require.NoError(t, err)
+	in.importAll(t, l)
 	var ok []dump.ManifestEntry
 	for _, e := range l.manifest {
 		if e.Expected == dump.ExpectOK {

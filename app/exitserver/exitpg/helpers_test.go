@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +84,15 @@ func serve(t testing.TB, l *loaded, keyCache int) *instance {
 	return &instance{url: url, client: c, http: hc}
 }
 
+// startExitBinary runs the real `idvault exit` over the dump's database, listening at url
+// (http://127.0.0.1:PORT), and waits until it answers: the process whose memory the
+// benchmarks read.
+func startExitBinary(t testing.TB, l *loaded, url string) *apptest.Proc {
+	t.Helper()
+	return apptest.StartBinary(t, "", []string{"IDVAULT_EXIT__TOKEN=" + token}, url, "exit", "--db", l.dsn,
+		"--app-id", base64.StdEncoding.EncodeToString(l.appID), "--listen", strings.TrimPrefix(url, "http://"), "--log-level", "warn")
+}
+
 func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
 	t.Helper()
 	f, err := os.Open(filepath.Join(l.dir, "identities.jsonl"))
@@ -90,6 +101,13 @@ func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
 	ids, err := exitclient.ReadIdentities(f)
 	require.NoError(t, err)
 	return ids
+}
+
+// importAll imports every identity of the dump through the server.
+func (in *instance) importAll(t testing.TB, l *loaded) {
+	t.Helper()
+	_, err := in.client.Import(context.Background(), in.identities(t, l), exitclient.ImportOptions{})
+	require.NoError(t, err)
 }
 
 // decrypt posts a file and returns the status, the SHA-256 of a 200 body (hex) or the error

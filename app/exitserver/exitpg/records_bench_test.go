@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,24 +74,7 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 
 	port := apptest.FreePort(b)
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	srv := exec.Command(apptest.Binary(b), "exit", "--db", l.dsn, "--app-id", base64.StdEncoding.EncodeToString(l.appID),
-		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
-	srv.Env = append(os.Environ(), "IDVAULT_EXIT__TOKEN="+token)
-	var srvErr bytes.Buffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(url + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("idvault exit did not start: %s", srvErr.String())
-		}
-	}
+	srv := startExitBinary(b, l, url)
 	env := append(os.Environ(), "IDVAULT_EXIT__TOKEN="+token)
 
 	// run starts the binary with args and returns its wall time and peak RSS (MiB): VmHWM,
@@ -158,7 +140,7 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 	}
 
 	decryptRecords() // warm up: pool, key cache, page cache
-	idle := vmKiB(b, srv.Process.Pid, "VmRSS")
+	idle := vmKiB(b, srv.Cmd.Process.Pid, "VmRSS")
 	var rates, base, audits []float64
 	var clientRSS, auditRSS float64
 	for b.Loop() {
@@ -170,7 +152,7 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 		audits = append(audits, recordsTotal/secs)
 		auditRSS = max(auditRSS, rss)
 	}
-	peak := vmKiB(b, srv.Process.Pid, "VmHWM")
+	peak := vmKiB(b, srv.Cmd.Process.Pid, "VmHWM")
 	b.ReportMetric(median(base), "inprocess_records/s")
 	b.ReportMetric(median(rates), "decrypt-records_records/s")
 	b.ReportMetric(median(rates)/median(base), "ratio(goal>=0.3)")

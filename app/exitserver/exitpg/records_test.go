@@ -2,7 +2,6 @@ package exitpg_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
@@ -34,8 +33,7 @@ func TestPsqlCopyPipeline(t *testing.T) {
 	}
 	l := loadDump(t, dump.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23})
 	in := serve(t, l, 0)
-	_, err := in.client.Import(context.Background(), in.identities(t, l), exitclient.ImportOptions{})
-	require.NoError(t, err)
+	in.importAll(t, l)
 	psql := pgtest.Bin(t, "psql")
 	dir := t.TempDir()
 

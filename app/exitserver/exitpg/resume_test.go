@@ -2,7 +2,6 @@ package exitpg_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -60,8 +59,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	}
 	l := loadDump(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12})
 	in := serve(t, l, 0)
-	_, err := in.client.Import(context.Background(), in.identities(t, l), exitclient.ImportOptions{})
-	require.NoError(t, err)
+	in.importAll(t, l)
 	url := "http://" + slowProxy(t, strings.TrimPrefix(in.url, "http://"), 16<<20)
 
 	out := filepath.Join(t.TempDir(), "clear")
@@ -116,7 +114,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	rerun.Env = env
 	var o, e bytes.Buffer
 	rerun.Stdout, rerun.Stderr = &o, &e
-	err = rerun.Run()
+	err := rerun.Run()
 	require.Error(t, err, "the dump's negative cases fail, so the exit code is not 0")
 	require.Contains(t, e.String(), strconv.Itoa(killedAt)+" already done", "%s", e.String())
 	check(true)

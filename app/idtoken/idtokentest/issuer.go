@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"idvault/app/apptest"
 )
 
 // JoseVersion is the npm jose release issuer.mjs is written against (.ci/install-oidc).
@@ -64,7 +66,7 @@ type Issuer struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *syncBuffer
+	out    *apptest.LogBuffer // the provider's output, for failure messages
 	client *http.Client
 	once   sync.Once
 }
@@ -93,7 +95,7 @@ func Start(tb testing.TB, port int) *Issuer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &apptest.LogBuffer{}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("idtokentest: start node: %v", err)
@@ -204,22 +206,4 @@ func (i *Issuer) call(tb testing.TB, method, path string, in, out any) {
 	if err := json.Unmarshal(raw, out); err != nil {
 		tb.Fatalf("idtokentest: %s %s: %v", method, path, err)
 	}
-}
-
-// syncBuffer collects the provider's output for failure messages.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

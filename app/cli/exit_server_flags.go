@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"time"
+
+	"idvault/app/exitclient"
+)
+
+// exitServerFlags are the flags of an exit client command that name the exit server and bound
+// its retries: --url, --token and --retry-budget.
+type exitServerFlags struct {
+	url, token *string
+	budget     *time.Duration
+}
+
+// addExitServerFlags declares --url, --token and --retry-budget on c.
+func addExitServerFlags(c *cmdline) exitServerFlags {
+	return exitServerFlags{
+		url:    c.String("url", "http://127.0.0.1:8000", "base `URL` of the exit server"),
+		token:  c.String("token", "", "bearer `TOKEN` of the exit server (or IDVAULT_EXIT__TOKEN)"),
+		budget: c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)"),
+	}
+}
+
+// client is the client of the server the flags name, with their retry budget (the caller
+// checked it is positive).
+func (f exitServerFlags) client(p *prog) *exitclient.Client {
+	c := exitclient.New(*f.url, tokenOrEnv(p, *f.token))
+	c.Budget = exitclient.NewRetryBudget(*f.budget)
+	return c
+}
