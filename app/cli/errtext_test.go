@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,12 +30,13 @@ func TestFailureSaysTheOperationOnce(t *testing.T) {
 	}
 }
 
-// The real command: a missing input directory is said with "decrypt" once.
+// The real command: a missing input directory is said with "decrypt" once, and is a usage
+// error (found before the server is asked anything).
 func TestExitDecryptMissingInputSaysDecryptOnce(t *testing.T) {
 	t.Parallel()
 	in := filepath.Join(t.TempDir(), "missing")
 	_, errOut, code := runHere(t, "exit", "decrypt", "--url", "http://127.0.0.1:1", "--in", in, "--out", filepath.Join(t.TempDir(), "out"))
-	require.Equal(t, exitFail, code)
-	require.Contains(t, errOut, "idvault exit decrypt: list "+in+": ")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "idvault exit decrypt: --in "+strconv.Quote(in)+": no such file or directory")
 	require.NotContains(t, errOut, "decrypt: decrypt:")
 }
