@@ -99,7 +99,14 @@ func runItems(ctx context.Context, workers, n, chunk int, item func(i int, s *si
 	defer wg.Wait()
 	done := 0
 	for out := range pending {
-		r := <-out
+		// A chunk queued in pending may never be handed to a worker (the producer stops
+		// between the two sends when ctx ends): wait for ctx too, or an interrupt hangs here.
+		var r result
+		select {
+		case r = <-out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		if r.err != nil {
 			cancel()
 			return r.err
