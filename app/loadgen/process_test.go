@@ -27,11 +27,11 @@ import (
 
 // spec is one turn the generator process runs: Kind names the requests (see requests).
 type spec struct {
-	Addr    string
-	Kind    string
-	From    int64 // number of the turn's first request (new emails stay new)
-	Run     int64 // nonce of the benchmark run (new emails stay new across runs)
-	URI     string
+	Addr string
+	Kind string
+	From int64 // number of the turn's first request (new emails stay new)
+	Run  int64 // nonce of the benchmark run (new emails stay new across runs)
+	URI  string
 	// BodyFile is the body of "post" and "stream" turns.
 	BodyFile string
 }
