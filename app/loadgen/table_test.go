@@ -33,6 +33,7 @@ import (
 	"idvault/app/logging"
 	"idvault/app/server"
 	"idvault/exit/encryption"
+	"idvault/store"
 )
 
 // clients is the number of concurrent keep-alive clients of the load rows (as wrk -c 32).
@@ -69,7 +70,8 @@ type row struct {
 	unit   string
 
 	routeRate, echoRate, cryptoRate rate
-	cpu                             time.Duration // the servers' CPU time during the route's turns
+	cpu                             time.Duration     // the servers' CPU time during the route's turns
+	commits                         store.CommitStats // the group commit's work during the route's turns
 }
 
 // base is the baseline's rate: the echo's, or the series bound with the crypto floor.
@@ -240,9 +242,13 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				if i%2 == 1 {
 					base()
 				}
-				c0 := cpuTime()
+				c0, s0 := cpuTime(), env.Store.RecordCommits()
 				r.routeRate.add(r.route())
 				r.cpu += cpuTime() - c0
+				s1 := env.Store.RecordCommits()
+				r.commits.Commits += s1.Commits - s0.Commits
+				r.commits.Writes += s1.Writes - s0.Writes
+				r.commits.Busy += s1.Busy - s0.Busy
 				if i%2 == 0 {
 					base()
 				}
@@ -328,6 +334,10 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 	for _, r := range rows {
 		if r.crypto != nil {
 			fmt.Fprintf(&sb, " %s: C = %s/s, E = %s/s.", r.figure, thousands(r.cryptoRate.perSecond()), thousands(r.echoRate.perSecond()))
+		}
+		if n := r.commits.Commits; n > 0 {
+			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit.", r.figure,
+				float64(r.commits.Writes)/float64(n), float64(r.commits.Busy.Microseconds())/1000/float64(n))
 		}
 	}
 	sb.WriteString("\n")
