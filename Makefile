@@ -16,7 +16,7 @@ export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
 OIDC_DIR    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/oidc
 export IDVAULT_OIDC_DIR := $(OIDC_DIR)
 
-.PHONY: help build run test bench bench-http lint cover fuzz deps clean
+.PHONY: help build run test bench bench-http bench-profile lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -52,6 +52,12 @@ bench-http: ## only the Performance table (bench.md; each figure beside its base
 	IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
 	@cat $(BENCH_TABLE)
 
+ROW ?= known
+bench-profile: ## CPU profile of one row of the table, the server alone (ROW=known, new, public-new, list, stream or decrypt-1k)
+	IDVAULT_LOAD_ONLY=$(ROW) IDVAULT_LOAD_NO_BARE=1 $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m \
+	  -o loadgen.test -cpuprofile cpu-$(ROW).out ./app/loadgen/
+	$(GO) tool pprof -top -cum -nodecount=45 loadgen.test cpu-$(ROW).out
+
 lint: ## gofmt, go vet, and the dependency direction check
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -68,4 +74,4 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@.ci/fuzz-all $(FUZZTIME)
 
 clean: ## remove build outputs
-	rm -f $(BIN) coverage.out coverage.html
+	rm -f $(BIN) coverage.out coverage.html bench.md loadgen.test cpu-*.out

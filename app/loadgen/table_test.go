@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,7 @@ func (r rate) perSecond() float64 {
 
 // row is one line of the table: a figure measured in turns with its baseline.
 type row struct {
+	key              string // IDVAULT_LOAD_ONLY names rows by it
 	figure, baseline string
 	goal             float64 // ratio to the baseline
 	route            func() (n int64, d time.Duration)
@@ -104,7 +106,8 @@ func (r *row) ratio() float64 {
 // (process_test.go), so the benchmark's process holds only the servers and the crypto floor.
 //
 // IDVAULT_LOAD_SECONDS (default 3) is each row's time per round, over IDVAULT_LOAD_ROUNDS
-// rounds (default 2); IDVAULT_LOAD_ONLY=<part of a figure> keeps the matching rows;
+// rounds (default 2); IDVAULT_LOAD_ONLY=<keys, comma-separated> keeps those rows (known, new,
+// public-new, list, stream, decrypt-1k);
 // IDVAULT_LOAD_NO_BARE=1 skips the baselines' turns (for a CPU profile of the routes alone).
 // IDVAULT_BENCH_TABLE=<file> also writes the table to that file (make bench prints it last).
 func BenchmarkHTTPLoad(b *testing.B) {
@@ -194,27 +197,31 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	}
 	echo := load(spec{Addr: bare, Kind: "echo"})
 	rows := []*row{
-		{figure: "`POST /identity`, known email", baseline: "bare fiber JSON echo route", goal: 0.7, unit: "req/s",
+		{key: "known", figure: "`POST /identity`, known email", baseline: "bare fiber JSON echo route", goal: 0.7, unit: "req/s",
 			route: load(spec{Addr: addr, Kind: "known"}), echo: echo},
-		{figure: "`POST /identity`, new email, durable", baseline: "1/(1/C + 1/E), C = Ed25519 key pair + signature on all cores, E = echo", goal: 0.5, unit: "req/s",
+		{key: "new", figure: "`POST /identity`, new email, durable", baseline: "1/(1/C + 1/E), C = Ed25519 key pair + signature on all cores, E = echo", goal: 0.5, unit: "req/s",
 			route: load(spec{Addr: addr, Kind: "new"}), echo: echo, crypto: cryptoTurn(permanentCrypto)},
-		{figure: "`POST /public_identity`, new email, durable", baseline: "1/(1/C + 1/E), C = Ed25519 + X25519 key pairs on all cores", goal: 0.5, unit: "req/s",
+		{key: "public-new", figure: "`POST /public_identity`, new email, durable", baseline: "1/(1/C + 1/E), C = Ed25519 + X25519 key pairs on all cores", goal: 0.5, unit: "req/s",
 			route: load(spec{Addr: addr, Kind: "public-new"}), echo: echo, crypto: cryptoTurn(provisionalCrypto)},
-		{figure: "fake auth `public_identities`, 100 known emails", baseline: "bare fiber JSON echo route", goal: 0.12, unit: "req/s",
+		{key: "list", figure: "fake auth `public_identities`, 100 known emails", baseline: "bare fiber JSON echo route", goal: 0.12, unit: "req/s",
 			route: load(spec{Addr: addr, Kind: "get", URI: listURI}), echo: echo},
-		{figure: fmt.Sprintf("exit: 5 MiB v11 stream, 1 MiB chunks, %d in a row from a Go client", streams), baseline: "net/http route echoing the body", goal: 0.85, unit: "MB/s",
+		{key: "stream", figure: fmt.Sprintf("exit: 5 MiB v11 stream, 1 MiB chunks, %d in a row from a Go client", streams), baseline: "net/http route echoing the body", goal: 0.85, unit: "MB/s",
 			route: load(spec{Addr: exitAddr, Kind: "stream", URI: "/v1/decrypt", BodyFile: stream5M}),
 			echo:  load(spec{Addr: netEcho, Kind: "stream", URI: "/echo", BodyFile: stream5M})},
-		{figure: "exit: 1 KiB v10 ciphertext, 32 connections", baseline: "net/http route echoing the body", goal: 0.8, unit: "req/s",
+		{key: "decrypt-1k", figure: "exit: 1 KiB v10 ciphertext, 32 connections", baseline: "net/http route echoing the body", goal: 0.8, unit: "req/s",
 			route: load(spec{Addr: exitAddr, Kind: "post", URI: "/v1/decrypt", BodyFile: small}),
 			echo:  load(spec{Addr: netEcho, Kind: "post", URI: "/echo", BodyFile: small})},
 	}
 	if only := os.Getenv("IDVAULT_LOAD_ONLY"); only != "" { // profiling some rows
+		keys := strings.Split(only, ",")
 		var kept []*row
 		for _, r := range rows {
-			if strings.Contains(r.figure, only) {
+			if slices.Contains(keys, r.key) {
 				kept = append(kept, r)
 			}
+		}
+		if len(kept) == 0 {
+			b.Fatalf("IDVAULT_LOAD_ONLY=%s: no such row (known, new, public-new, list, stream, decrypt-1k)", only)
 		}
 		rows = kept
 	}
@@ -326,7 +333,7 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 		if r.ratio() >= r.goal {
 			ok = "yes"
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s / %s %s | %.2fx | >= %.2gx | %s | %s |\n", r.figure, r.baseline,
+		fmt.Fprintf(&sb, "| %s | %s | %s / %s %s | %.3gx | >= %.2gx | %s | %s |\n", r.figure, r.baseline,
 			thousands(r.routeRate.perSecond()*scale), thousands(r.base()*scale), r.unit, r.ratio(), r.goal, ok,
 			thousands(float64(r.cpu.Microseconds())/float64(max(r.routeRate.n, 1))))
 	}
