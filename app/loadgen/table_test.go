@@ -100,7 +100,8 @@ func (r *row) ratio() float64 {
 // beside its baseline, measured in the same run in alternating turns of 500 ms, with the ratio
 // and its goal. The identity rows drive the real server (server.New with the identity server
 // and fake authentication, the store on disk with fsync, the request log of `idvault serve`
-// writing to a file) with 32 concurrent keep-alive clients over loopback; the exit rows drive
+// writing to a file, served by Server.Serve through netguard's listener as `idvault serve`
+// serves it) with 32 concurrent keep-alive clients over loopback; the exit rows drive
 // the exit server (exitserver.New over the in-memory database, served through netguard as
 // `idvault exit` serves it). Every client runs in a load generator process of its own
 // (process_test.go), so the benchmark's process holds only the servers and the crypto floor.
@@ -136,12 +137,19 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	}
 	log, logWriter := logging.New(logging.Options{Level: "info", Format: "text"}, logFile)
 	b.Cleanup(func() { _ = logWriter.Close(); _ = logFile.Close() })
-	app := env.Server(func(d *server.Deps) {
-		d.Logger = log
-		d.IdentityServer = idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log)
-		d.FakeAuth = fakeauth.New(env.Apps, env.Dir, config.Default().FakeAuth, env.Prom, log)
+	// Served as `idvault serve` serves it: Server.Serve, behind netguard's listener.
+	srv := server.New(server.Deps{
+		Server: apptest.ServerConfig(), Logger: log, Registry: env.Prom, Checks: map[string]server.Checker{},
+		IdentityServer: idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log),
+		FakeAuth:       fakeauth.New(env.Apps, env.Dir, config.Default().FakeAuth, env.Prom, log),
 	})
-	addr := listen(b, app)
+	srvLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = srv.Serve(srvLn) }()
+	b.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
+	addr := srvLn.Addr().String()
 	known := make([]string, 100)
 	for i := range known {
 		known[i] = knownEmail(i)
