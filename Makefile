@@ -27,7 +27,7 @@ DIST      ?= dist
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
-.PHONY: help build release run test pg pg-stop bench bench-http lint cover fuzz deps clean
+.PHONY: help build release run test pg pg-stop bench bench-http bench-profile lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -64,15 +64,26 @@ deps: ## install what the tests need if missing (MailDev 2.2.1, jose and the Ope
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...
 
-# BENCH_DUMP=full makes BenchmarkGenerateDump (exit/dump) generate the issue's target size, 100 000
-# users and about 1 000 000 key publishes (several minutes); `make bench BENCH_DUMP=small` runs it
-# at 1/100 of that size.
-BENCH_DUMP ?= full
-bench: ## run the benchmarks (speed and memory figures; the exit dump at full size, see BENCH_DUMP; the HTTP load table)
-	IDVAULT_BENCH_DUMP=$(BENCH_DUMP) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+# BENCH_DUMP=small (the default) makes BenchmarkGenerateDump (exit/dump) generate 1/100 of the
+# target size; `make bench BENCH_DUMP=full` generates the target, 100 000 users and about
+# 1 000 000 key publishes (several minutes more).
+BENCH_DUMP ?= small
+BENCH_TABLE := $(CURDIR)/bench.md
+bench: ## run every benchmark, then print the README's Performance table (also in bench.md)
+	@rm -f $(BENCH_TABLE)
+	IDVAULT_BENCH_DUMP=$(BENCH_DUMP) IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+	@echo; echo '$$ make bench'; cat $(BENCH_TABLE)
 
-bench-http: ## only the HTTP load table of the README (32 keep-alive clients over loopback)
-	$(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
+bench-http: ## only the Performance table (bench.md; each figure beside its baseline, in one run)
+	@rm -f $(BENCH_TABLE)
+	IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
+	@cat $(BENCH_TABLE)
+
+ROW ?= known
+bench-profile: ## CPU profile of one row of the table, the server alone (ROW=known, new, public-new, list, stream or decrypt-1k)
+	IDVAULT_LOAD_ONLY=$(ROW) IDVAULT_LOAD_NO_BARE=1 $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m \
+	  -o loadgen.test -cpuprofile cpu-$(ROW).out ./app/loadgen/
+	$(GO) tool pprof -top -cum -nodecount=45 loadgen.test cpu-$(ROW).out
 
 lint: ## gofmt, go vet, and the dependency direction check
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -90,5 +101,5 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@.ci/fuzz-all $(FUZZTIME)
 
 clean: ## remove build outputs
-	rm -f $(BIN) coverage.out coverage.html
+	rm -f $(BIN) coverage.out coverage.html bench.md loadgen.test cpu-*.out
 	rm -rf $(DIST)

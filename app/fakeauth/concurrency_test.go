@@ -1,6 +1,7 @@
 package fakeauth_test
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -103,4 +104,33 @@ func TestConcurrentMixedRequests(t *testing.T) {
 		require.Equal(t, perm, perms[i], "one permanent identity")
 		require.Contains(t, allowed, pubs[i], "every public identity handed out belongs to the record")
 	}
+}
+
+// Answers are built in reused buffers: concurrent lists of different lengths each get their
+// own answer, the same as when asked alone.
+func TestConcurrentListsGetTheirOwnAnswers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	lists := make([][]string, 6)
+	want := make([][]string, len(lists))
+	for i := range lists {
+		for j := range 1 + i*7 {
+			lists[i] = append(lists[i], fmt.Sprintf("list%d-%d@example.com", i, j))
+		}
+		want[i] = f.publicIdentities(t, lists[i]...)
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 8 {
+		for i := range lists {
+			wg.Go(func() {
+				<-start
+				for range 5 {
+					require.Equal(t, want[i], f.publicIdentities(t, lists[i]...))
+				}
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
 }

@@ -36,11 +36,10 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("identity", err)
 	}
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(IdentityResponse{
+	return h.sendJSON(c, IdentityResponse{
 		ID: r.UserID, ServiceIdentity: r.PermanentIdentity, TankerIdentity: r.PermanentIdentity,
 		ProvisionalIdentity: r.ProvisionalIdentity, Registered: r.Registered,
-	}.appendJSON(make([]byte, 0, 160+2*len(r.PermanentIdentity)+len(r.ProvisionalIdentity))))
+	}.appendJSON)
 }
 
 // appendJSON writes the response as encoding/json would (a test compares them), without

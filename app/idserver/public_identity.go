@@ -26,8 +26,7 @@ func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("public identity", err)
 	}
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(PublicIdentityResponse{PublicIdentity: pub}.appendJSON(make([]byte, 0, 24+len(pub))))
+	return h.sendJSON(c, PublicIdentityResponse{PublicIdentity: pub}.appendJSON)
 }
 
 // appendJSON writes the response as encoding/json would (a test compares them), without

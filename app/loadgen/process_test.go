@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"idvault/app/exitclient"
 	"idvault/app/loadgen"
 )
 
@@ -25,11 +27,13 @@ import (
 
 // spec is one turn the generator process runs: Kind names the requests (see requests).
 type spec struct {
-	Addr    string
-	Kind    string
-	From    int64 // number of the turn's first request (new emails stay new)
-	Run     int64 // nonce of the benchmark run (new emails stay new across runs)
-	ListURI string
+	Addr string
+	Kind string
+	From int64 // number of the turn's first request (new emails stay new)
+	Run  int64 // nonce of the benchmark run (new emails stay new across runs)
+	URI  string
+	// BodyFile is the body of "post" and "stream" turns.
+	BodyFile string
 }
 
 // turn is what the generator process answers for a spec: the run's result and the CPU time
@@ -43,6 +47,8 @@ type turn struct {
 const (
 	generatorEnv = "IDVAULT_LOADGEN_PROCESS"
 	resultPrefix = "loadgen-result "
+	// streams is the number of streams a "stream" turn sends one after the other.
+	streams = 20
 )
 
 // generator is a running generator process: specs go to its stdin, results come back on its
@@ -116,14 +122,25 @@ func (g *generator) drive(b *testing.B, s spec) turn {
 // ends.
 func TestGeneratorProcess(t *testing.T) {
 	if os.Getenv(generatorEnv) == "" {
-		t.Skip("the load generator process of BenchmarkHTTPLoad (make bench-http)")
+		t.Skip("the load generator process of BenchmarkHTTPLoad (make bench)")
 	}
+	var streamClient *http.Client // one client for every stream turn, its connection kept alive
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		var s spec
 		var res turn
 		if err := json.Unmarshal(in.Bytes(), &s); err != nil {
 			res.Err = err.Error()
+		} else if s.Kind == "stream" {
+			if streamClient == nil {
+				streamClient = exitclient.New("http://"+s.Addr, "").HTTP
+			}
+			c0 := cpuTime()
+			r, err := streamTurn(streamClient, s)
+			res = turn{Result: r, CPU: cpuTime() - c0}
+			if err != nil {
+				res.Err = err.Error()
+			}
 		} else if next, err := requests(s); err != nil {
 			res.Err = err.Error()
 		} else {
@@ -142,9 +159,59 @@ func TestGeneratorProcess(t *testing.T) {
 	}
 }
 
+// streamTurn posts the body file to s.URI streams times, one after the other, as `idvault exit
+// decrypt` posts a file (net/http sends it with sendfile), and reads each answer to its end.
+func streamTurn(client *http.Client, s spec) (loadgen.Result, error) {
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	var r loadgen.Result
+	for range streams {
+		f, err := os.Open(s.BodyFile)
+		if err != nil {
+			return r, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return r, err
+		}
+		req, err := http.NewRequest(http.MethodPost, "http://"+s.Addr+s.URI, f)
+		if err != nil {
+			f.Close()
+			return r, err
+		}
+		req.ContentLength = st.Size()
+		resp, err := client.Do(req)
+		if err != nil {
+			f.Close()
+			return r, err
+		}
+		// The answer streams while the body is still being sent: the file stays open until
+		// the answer's end.
+		_, err = io.CopyBuffer(sink{}, resp.Body, buf)
+		resp.Body.Close()
+		f.Close()
+		if err != nil {
+			return r, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return r, fmt.Errorf("stream: status %d", resp.StatusCode)
+		}
+		r.Requests++
+	}
+	r.Elapsed = time.Since(start)
+	return r, nil
+}
+
+// sink discards like io.Discard, without its ReaderFrom (which reads 8 KiB at a time).
+type sink struct{}
+
+func (sink) Write(p []byte) (int, error) { return len(p), nil }
+
 // requests are the requests of a kind of turn: "echo" (the bare route), "known" and "new"
 // (POST /identity with one of 100 known emails, or a new one), "public-new" (POST
-// /public_identity with a new email) and "list" (GET ListURI).
+// /public_identity with a new email), "get" (GET URI) and "post" (POST URI with the bytes of
+// BodyFile).
 func requests(s spec) (loadgen.Request, error) {
 	postEmail := func(path string, email func(i int64) string) loadgen.Request {
 		return func(i int64, req *fasthttp.Request) {
@@ -163,8 +230,19 @@ func requests(s spec) (loadgen.Request, error) {
 		return postEmail("/identity", func(i int64) string { return fmt.Sprintf("n%d-%d@example.com", s.Run, i) }), nil
 	case "public-new":
 		return postEmail("/public_identity", func(i int64) string { return fmt.Sprintf("p%d-%d@example.com", s.Run, i) }), nil
-	case "list":
-		return func(_ int64, req *fasthttp.Request) { req.SetRequestURI(s.ListURI) }, nil
+	case "get":
+		return func(_ int64, req *fasthttp.Request) { req.SetRequestURI(s.URI) }, nil
+	case "post":
+		body, err := os.ReadFile(s.BodyFile)
+		if err != nil {
+			return nil, err
+		}
+		return func(_ int64, req *fasthttp.Request) {
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURI(s.URI)
+			req.Header.SetContentType("application/octet-stream")
+			req.SetBody(body)
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown kind of turn %q", s.Kind)
 }

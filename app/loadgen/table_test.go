@@ -1,13 +1,22 @@
 package loadgen_test
 
 import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,47 +26,105 @@ import (
 	"idvault/app/apps"
 	"idvault/app/apptest"
 	"idvault/app/config"
+	"idvault/app/exitserver"
+	"idvault/app/exitserver/exitfake"
 	"idvault/app/fakeauth"
+	"idvault/app/identity"
 	"idvault/app/idserver"
-	"idvault/app/loadgen"
 	"idvault/app/logging"
 	"idvault/app/server"
+	"idvault/exit/encryption"
+	"idvault/store"
 )
 
-// clients is the number of concurrent keep-alive clients of every row (as wrk -c 32).
+// clients is the number of concurrent keep-alive clients of the load rows (as wrk -c 32).
 const clients = 32
 
-// row is one line of the table: a route driven by 32 clients, with its goal.
-type row struct {
-	name string
-	kind string // which requests (see requests)
-	// goal is met when the rate >= goalRate, or when rate/bare >= goalRatio, in some round.
-	goalRate, goalRatio float64
-	goalText            string
-	rounds              []measure
-}
-
-// measure is one round of a row: its rate and the bare route's rate in the slices interleaved
-// with it.
-type measure struct{ rate, bare, perCommit, commitMS, cpu, bareCPU, clientCPU float64 }
-
-func (m measure) ratio() float64 { return m.rate / m.bare }
-
-// slice is how long the route and the bare route take turns: short turns make both see the same
+// slice is how long a row and its baseline take turns: short turns make both see the same
 // machine (other work on a shared machine changes from one second to the next).
 const slice = 500 * time.Millisecond
 
-// BenchmarkHTTPLoad drives the real server (the same server.New, handlers, store on disk and
-// request log as `idvault serve`) over loopback with 32 concurrent keep-alive clients, beside a
-// bare fiber route that echoes JSON, in rounds that measure every row one after the other, and
-// prints the table the README quotes. Each row runs for IDVAULT_LOAD_SECONDS (default 3) per
-// round, over IDVAULT_LOAD_ROUNDS rounds (default 2); IDVAULT_LOAD_ONLY=<part of a row's name>
-// keeps that row and the baseline (for a profile). Run alone: make bench-http.
+// rate is a count over a time: requests, streams or crypto operations.
+type rate struct {
+	n       int64
+	elapsed time.Duration
+}
+
+func (r *rate) add(n int64, d time.Duration) { r.n += n; r.elapsed += d }
+
+func (r rate) perSecond() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.n) / r.elapsed.Seconds()
+}
+
+// row is one line of the table: a figure measured in turns with its baseline.
+type row struct {
+	key              string // IDVAULT_LOAD_ONLY names rows by it
+	figure, baseline string
+	goal             float64 // ratio to the baseline
+	route            func() (n int64, d time.Duration)
+	// echo and crypto are the baseline's turns; crypto is nil unless the baseline is the
+	// series bound 1/(1/C + 1/E) of crypto rate C and echo rate E.
+	echo   func() (n int64, d time.Duration)
+	crypto func() (n int64, d time.Duration)
+	unit   string
+
+	routeRate, echoRate, cryptoRate rate
+	cpu                             time.Duration     // the servers' CPU time during the route's turns
+	commits                         store.CommitStats // the group commit's work during the route's turns
+}
+
+// base is the baseline's rate: the echo's, or the series bound with the crypto floor.
+func (r *row) base() float64 {
+	e := r.echoRate.perSecond()
+	if r.crypto == nil {
+		return e
+	}
+	c := r.cryptoRate.perSecond()
+	if c <= 0 || e <= 0 {
+		return 0
+	}
+	return 1 / (1/c + 1/e)
+}
+
+func (r *row) ratio() float64 {
+	if b := r.base(); b > 0 {
+		return r.routeRate.perSecond() / b
+	}
+	return 0
+}
+
+// BenchmarkHTTPLoad prints the README's Performance table: each figure of idvault's hot paths
+// beside its baseline, measured in the same run in alternating turns of 500 ms, with the ratio
+// and its goal. The identity rows drive the real server (server.New with the identity server
+// and fake authentication, the store on disk with fsync, the request log of `idvault serve`
+// writing to a file, served by Server.Serve through netguard's listener as `idvault serve`
+// serves it) with 32 concurrent keep-alive clients over loopback; the exit rows drive
+// the exit server (exitserver.New over the in-memory database, served through netguard as
+// `idvault exit` serves it). Every client runs in a load generator process of its own
+// (process_test.go), so the benchmark's process holds only the servers and the crypto floor.
+//
+// IDVAULT_LOAD_SECONDS (default 3) is each row's time per round, over IDVAULT_LOAD_ROUNDS
+// rounds (default 2); IDVAULT_LOAD_ONLY=<keys, comma-separated> keeps those rows (known, new,
+// public-new, list, stream, decrypt-1k);
+// IDVAULT_LOAD_NO_BARE=1 skips the baselines' turns (for a CPU profile of the routes alone).
+// IDVAULT_BENCH_TABLE=<file> also writes the table to that file (make bench prints it last).
 func BenchmarkHTTPLoad(b *testing.B) {
 	seconds := envInt("IDVAULT_LOAD_SECONDS", 3)
 	rounds := envInt("IDVAULT_LOAD_ROUNDS", 2)
+	date := time.Now().UTC()
+	gen := startGenerator(b)
 
+	// Baselines: a bare fiber route echoing JSON, and a net/http route echoing the body.
 	bare := listen(b, apptest.EchoApp())
+	netEcho := listenHTTP(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Echoing while reading, as the exit server streams: net/http must be told.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		w.Header().Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		_, _ = io.Copy(w, r.Body)
+	}))
 
 	env := apptest.New(b)
 	is := env.CreateApp(b, false).App
@@ -70,13 +137,19 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	}
 	log, logWriter := logging.New(logging.Options{Level: "info", Format: "text"}, logFile)
 	b.Cleanup(func() { _ = logWriter.Close(); _ = logFile.Close() })
-	app := env.Server(func(d *server.Deps) {
-		d.Logger = log
-		d.IdentityServer = idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log)
-		d.FakeAuth = fakeauth.New(env.Apps, env.Dir, config.Default().FakeAuth, env.Prom, log)
+	// Served as `idvault serve` serves it: Server.Serve, behind netguard's listener.
+	srv := server.New(server.Deps{
+		Server: apptest.ServerConfig(), Logger: log, Registry: env.Prom, Checks: map[string]server.Checker{},
+		IdentityServer: idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log),
+		FakeAuth:       fakeauth.New(env.Apps, env.Dir, config.Default().FakeAuth, env.Prom, log),
 	})
-	addr := listen(b, app)
-
+	srvLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = srv.Serve(srvLn) }()
+	b.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
+	addr := srvLn.Addr().String()
 	known := make([]string, 100)
 	for i := range known {
 		known[i] = knownEmail(i)
@@ -87,131 +160,228 @@ func BenchmarkHTTPLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	run := time.Now().UnixNano() // new emails stay new across rounds and runs
 	listURI := "/apps/" + apps.URLID(fa.ID) + "/public_identities?emails=" + strings.Join(known, ",")
 
-	rows := []*row{
-		{name: "POST /identity, known email", kind: "known", goalRatio: 0.5, goalText: ">= 0.5x bare"},
-		{name: "POST /identity, new email (durable)", kind: "new", goalRate: 7000, goalText: ">= 7,000/s"},
-		{name: "POST /public_identity, new email (durable)", kind: "public-new", goalRate: 5000, goalText: ">= 5,000/s"},
-		{name: "fake auth public_identities, 100 known emails", kind: "list", goalRate: 2000, goalText: ">= 2,000/s"},
+	// The exit server, with one user's keys, and its two ciphertexts in files.
+	db := exitfake.New()
+	who, _ := db.AddUser()
+	if _, err := db.Import(b.Context(), []string{who}); err != nil {
+		b.Fatal(err)
 	}
-	gen := startGenerator(b)
+	exitSrv := exitserver.New(db, exitserver.Config{})
+	exitLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = exitSrv.Serve(exitLn) }()
+	b.Cleanup(func() { _ = exitSrv.Shutdown(5 * time.Second) })
+	exitAddr := exitLn.Addr().String()
+	cipherFile := func(name string, v encryption.Version, size int) string {
+		enc, err := db.Encrypt(who, v, bytes.Repeat([]byte{0xa5}, size), encryption.EncryptOptions{ChunkSize: 1 << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), name)
+		if err := os.WriteFile(path, enc, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		return path
+	}
+	stream5M := cipherFile("v11-5MiB", encryption.V11, 5<<20)
+	small := cipherFile("v10-1KiB", encryption.V10, 1<<10)
 
-	if only := os.Getenv("IDVAULT_LOAD_ONLY"); only != "" { // profiling one row
+	run := time.Now().UnixNano() // new emails stay new across rounds and runs
+	var next int64               // request counter across turns, so new emails stay new
+	load := func(s spec) func() (int64, time.Duration) {
+		return func() (int64, time.Duration) {
+			s.From, s.Run = next, run
+			t := gen.drive(b, s)
+			next += t.Requests + t.Errors
+			if t.Errors > 0 {
+				b.Fatalf("%s %s: %d errors, first: %s", s.Kind, s.URI, t.Errors, t.FirstError)
+			}
+			return t.Requests, t.Elapsed
+		}
+	}
+	echo := load(spec{Addr: bare, Kind: "echo"})
+	rows := []*row{
+		{key: "known", figure: "`POST /identity`, known email", baseline: "bare fiber JSON echo route", goal: 0.7, unit: "req/s",
+			route: load(spec{Addr: addr, Kind: "known"}), echo: echo},
+		{key: "new", figure: "`POST /identity`, new email, durable", baseline: "1/(1/C + 1/E), C = Ed25519 key pair + signature on all cores, E = echo", goal: 0.5, unit: "req/s",
+			route: load(spec{Addr: addr, Kind: "new"}), echo: echo, crypto: cryptoTurn(permanentCrypto)},
+		{key: "public-new", figure: "`POST /public_identity`, new email, durable", baseline: "1/(1/C + 1/E), C = Ed25519 + X25519 key pairs on all cores", goal: 0.5, unit: "req/s",
+			route: load(spec{Addr: addr, Kind: "public-new"}), echo: echo, crypto: cryptoTurn(provisionalCrypto)},
+		{key: "list", figure: "fake auth `public_identities`, 100 known emails", baseline: "bare fiber JSON echo route", goal: 0.12, unit: "req/s",
+			route: load(spec{Addr: addr, Kind: "get", URI: listURI}), echo: echo},
+		{key: "stream", figure: fmt.Sprintf("exit: 5 MiB v11 stream, 1 MiB chunks, %d in a row from a Go client", streams), baseline: "net/http route echoing the body", goal: 0.85, unit: "MB/s",
+			route: load(spec{Addr: exitAddr, Kind: "stream", URI: "/v1/decrypt", BodyFile: stream5M}),
+			echo:  load(spec{Addr: netEcho, Kind: "stream", URI: "/echo", BodyFile: stream5M})},
+		{key: "decrypt-1k", figure: "exit: 1 KiB v10 ciphertext, 32 connections", baseline: "net/http route echoing the body", goal: 0.8, unit: "req/s",
+			route: load(spec{Addr: exitAddr, Kind: "post", URI: "/v1/decrypt", BodyFile: small}),
+			echo:  load(spec{Addr: netEcho, Kind: "post", URI: "/echo", BodyFile: small})},
+	}
+	if only := os.Getenv("IDVAULT_LOAD_ONLY"); only != "" { // profiling some rows
+		keys := strings.Split(only, ",")
 		var kept []*row
 		for _, r := range rows {
-			if strings.Contains(r.name, only) {
+			if slices.Contains(keys, r.key) {
 				kept = append(kept, r)
 			}
 		}
+		if len(kept) == 0 {
+			b.Fatalf("IDVAULT_LOAD_ONLY=%s: no such row (known, new, public-new, list, stream, decrypt-1k)", only)
+		}
 		rows = kept
 	}
-	// IDVAULT_LOAD_NO_BARE=1 skips the bare route's turns, so that a CPU profile holds the
-	// route's requests only (the ratios are then not measured).
 	noBare := os.Getenv("IDVAULT_LOAD_NO_BARE") != ""
+	for _, r := range rows { // warm up: connections, caches, the first chunk buffers
+		r.route()
+		if !noBare {
+			r.echo()
+		}
+	}
 	turns := max(1, int(time.Duration(seconds)*time.Second/slice))
-	var next int64 // request counter across the turns of a row, so new emails stay new
-	for round := range rounds {
+	for range rounds {
 		for _, r := range rows {
-			var routeRes, bareRes loadgen.Result
-			before := env.Store.RecordCommits()
-			var cpu, bareCPU, clientCPU time.Duration
-			for range turns {
-				t0 := cpuTime()
-				var br turn
-				if !noBare {
-					br = gen.drive(b, spec{Addr: bare, Kind: "echo"})
+			for i := range turns {
+				// Alternate which goes first, so neither always follows the other.
+				base := func() {
+					if noBare {
+						return
+					}
+					r.echoRate.add(r.echo())
+					if r.crypto != nil {
+						r.cryptoRate.add(r.crypto())
+					}
 				}
-				t1 := cpuTime()
-				res := gen.drive(b, spec{Addr: addr, Kind: r.kind, From: next, Run: run, ListURI: listURI})
-				cpu, bareCPU, clientCPU = cpu+cpuTime()-t1, bareCPU+t1-t0, clientCPU+res.CPU
-				bareRes = add(bareRes, br.Result)
-				next += res.Requests + res.Errors
-				if res.Errors > 0 {
-					b.Fatalf("%s, round %d: %d errors, first: %s", r.name, round+1, res.Errors, res.FirstError)
+				if i%2 == 1 {
+					base()
 				}
-				routeRes = add(routeRes, res.Result)
+				c0, s0 := cpuTime(), env.Store.RecordCommits()
+				r.routeRate.add(r.route())
+				r.cpu += cpuTime() - c0
+				s1 := env.Store.RecordCommits()
+				r.commits.Commits += s1.Commits - s0.Commits
+				r.commits.Writes += s1.Writes - s0.Writes
+				r.commits.Busy += s1.Busy - s0.Busy
+				if i%2 == 0 {
+					base()
+				}
 			}
-			after := env.Store.RecordCommits()
-			m := measure{
-				rate: routeRes.PerSecond(), bare: bareRes.PerSecond(),
-				cpu:       float64(cpu.Microseconds()) / float64(max(routeRes.Requests, 1)),
-				bareCPU:   float64(bareCPU.Microseconds()) / float64(max(bareRes.Requests, 1)),
-				clientCPU: float64(clientCPU.Microseconds()) / float64(max(routeRes.Requests, 1)),
-			}
-			if n := after.Commits - before.Commits; n > 0 {
-				m.perCommit = float64(after.Writes-before.Writes) / float64(n)
-				m.commitMS = float64((after.Busy - before.Busy).Microseconds()) / 1000 / float64(n)
-			}
-			r.rounds = append(r.rounds, m)
 		}
 	}
-	fmt.Print(table(rows, seconds))
+	out := table(rows, date, seconds, rounds)
+	fmt.Print(out)
+	if path := os.Getenv("IDVAULT_BENCH_TABLE"); path != "" {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, r := range rows {
-		b.ReportMetric(bestRatio(r), metricName(r.name))
+		b.ReportMetric(r.ratio(), metricName(r.figure))
 	}
 }
 
-func add(a, b loadgen.Result) loadgen.Result {
-	a.Requests += b.Requests
-	a.Errors += b.Errors
-	a.Elapsed += b.Elapsed
-	if a.FirstError == "" {
-		a.FirstError = b.FirstError
+// permanentCrypto is the cryptography a new permanent identity cannot do without: an Ed25519
+// key pair (its ephemeral signature key) and one signature (the app's delegation signature).
+func permanentCrypto(msg []byte) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
 	}
-	return a
+	_ = ed25519.Sign(priv, msg)
 }
 
-// table renders the rows as Markdown: per round, the route's rate, the bare route's rate in
-// the turns interleaved with it, and their ratio; the goal is met if some round meets it.
-func table(rows []*row, seconds int) string {
+// provisionalCrypto is a new provisional identity's: an Ed25519 key pair and an X25519 key pair
+// (its public key on Edwards25519's table, the fastest way idvault has).
+func provisionalCrypto([]byte) {
+	if _, _, err := ed25519.GenerateKey(rand.Reader); err != nil {
+		panic(err)
+	}
+	var x [32]byte
+	_, _ = rand.Read(x[:])
+	if _, err := identity.X25519Base(x[:]); err != nil {
+		panic(err)
+	}
+}
+
+// cryptoTurn runs op on every core for one slice: the crypto floor C of a creation row.
+func cryptoTurn(op func(msg []byte)) func() (int64, time.Duration) {
+	return func() (int64, time.Duration) {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		deadline := start.Add(slice)
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				msg := make([]byte, 64)
+				for time.Now().Before(deadline) {
+					op(msg)
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		return n.Load(), time.Since(start)
+	}
+}
+
+// table renders the rows as the README's Performance table, with the machine and the date.
+func table(rows []*row, date time.Time, seconds, rounds int) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%d keep-alive clients over loopback from a separate load generator process; each row takes turns of %v with the bare route, %d s each per round; rounds separated by \" / \"; GOMAXPROCS=%d, %d CPUs\n\n",
-		clients, slice, seconds, runtimeProcs(), runtime.NumCPU())
-	sb.WriteString("| route | req/s | bare route req/s (same turns) | x bare route | server CPU µs/request (bare) | server-only ceiling, req/s | load generator CPU µs/request | writes per commit (ms each) | goal | met |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&sb, "\n%s, %d cores (GOMAXPROCS %d), %s, %s UTC; load average %s at the start\n\n",
+		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), date.Format("2006-01-02 15:04"), loadAverage())
+	sb.WriteString("| figure | baseline (same run) | figure, baseline | ratio | goal | ok | server CPU µs per request |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		var rates, bares, ratios, cpus, ceilings, clientCPUs, groups []string
-		met := "no"
-		for _, m := range r.rounds {
-			rates = append(rates, thousands(m.rate))
-			if m.bare > 0 {
-				bares = append(bares, thousands(m.bare))
-				ratios = append(ratios, fmt.Sprintf("%.2f", m.ratio()))
-			} else {
-				bares, ratios = append(bares, "-"), append(ratios, "-")
-			}
-			if m.bare > 0 {
-				cpus = append(cpus, fmt.Sprintf("%.0f (%.0f)", m.cpu, m.bareCPU))
-			} else {
-				cpus = append(cpus, fmt.Sprintf("%.0f", m.cpu))
-			}
-			ceilings = append(ceilings, thousands(float64(runtime.NumCPU())*1e6/max(m.cpu, 1)))
-			clientCPUs = append(clientCPUs, fmt.Sprintf("%.0f", m.clientCPU))
-			groups = append(groups, "-")
-			if m.perCommit > 0 {
-				groups[len(groups)-1] = fmt.Sprintf("%.1f (%.1f)", m.perCommit, m.commitMS)
-			}
-			if (r.goalRate > 0 && m.rate >= r.goalRate) || (r.goalRatio > 0 && m.bare > 0 && m.ratio() >= r.goalRatio) {
-				met = "yes"
-			}
+		scale := 1.0
+		if r.unit == "MB/s" {
+			scale = 5 << 20 / 1e6 // each stream is 5 MiB of clear bytes
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, strings.Join(rates, " / "),
-			strings.Join(bares, " / "), strings.Join(ratios, " / "), strings.Join(cpus, " / "),
-			strings.Join(ceilings, " / "), strings.Join(clientCPUs, " / "),
-			strings.Join(groups, " / "), r.goalText, met)
+		ok := "no"
+		if r.ratio() >= r.goal {
+			ok = "yes"
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s / %s %s | %.3gx | >= %.2gx | %s | %s |\n", r.figure, r.baseline,
+			thousands(r.routeRate.perSecond()*scale), thousands(r.base()*scale), r.unit, r.ratio(), r.goal, ok,
+			thousands(float64(r.cpu.Microseconds())/float64(max(r.routeRate.n, 1))))
 	}
+	fmt.Fprintf(&sb, "\nEach row alternates turns of %v (%d streams for the stream row) with its baseline, %d s per round, %d rounds.", slice, streams, seconds, rounds)
+	for _, r := range rows {
+		if r.crypto != nil {
+			fmt.Fprintf(&sb, " %s: C = %s/s, E = %s/s.", r.figure, thousands(r.cryptoRate.perSecond()), thousands(r.echoRate.perSecond()))
+		}
+		if n := r.commits.Commits; n > 0 {
+			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit.", r.figure,
+				float64(r.commits.Writes)/float64(n), float64(r.commits.Busy.Microseconds())/1000/float64(n))
+		}
+	}
+	sb.WriteString("\n")
 	return sb.String()
 }
 
-func bestRatio(r *row) float64 {
-	best := 0.0
-	for _, m := range r.rounds {
-		if m.bare > 0 {
-			best = max(best, m.ratio())
+// cpuModel is the first "model name" of /proc/cpuinfo, or the architecture where there is none.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.Join(strings.Fields(v), " ")
+			}
 		}
 	}
-	return best
+	return runtime.GOOS + "/" + runtime.GOARCH
+}
+
+// loadAverage is the one-minute load average of /proc/loadavg, "?" where there is none.
+func loadAverage() string {
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			return f[0]
+		}
+	}
+	return "?"
 }
 
 func metricName(name string) string {
@@ -221,7 +391,11 @@ func metricName(name string) string {
 		}
 		return '_'
 	}
-	return strings.Trim(strings.Map(f, strings.ToLower(name)), "_") + "_x_bare"
+	s := strings.Map(f, strings.ToLower(name))
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	return strings.Trim(s, "_") + "_ratio"
 }
 
 // thousands formats v as an integer with comma separators.
@@ -244,6 +418,18 @@ func listen(b *testing.B, app *fiber.App) string {
 	return ln.Addr().String()
 }
 
+// listenHTTP serves h with net/http on 127.0.0.1:0 until the benchmark ends.
+func listenHTTP(b *testing.B, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -252,8 +438,7 @@ func envInt(name string, def int) int {
 }
 
 // cpuTime is the CPU time (user and system) this process has used: the servers only, since
-// the load generator runs in a process of its own. On a shared machine it says what a request
-// costs where req/s says what the scheduler allowed.
+// the load generator runs in a process of its own.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -261,5 +446,3 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
