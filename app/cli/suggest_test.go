@@ -18,7 +18,7 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"verison"}, `idvault: unknown command "verison". Did you mean "version"?`},
 		{[]string{"app", "creat"}, `idvault app: unknown subcommand "creat". Did you mean "create"?`},
 		{[]string{"app", "rotate"}, `idvault app: unknown subcommand "rotate". Did you mean "rotate-token"?`},
-		{[]string{"exit", "gen-dum"}, `unknown subcommand "gen-dum" (gen-dump, load-dump, import, decrypt). Did you mean "gen-dump"?`},
+		{[]string{"exit", "gen-dum"}, `unknown subcommand "gen-dum" (gen-dump, load-dump, import, decrypt, decrypt-records, audit, forget). Did you mean "gen-dump"?`},
 		{[]string{"help", "bakup"}, `idvault: unknown command "bakup". Did you mean "backup"?`},
 		{[]string{"app", "create", "--nme", "x"}, `idvault app create: flag provided but not defined: --nme. Did you mean --name?`},
 		{[]string{"serve", "--lisen", "x"}, `idvault serve: flag provided but not defined: --lisen. Did you mean --listen?`},
