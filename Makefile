@@ -1,6 +1,6 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need (MailDev and jose from npm, PostgreSQL and Chromium from apt)
-# when missing.
+# test, installing what the tests need when missing (`make deps`: MailDev, jose and the OpenAPI tools
+# from npm; PostgreSQL, Chromium, age, systemd and fish from apt).
 
 GO        ?= go
 BIN       ?= ./idvault

@@ -15,7 +15,7 @@ import (
 	"idvault/store"
 )
 
-// The reference app (tanker.md 1.6).
+// The reference app (app/identity/FORMAT.md, "Test vectors").
 const (
 	refID     = "tpoxyNzh0hU9G2i9agMvHyyd+pO6zGCjO9BfhrCLjd4="
 	refSecret = "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ=="

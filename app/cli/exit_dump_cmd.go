@@ -14,9 +14,9 @@ import (
 
 func runGenDump(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit gen-dump", "exit gen-dump --out DIR [flags]\n\n"+
-		"Writes a synthetic exit dump: 1_schema.sql, 2_data.sql, 3_indexes.sql (exit-dump.md), app.json,\n"+
-		"identities.jsonl, manifest.jsonl, SHA256SUMS and data/, every file new with mode 0600 (a name that\n"+
-		"exists, a link included, is refused). The same --seed and flags give byte-identical files. The app\n"+
+		"Writes a synthetic exit dump: 1_schema.sql, 2_data.sql, 3_indexes.sql (exit/dump/FORMAT.md),\n"+
+		"app.json, identities.jsonl, manifest.jsonl, SHA256SUMS and data/, every file new with mode 0600 (a\n"+
+		"name that exists, a link included, is refused). The same --seed and flags give byte-identical files. The app\n"+
 		"secret comes from --app-secret, --app-secret-file or "+appSecretEnv+", else from --seed.")
 	out := fs.String("out", "", "directory to write the dump into (required; none of the names of a dump may exist in it)")
 	users := fs.Int("users", dump.DefaultOptions.Users, "users of the main app")
@@ -130,7 +130,7 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 		"database: a database that already holds the dump's tables is refused, unchanged.\n\n"+
 		"A dump comes from outside: every statement is checked before anything runs, and only those of an\n"+
 		"exit dump are allowed (the CREATE TABLE, COPY ... FROM stdin, ADD PRIMARY KEY and CREATE INDEX of\n"+
-		"exit-dump.md, and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
+		"an exit dump (exit/dump/FORMAT.md), and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
 		"with its file and line, before anything ran.")
 	dsn := fs.String("db", "", "PostgreSQL connection string (postgres://... or key=value; required)")
 	pos, code, ok := p.parse(fs, args)

@@ -12,7 +12,7 @@ import (
 	"idvault/app/identity"
 )
 
-// Reference §4.2, third bullet: private(e1), public([e1, e2]), private(e2).
+// The SDK tests' sequence (app/fakeauth/doc.go): private(e1), public([e1, e2]), private(e2).
 func TestSequencePublicBeforePrivate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -28,7 +28,7 @@ func TestSequencePublicBeforePrivate(t *testing.T) {
 	require.Equal(t, identity.TargetHashedEmail, doc["target"])
 }
 
-// Reference §4.2, fourth bullet: public → P; private → {perm, P}; public → P; PUT; public → perm.
+// The SDK tests' registration sequence (app/fakeauth/doc.go): public → P; private → {perm, P}; public → P; PUT; public → perm.
 func TestSequenceRegistration(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -1,6 +1,8 @@
 // Package identity creates, parses, derives and upgrades Tanker identities,
 // byte-compatible with TankerHQ/identity-go v3.
 //
+// The format is described in app/identity/FORMAT.md.
+//
 // Identities are base64 (standard alphabet, padded) of compact UTF-8 JSON
 // whose keys follow a canonical order (trustchain_id, target, value,
 // delegation_signature, ephemeral_public_signature_key,

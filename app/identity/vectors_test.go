@@ -1,6 +1,6 @@
 package identity
 
-// Test vectors of the reference notes (tanker.md section 1.6), copied byte for
+// Test vectors published by Tanker's identity libraries (app/identity/FORMAT.md), copied byte for
 // byte. They come from identity-js / identity-python / identity-go history and
 // were verified against identity-go's code.
 const (

@@ -19,7 +19,7 @@ const (
 // hashes.
 type Hash [HashSize]byte
 
-// Block is a serialized trustchain entry (reference section 3.1). Payload
+// Block is a serialized trustchain entry (exit/FORMATS.md). Payload
 // holds the raw payload; Action decodes it.
 type Block struct {
 	// Index is written as 0 by clients and ignored when read.
@@ -55,7 +55,7 @@ func Parse(b []byte) (*Block, error) {
 	return blk, nil
 }
 
-// Serialize encodes the block (reference section 3.1).
+// Serialize encodes the block (exit/FORMATS.md).
 func (b *Block) Serialize() []byte {
 	out := make([]byte, 0, 2+HashSize+20+len(b.Payload)+HashSize+SignatureSize)
 	out = AppendVarint(out, serializationVersion)
@@ -69,7 +69,7 @@ func (b *Block) Serialize() []byte {
 }
 
 // Hash returns H_32(varint(nature) || author || payload), the block ID
-// (reference section 3.2).
+// (exit/FORMATS.md).
 func (b *Block) Hash() Hash {
 	h, _ := blake2b.New256(nil)
 	h.Write(AppendVarint(nil, uint64(b.Nature)))

@@ -1,5 +1,5 @@
 // Package block serializes and parses Tanker trustchain blocks of natures 1
-// to 18 (reference tanker.md sections 3.1 to 3.3).
+// to 18 (exit/FORMATS.md, "Blocks").
 //
 // A Block is the framing: serialization version (always 1), index, 32-byte
 // trustchain ID, nature, varint-prefixed payload, author and Ed25519

@@ -2,7 +2,7 @@ package block
 
 import "strconv"
 
-// Nature is the block type (reference tanker.md section 3.3).
+// Nature is the block type (exit/FORMATS.md, "Blocks").
 type Nature uint64
 
 // The natures of trustchain blocks.

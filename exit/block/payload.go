@@ -2,7 +2,7 @@ package block
 
 import "fmt"
 
-// Sizes of the crypto containers found in payloads (reference section 3.4).
+// Sizes of the crypto containers found in payloads (exit/FORMATS.md).
 const (
 	PublicKeySize           = 32
 	SealedKeySize           = 80  // sealed 32-byte key

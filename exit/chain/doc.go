@@ -1,5 +1,5 @@
-// Package chain runs the exit tool's key chain (reference exit-dump.md,
-// "What the data means"; tanker.md section 3.7) over a Source, so that the
+// Package chain runs the exit tool's key chain (exit/FORMATS.md,
+// "The key chain"; the tables of exit/dump/FORMAT.md) over a Source, so that the
 // same logic serves the PostgreSQL implementation (exit/exitdb) and the
 // in-memory one of the tests.
 //
@@ -31,7 +31,7 @@
 // identity and no secret in it; any other error comes from the Source.
 //
 // Block signatures are not verified: decrypting does not need them
-// (tanker.md 3.7), and a reader of the dump trusts the operator's database.
+// (exit/FORMATS.md), and a reader of the dump trusts the operator's database.
 // Legacy user key rotations (device revocation v2) are not followed: the
 // dump's devices table has no revocation rows.
 package chain

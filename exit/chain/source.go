@@ -20,7 +20,7 @@ type Source interface {
 	Keyring
 }
 
-// Dump reads the dump's tables (exit-dump.md) of one app. The import
+// Dump reads the dump's tables (exit/dump/FORMAT.md) of one app. The import
 // lookups take a whole batch at once (one query each for a database) and
 // return the rows found, in any order; rows carry the columns the chain
 // matches them by.

@@ -421,7 +421,7 @@ func (g *gen) writeData() error {
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	fmt.Fprintln(w, "-- idvault exit dump: data (exit-dump.md), one COPY block per table.")
+	fmt.Fprintln(w, "-- idvault exit dump: data (exit/dump/FORMAT.md), one COPY block per table.")
 	for t := range tables {
 		if err := g.tableBufs[t].Flush(); err != nil {
 			return fmt.Errorf("dump: %w", err)

@@ -1,6 +1,6 @@
 package dump
 
-// File names of a dump (exit-dump.md).
+// File names of a dump (exit/dump/FORMAT.md).
 const (
 	SchemaFile     = "1_schema.sql"
 	DataFile       = "2_data.sql"
@@ -47,8 +47,8 @@ var tables = [numTables]table{
 		"tanker_public_signature_key", "tanker_public_encryption_key", "tanker_private_signature_key", "tanker_private_encryption_key"}},
 }
 
-// SchemaSQL is 1_schema.sql, as exit-dump.md fixes it.
-const SchemaSQL = `-- idvault exit dump: schema (exit-dump.md). Runs on PostgreSQL 11 and later.
+// SchemaSQL is 1_schema.sql, as exit/dump/FORMAT.md fixes it.
+const SchemaSQL = `-- idvault exit dump: schema (exit/dump/FORMAT.md). Runs on PostgreSQL 11 and later.
 
 CREATE TABLE trustchains (
     id                   bytea       NOT NULL,
@@ -136,8 +136,8 @@ CREATE TABLE tanker_provisional_keys (
 );
 `
 
-// IndexesSQL is 3_indexes.sql, as exit-dump.md fixes it.
-const IndexesSQL = `-- idvault exit dump: primary keys and indexes (exit-dump.md).
+// IndexesSQL is 3_indexes.sql, as exit/dump/FORMAT.md fixes it.
+const IndexesSQL = `-- idvault exit dump: primary keys and indexes (exit/dump/FORMAT.md).
 
 ALTER TABLE trustchains ADD PRIMARY KEY (id);
 ALTER TABLE users ADD PRIMARY KEY (trustchain_id, user_id);

@@ -11,7 +11,7 @@ import (
 // PROGRAM runs a program on the database host). Load therefore runs only the statement kinds
 // an exit dump holds, checked here on the whole text of each statement:
 //
-//   - CREATE TABLE of one of the nine tables of exit-dump.md, with exactly its columns and
+//   - CREATE TABLE of one of the nine tables of exit/dump/FORMAT.md, with exactly its columns and
 //     types (any order, NULL or NOT NULL, no defaults, no other constraint);
 //   - COPY <table> (<columns>) FROM stdin, known columns, text format;
 //   - ALTER TABLE [ONLY] <table> ADD [CONSTRAINT <name>] PRIMARY KEY (<columns>), and the
@@ -40,7 +40,7 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	msg := "statement refused: " + e.Reason + " (an exit dump holds only the CREATE TABLE, COPY ... FROM stdin, " +
-		"ADD PRIMARY KEY and CREATE INDEX statements of exit-dump.md and pg_dump's session settings)"
+		"ADD PRIMARY KEY and CREATE INDEX statements of exit/dump/FORMAT.md and pg_dump's session settings)"
 	if e.BeforeRun {
 		msg += "; nothing was run"
 	}
@@ -101,7 +101,7 @@ const (
 	typeText        = "text"
 )
 
-// schemaTypes maps table -> column -> type, read from SchemaSQL (exit-dump.md's tables).
+// schemaTypes maps table -> column -> type, read from SchemaSQL (the tables of exit/dump/FORMAT.md).
 var schemaTypes = func() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	p := NewParser(strings.NewReader(SchemaSQL))
@@ -224,7 +224,7 @@ func (c *cursor) table() (string, string) {
 	case !ok:
 		return "", "a table name (or public.name) was expected"
 	case schemaTypes[n] == nil:
-		return "", fmt.Sprintf("table %q is not a table of exit-dump.md", n)
+		return "", fmt.Sprintf("table %q is not a table of an exit dump (exit/dump/FORMAT.md)", n)
 	}
 	return n, ""
 }
@@ -241,7 +241,7 @@ func (c *cursor) columnList(table string) string {
 			return "only column names are allowed in the list of columns"
 		}
 		if _, known := schemaTypes[table][col]; !known {
-			return fmt.Sprintf("column %q is not a column of %s in exit-dump.md", col, table)
+			return fmt.Sprintf("column %q is not a column of %s in an exit dump (exit/dump/FORMAT.md)", col, table)
 		}
 		if slices.Contains(seen, col) {
 			return fmt.Sprintf("column %q is listed twice", col)
@@ -339,13 +339,13 @@ func (c *cursor) createTable() (Statement, string) {
 	for col, typ := range cols {
 		switch w, ok := want[col]; {
 		case !ok:
-			return Statement{}, fmt.Sprintf("CREATE TABLE %s: column %q is not in exit-dump.md", table, col)
+			return Statement{}, fmt.Sprintf("CREATE TABLE %s: column %q is not a column of %s in an exit dump (exit/dump/FORMAT.md)", table, col, table)
 		case w != typ:
-			return Statement{}, fmt.Sprintf("CREATE TABLE %s: column %s is %s, exit-dump.md says %s", table, col, typ, w)
+			return Statement{}, fmt.Sprintf("CREATE TABLE %s: column %s is %s, an exit dump has %s (exit/dump/FORMAT.md)", table, col, typ, w)
 		}
 	}
 	if len(cols) != len(want) {
-		return Statement{}, fmt.Sprintf("CREATE TABLE %s: %d columns, exit-dump.md has %d", table, len(cols), len(want))
+		return Statement{}, fmt.Sprintf("CREATE TABLE %s: %d columns, an exit dump has %d (exit/dump/FORMAT.md)", table, len(cols), len(want))
 	}
 	return Statement{Kind: StmtCreateTable, Table: table}, ""
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // TestDumpLoadsAndEveryRowAgreesWithItsBlock generates a small dump with decoy apps, loads
-// it into a real PostgreSQL and checks it the way a reader of exit-dump.md would.
+// it into a real PostgreSQL and checks it the way a reader of exit/dump/FORMAT.md would.
 func TestDumpLoadsAndEveryRowAgreesWithItsBlock(t *testing.T) {
 	d := dumptest.Shared(t)
 	dir, sum := d.Dir, d.Summary

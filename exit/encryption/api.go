@@ -60,7 +60,7 @@ func NewEncryptWriter(w io.Writer, v Version, key []byte, opts EncryptOptions) (
 }
 
 // EncryptedSize returns the size Encrypt produces for clearSize bytes in
-// format v with opts (reference sections 2.2 and 2.5).
+// format v with opts (exit/FORMATS.md).
 func EncryptedSize(v Version, clearSize uint64, opts EncryptOptions) (uint64, error) {
 	if !v.Supported() {
 		return 0, fmt.Errorf("encrypted size: %w: version %d", ErrUnknownFormat, uint8(v))

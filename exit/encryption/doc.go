@@ -1,5 +1,5 @@
 // Package encryption implements the Tanker resource encryption formats 1 to
-// 11 (reference tanker.md section 2): decryption of every format,
+// 11 (exit/FORMATS.md, "Encryption formats"): decryption of every format,
 // encryption of formats 2 to 11, resource ID extraction and key
 // resolution. It has no database and no network access.
 //

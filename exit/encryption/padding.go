@@ -34,7 +34,7 @@ func (p Padding) String() string {
 	}
 }
 
-// padme returns the PADME size of n (reference section 2.4).
+// padme returns the PADME size of n (exit/FORMATS.md).
 func padme(n uint64) uint64 {
 	if n <= 1 {
 		return 0
@@ -46,7 +46,7 @@ func padme(n uint64) uint64 {
 }
 
 // PaddedFromClearSize returns the padded size of n clear bytes, including
-// the mandatory 0x80 marker (reference section 2.4).
+// the mandatory 0x80 marker (exit/FORMATS.md).
 func PaddedFromClearSize(n uint64, p Padding) uint64 {
 	if p == PaddingAuto {
 		return max(padme(n), 10) + 1

@@ -58,7 +58,7 @@ func (d *ivDeriver) derive(seed []byte, index uint64) []byte {
 }
 
 // DeriveIV returns deriveIV(seed, index) = H_24(seed || uint64_le(index)),
-// the IV of chunk index in the stream formats (reference section 2.1).
+// the IV of chunk index in the stream formats (exit/FORMATS.md).
 func DeriveIV(seed []byte, index uint64) [IVSize]byte {
 	var iv [IVSize]byte
 	copy(iv[:], newIVDeriver().derive(seed, index))

@@ -33,7 +33,7 @@ type ResourceID struct {
 }
 
 // Bytes returns the 16-byte simple ID, or the 33-byte composite form
-// 0x00 || sessionID || seed (reference section 2.6).
+// 0x00 || sessionID || seed (exit/FORMATS.md).
 func (r ResourceID) Bytes() []byte {
 	if !r.Composite {
 		return append([]byte(nil), r.ID[:]...)
@@ -100,7 +100,7 @@ func (m KeyMap) FindKey(id SimpleID) ([]byte, error) {
 	return nil, ErrKeyNotFound
 }
 
-// ResolveKey returns the AEAD key for a resource (reference section 2.3):
+// ResolveKey returns the AEAD key for a resource (exit/FORMATS.md):
 // for a simple ID the key found under it; for a composite ID, first the
 // key found under the session ID, turned into H_32(sessionKey || seed),
 // else the key found under the seed, used as is.

@@ -129,7 +129,7 @@ func TestEncryptWriterPieces(t *testing.T) {
 	}
 }
 
-// Data exactly filling chunks needs the extra final chunk (section 2.5).
+// Data exactly filling chunks needs the extra final chunk (exit/FORMATS.md, "Stream formats 4 and 8").
 func TestStreamExactMultipleOfChunk(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

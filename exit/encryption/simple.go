@@ -5,7 +5,7 @@ import (
 )
 
 // simpleOverhead is the constant overhead of a simple format, not counting
-// padding (reference section 2.2); for streams it is 0.
+// padding (exit/FORMATS.md); for streams it is 0.
 func simpleOverhead(v Version) int {
 	switch v {
 	case V1, V2:

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Size checks of sdk-native test_encryptor.cpp (reference section 2.7).
+// Size checks of sdk-native test_encryptor.cpp (exit/FORMATS.md).
 func TestEncryptedSizeFormulas(t *testing.T) {
 	t.Parallel()
 	const mib = 1 << 20

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// vector is one test vector of reference tanker.md section 2.7. key is the
+// vector is one published test vector of Tanker's SDKs (exit/FORMATS.md). key is the
 // resource key (1 to 8) or the session key (9 to 11).
 type vector struct {
 	name       string

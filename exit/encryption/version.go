@@ -5,7 +5,7 @@ import "strconv"
 // Version is the format version, the first byte of every encrypted buffer.
 type Version uint8
 
-// The supported format versions (reference tanker.md section 2.2).
+// The supported format versions (exit/FORMATS.md).
 const (
 	V1  Version = 1  // simple, IV stored last, no AD; decrypt only
 	V2  Version = 2  // simple, random IV, no AD
@@ -24,7 +24,7 @@ const (
 // stream formats 4, 8 and 11 (1 MiB).
 const DefaultChunkSize = 1 << 20
 
-// Sizes of the cryptographic primitives (reference section 2.1).
+// Sizes of the cryptographic primitives (exit/FORMATS.md, "Primitives").
 const (
 	KeySize   = 32 // symmetric key
 	IDSize    = 16 // simple resource ID, session ID, seed

@@ -103,7 +103,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // AppID returns the app this database serves.
 func (db *DB) AppID() []byte { return bytes.Clone(db.appID) }
 
-// dumpTables are the tables of exit-dump.md.
+// dumpTables are the tables of exit/dump/FORMAT.md.
 var dumpTables = []string{
 	"trustchains", "users", "devices", "user_groups", "user_group_members",
 	"user_group_provisional_members", "key_publishes", "provisional_identity_claims",

@@ -1,5 +1,5 @@
 // Package exitdb is the exit tool's PostgreSQL side: it reads a database
-// restored from an exit dump (reference exit-dump.md), imports private
+// restored from an exit dump (exit/dump/FORMAT.md), imports private
 // identities into the tool's own exit_* tables, and resolves resource keys
 // through exit/chain. It is the only package of exit/ that uses pgx.
 //

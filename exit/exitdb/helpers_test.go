@@ -23,7 +23,7 @@ func newDSN(t testing.TB) string {
 	return pgtest.NewDB(t)
 }
 
-// createDumpSchema creates the tables and indexes of exit-dump.md, as the dump generator
+// createDumpSchema creates the tables and indexes of exit/dump/FORMAT.md, as the dump generator
 // writes them (1_schema.sql and 3_indexes.sql).
 func createDumpSchema(t testing.TB, dsn string) {
 	t.Helper()

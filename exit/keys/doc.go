@@ -1,5 +1,5 @@
 // Package keys implements the key containers of the Tanker key hierarchy
-// (reference tanker.md sections 3.4, 3.5 and 3.7): libsodium-compatible
+// (exit/FORMATS.md, "Sealed keys and the verification key"): libsodium-compatible
 // sealed boxes, sealed symmetric and private keys, two-times sealed keys
 // for provisional identities, the provisional identity claim's sealed key
 // pair, and the verification key with its format-2 encryption under a

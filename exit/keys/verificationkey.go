@@ -12,8 +12,8 @@ import (
 	"idvault/exit/encryption"
 )
 
-// VerificationKey holds the ghost device's private keys (reference section
-// 3.5).
+// VerificationKey holds the ghost device's private keys (exit/FORMATS.md,
+// "Sealed keys and the verification key").
 type VerificationKey struct {
 	PrivateEncryptionKey [KeySize]byte
 	PrivateSignatureKey  [SignaturePrivateSize]byte

@@ -2,7 +2,7 @@
 // chain: a World creates an app, users (ghost and physical devices,
 // verification keys), provisional identities (claimed or not), groups
 // and resources, with the exit/block and exit/keys builders, and records
-// them as rows of the exit dump's tables (exit-dump.md). MemSource serves
+// them as rows of the exit dump's tables (exit/dump/FORMAT.md). MemSource serves
 // those rows and an in-memory keyring as a chain.Source; exit/exitdb's
 // tests insert the same rows into PostgreSQL.
 //

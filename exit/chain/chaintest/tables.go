@@ -1,7 +1,7 @@
 package chaintest
 
 // Dump holds the rows of one app, in the order they were created, with
-// the columns of exit-dump.md (trustchain_id and created_at are implied:
+// the columns of exit/dump/FORMAT.md (trustchain_id and created_at are implied:
 // the app and the position in the slice).
 type Dump struct {
 	AppID        []byte

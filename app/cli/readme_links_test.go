@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The documents a reader of the repository follows: the README and the format descriptions it
+// links to (paths from the repository root).
+var linkedDocs = []string{
+	"README.md",
+	"app/identity/FORMAT.md",
+	"exit/FORMATS.md",
+	"exit/dump/FORMAT.md",
+}
+
+var (
+	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	mdHeading = regexp.MustCompile(`^#{1,6} +(.+?) *$`)
+	slugDrop  = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+)
+
+// headingAnchors returns the anchors GitHub gives the headings of a Markdown text: lower case,
+// punctuation dropped, spaces as hyphens, "-1", "-2"... for repeats. Fenced code is skipped.
+func headingAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	fenced := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		m := mdHeading.FindStringSubmatch(line)
+		if fenced || m == nil {
+			continue
+		}
+		slug := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			anchors[slug+"-"+string(rune('0'+n))] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors
+}
+
+// The README and the format documents stand alone: every relative link names a file of the
+// repository (never outside it), every #anchor a heading of its target, and none of them sends
+// the reader to notes kept outside the repository.
+func TestReadmeLinksStayInTheRepository(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, doc := range linkedDocs {
+		text := read(doc)
+		for _, outside := range []string{"exit-dump.md", "tanker.md", "shared/reference", "../shared"} {
+			require.False(t, strings.Contains(text, outside), "%s refers to notes outside the repository: %s", doc, outside)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			rel := doc
+			if path != "" {
+				rel = filepath.ToSlash(filepath.Join(filepath.Dir(doc), path))
+				require.False(t, rel == ".." || strings.HasPrefix(rel, "../"), "%s links outside the repository: %s", doc, target)
+				_, err := os.Stat(filepath.Join(root, rel))
+				require.NoError(t, err, "%s links to a missing file: %s", doc, target)
+			}
+			if anchor != "" {
+				require.True(t, strings.HasSuffix(rel, ".md"), "%s: an anchor into a file that is not Markdown: %s", doc, target)
+				require.True(t, headingAnchors(read(rel))[anchor], "%s links to a missing heading: %s", doc, target)
+			}
+		}
+	}
+}
