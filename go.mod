@@ -1,4 +1,4 @@
-module idvault
+module github.com/idvault/idvault
 
 go 1.26.8
 

@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"idvault/app/cli"
+	"github.com/idvault/idvault/app/cli"
 )
 
 // defaultConfig is the local-dev profile: the binary runs with no config file at all.

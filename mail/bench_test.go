@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"idvault/mail"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 // BenchmarkSendParallel32 measures sends per second to the in-process SMTP sink from 32

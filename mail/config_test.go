@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail"
+	"github.com/idvault/idvault/mail"
 )
 
 func validConfig() mail.Config {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 // secretCode stands for a verification code: it must never leak into errors or logs.
@@ -24,7 +24,7 @@ func testConfig(srv *mailtest.Server) mail.Config {
 		Port:     srv.Port(),
 		TLS:      mail.TLSNone,
 		From:     "no-reply@idvault.test",
-		FromName: "idvault",
+		FromName: "github.com/idvault/idvault",
 		HELO:     "idvault.test",
 		Timeout:  5 * time.Second,
 		PoolSize: 4,

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 func TestEndToEndMailDev(t *testing.T) {
@@ -19,7 +19,7 @@ func TestEndToEndMailDev(t *testing.T) {
 		Port:     md.SMTPPort,
 		TLS:      mail.TLSNone, // MailDev does not offer STARTTLS
 		From:     "no-reply@idvault.test",
-		FromName: "idvault",
+		FromName: "github.com/idvault/idvault",
 		HELO:     "idvault.test",
 		Timeout:  10 * time.Second,
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 // received is a message as parsed back from what the SMTP server got.
@@ -115,14 +115,14 @@ func TestMessageRendering(t *testing.T) {
 			name:         "text only uses config from_name",
 			msg:          mail.Message{To: "bob@example.org", Subject: "plain", Text: "just text"},
 			wantType:     "text/plain",
-			wantFromName: "idvault",
+			wantFromName: "github.com/idvault/idvault",
 			wantParts:    map[string]string{"text/plain": "just text"},
 		},
 		{
 			name:         "html only",
 			msg:          mail.Message{To: "bob@example.org", ToName: "Bob", Subject: "html", HTML: "<i>hi</i>"},
 			wantType:     "text/html",
-			wantFromName: "idvault",
+			wantFromName: "github.com/idvault/idvault",
 			wantParts:    map[string]string{"text/html": "<i>hi</i>"},
 		},
 		{

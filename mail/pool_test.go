@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 func TestConnectionReuse(t *testing.T) {

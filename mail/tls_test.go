@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 // An SMTP server whose certificate a private CA signed, over STARTTLS and implicit TLS: mail

@@ -10,12 +10,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/server"
-	"idvault/store"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/store"
 )
 
 const token = "admin-token-for-tests-0123456789"

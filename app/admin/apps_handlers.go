@@ -6,7 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // The HTTP handlers of /admin/apps: each decodes the request, calls one service function

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/store"
 )
 
 // Backup: GET /admin/backup streams a consistent copy of the data file (a bbolt file that

@@ -15,10 +15,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apptest"
-	"idvault/app/server"
-	"idvault/store"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/store"
 )
 
 // grow adds n KiB of sealed identity data to the store, in batches of 256 KiB.

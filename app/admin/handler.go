@@ -17,11 +17,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/app/clientip"
-	"idvault/app/config"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/clientip"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/store"
 )
 
 // Backuper makes a verified copy of the data file to stream.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apps"
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
 )
 
 // PATCH changes only the options it names; the change is stored and shows in the app's view.

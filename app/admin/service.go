@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/store"
 )
 
 // The service functions below are the admin API's one implementation. The HTTP handlers

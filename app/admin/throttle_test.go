@@ -10,9 +10,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apptest"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/server"
 )
 
 // throttled is an admin API whose wrong-token throttle runs on a test clock. In-memory

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/store"
 )
 
 // The reference app (app/identity/FORMAT.md, "Test vectors").

@@ -13,9 +13,9 @@ import (
 	"sort"
 	"strings"
 
-	"idvault/app/config"
-	"idvault/app/identity"
-	"idvault/store"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/store"
 )
 
 // Errors the HTTP layer maps.

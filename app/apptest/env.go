@@ -20,11 +20,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/config"
-	"idvault/app/directory"
-	"idvault/app/server"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/store"
 )
 
 // Env is a real store, app registry and directory in t.TempDir().

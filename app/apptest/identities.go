@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // CheckPermanent parses a secret permanent identity with the identity library and requires the

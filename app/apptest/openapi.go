@@ -18,7 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
-	"idvault/app/openapi"
+	"github.com/idvault/idvault/app/openapi"
 )
 
 // The OpenAPI check: every answer an HTTP test receives from idvault (through Do, or over the

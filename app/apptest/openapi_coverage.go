@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 var fiberParam = regexp.MustCompile(`:([a-z_]+)`)

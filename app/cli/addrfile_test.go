@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // A server started with --listen (an address the configuration does not know) is found by

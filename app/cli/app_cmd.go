@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/term"
 
-	"idvault/app/admin"
-	"idvault/app/apps"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
 )
 
 func appCommand() *command {

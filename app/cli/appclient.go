@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/admin"
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/app/config"
-	"idvault/store"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/store"
 )
 
 // appBackend is where app commands go: the data file directly when no server holds it, or the

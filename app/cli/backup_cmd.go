@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"idvault/store"
+	"github.com/idvault/idvault/store"
 )
 
 func backupCommand() *command {

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/admin"
-	"idvault/app/apps"
-	"idvault/app/config"
-	"idvault/app/directory"
-	"idvault/app/fakeauth"
-	"idvault/app/idserver"
-	"idvault/app/server"
-	"idvault/app/verification"
-	"idvault/mail"
-	"idvault/store"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/app/verification"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/store"
 )
 
 // build wires the HTTP application from the configuration: one place where every component is

@@ -10,8 +10,8 @@ import (
 	"flag"
 	"io"
 
-	"idvault/app/config"
-	"idvault/app/exitserver"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/exitserver"
 )
 
 // Env is what the program receives from main.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/cli"
+	"github.com/idvault/idvault/app/cli"
 )
 
 func embedded(t *testing.T) []byte {

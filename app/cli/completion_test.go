@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
-// completionCases: words typed after "idvault" (the last one being completed) and the
+// completionCases: words typed after "github.com/idvault/idvault" (the last one being completed) and the
 // candidates the shell must offer.
 var completionCases = []struct {
 	words []string

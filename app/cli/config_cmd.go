@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 func configCommand() *command {

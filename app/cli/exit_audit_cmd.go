@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 func exitAuditCommand() *command {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 // exitInterrupted is the exit code of a bulk client stopped by Ctrl-C (128 + SIGINT, as shells

@@ -17,10 +17,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
 )
 
 func writeFiles(t *testing.T, dir string, n int) {

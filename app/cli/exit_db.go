@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/config"
-	"idvault/app/exitserver"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // openExitDB opens the restored dump for the exit server: it checks the dump's tables and the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D] [--age-recipient R] [--age-recipients-file F]"

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"idvault/exit/dump"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 func runGenDump(ctx context.Context, p *prog, args []string) int {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 func TestExitHelp(t *testing.T) {

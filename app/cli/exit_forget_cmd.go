@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // runExitForget is `idvault exit forget`: deletes the imported identities and every key

@@ -16,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/exit/dump"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 // `idvault exit forget` with the real binary, server and PostgreSQL: identities imported, a file

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 const exitImportUsage = "exit import [--url URL] [--token T] [--batch N] [--parallel N] [--retry-budget D] FILE"

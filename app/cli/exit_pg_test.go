@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // The real binary end to end: gen-dump, load-dump, the exit server, import, decrypt; and the

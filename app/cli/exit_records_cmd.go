@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 // listFlag is a repeatable string flag (--field A --field B).

@@ -14,13 +14,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/cli"
-	"idvault/app/config"
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/cli"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // runRecords runs the program in-process with stdin.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"idvault/app/config"
-	"idvault/app/exitserver"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/exitserver"
 )
 
 // exitServerSetup declares the exit server's flags; the server runs with them.

@@ -3,7 +3,7 @@ package cli
 import (
 	"time"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 // exitServerFlags are the flags of an exit client command that name the exit server and bound

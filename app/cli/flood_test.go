@@ -16,11 +16,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/cli"
-	"idvault/app/config"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/cli"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
 )
 
 // floodChildEnv names the server a re-run of this test binary starts (TestFloodChild).

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"idvault/app/admin"
-	"idvault/store"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/store"
 )
 
 // The files `idvault init` writes in --dir.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // envFile reads KEY=VALUE lines as systemd's EnvironmentFile= does (comments skipped).

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"idvault/app/netguard"
+	"github.com/idvault/idvault/app/netguard"
 )
 
 // serveUntilDone serves app on ln until ctx is cancelled (then shuts down gracefully, letting

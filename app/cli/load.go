@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/config"
-	"idvault/app/logging"
-	"idvault/store"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/logging"
+	"github.com/idvault/idvault/store"
 )
 
 // configFlags are the flags every command that reads the configuration has.

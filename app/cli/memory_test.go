@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // The key and session ID of the streams of the memory attack, published in the child's database.

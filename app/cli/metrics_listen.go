@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // serveMetrics serves GET /metrics alone on metrics.listen, when set (and metrics.enabled);

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // get fetches url and returns its status and body.

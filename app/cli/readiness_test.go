@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/cli"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/app/cli"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 // A hanging SMTP server delays neither start-up nor /readyz, and /readyz shows a short cause.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 // walkthroughMarker precedes each ```sh block of the README that the walkthrough test runs;
@@ -66,7 +66,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 	md := mailtest.StartMailDev(t)
 	dir := t.TempDir()
-	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "idvault")))
+	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "github.com/idvault/idvault")))
 	listen := "127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
 
 	script := "set -euo pipefail\n" + strings.Join(blocks, "\n")

@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"idvault/app/config"
-	"idvault/store"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/store"
 )
 
 func serveCommand() *command {

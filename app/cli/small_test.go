@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // The text output of app show carries the URL ID the curl examples need.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // Proxies are the trusted proxies: the peers whose X-Forwarded-For is believed.

@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/clientip"
+	"github.com/idvault/idvault/app/clientip"
 )
 
 // In-memory requests (app.Test) come from 0.0.0.0.

@@ -8,7 +8,7 @@ package config
 import (
 	"time"
 
-	"idvault/mail"
+	"github.com/idvault/idvault/mail"
 )
 
 // Config is the whole configuration. The koanf tags are the keys of config.yaml.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/admin"
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // The app pages. Each change calls one admin service function, the same the admin API's HTTP

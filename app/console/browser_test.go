@@ -18,8 +18,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // newBrowser starts headless Chromium (apptest.Browser: Debian's chromium or IDVAULT_CHROMIUM;

@@ -22,7 +22,7 @@ import (
 	"net/netip"
 	"time"
 
-	"idvault/app/admin"
+	"github.com/idvault/idvault/app/admin"
 )
 
 //go:embed templates/*.html

@@ -11,10 +11,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/server"
 )
 
 const adminToken = "console-admin-token-0123456789"

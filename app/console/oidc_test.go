@@ -7,12 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/idserver"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/server"
 )
 
 // The server page says whether clients may call the identity server with ID tokens, from

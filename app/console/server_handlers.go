@@ -10,7 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/openapi"
+	"github.com/idvault/idvault/app/openapi"
 )
 
 type check struct {

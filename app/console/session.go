@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"idvault/app/admin"
+	"github.com/idvault/idvault/app/admin"
 )
 
 // maxSessions bounds the sessions kept in memory; the oldest goes first.

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"idvault/app/admin"
+	"github.com/idvault/idvault/app/admin"
 )
 
 // snippet is a ready-to-run example for a test-mode app, with its real URL and app ID.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/admin"
-	"idvault/app/apptest"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/server"
 )
 
 // newThrottledFixture is a console whose admin token throttle (4 wrong tokens → 15 minutes)

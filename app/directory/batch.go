@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"idvault/app/apps"
-	"idvault/app/identity"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/store"
 )
 
 // PublicIdentities returns the public identity of each email under policy, in the order given.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"idvault/app/apptest"
-	"idvault/app/directory"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/directory"
 )
 
 // BenchmarkPublicIdentities is the directory's share of public_identities with 100 known

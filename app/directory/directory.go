@@ -18,8 +18,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"idvault/app/apps"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/store"
 )
 
 // ErrUnknownUser: no record exists for that email.

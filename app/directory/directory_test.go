@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/directory"
-	"idvault/app/identity"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/store"
 )
 
 func pub(t *testing.T, private string) string {

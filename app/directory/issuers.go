@@ -3,8 +3,8 @@ package directory
 import (
 	"sync"
 
-	"idvault/app/apps"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // issuers caches one identity.Issuer per app, so that the app's secret is checked (its public

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strconv"
 
-	"idvault/app/identity"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // AuditOptions tunes Audit.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 func runAudit(t *testing.T, c *exitclient.Client, in string, opts exitclient.AuditOptions) (exitclient.AuditReport, []exitclient.AuditItem) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient"
 )
 
 // lineError is how every error of a lines file starts: the line it is about.

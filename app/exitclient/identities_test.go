@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
 )
 
 // Bare identity lines (what createIdentity returns), mixed with JSON lines.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
 )
 
 func TestProbe(t *testing.T) {

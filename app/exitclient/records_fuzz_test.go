@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // readAll reads every record of rr.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitserver"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // The audit says which keys the imported identities reach and who holds the others, in the

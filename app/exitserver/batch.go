@@ -9,8 +9,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // Limits of POST /v1/decrypt-batch, fixed rather than configured: a batch is for many small

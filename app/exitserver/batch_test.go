@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // One batch decrypts every format, answers each item in order with its clear bytes or with

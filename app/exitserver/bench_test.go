@@ -16,11 +16,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/crypto/chacha20poly1305"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // The exit server's figures, each beside its baseline measured in the same iteration (so both

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // budget bounds the bytes that request bodies and stream chunk buffers hold at once

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitserver"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // curl, which sends "Expect: 100-continue" for bodies over 1 MiB, decrypts a stream, and

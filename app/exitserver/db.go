@@ -3,8 +3,8 @@ package exitserver
 import (
 	"context"
 
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // DB is what the handlers need from the restored dump and the imported keys. *exitdb.DB (the

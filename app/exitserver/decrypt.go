@@ -16,10 +16,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/app/requestid"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // keyLookupTimeout is the default of Config.KeyLookupTimeout: it starts once the ciphertext's

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // guarded is an exit server served as `idvault exit` serves it (Server.Serve: netguard's

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // perIdentityBytes bounds the JSON size of one identity in an import body (a private identity

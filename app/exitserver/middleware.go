@@ -10,9 +10,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/app/requestid"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // observe runs the chain, renders its error, and logs the request (route pattern, status,

@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
-	"idvault/app/apptest"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/app/openapi"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/app/openapi"
 )
 
 // The exit document and the exit router list the same operations: a route added without its

@@ -10,11 +10,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"idvault/app/apierr"
-	"idvault/app/httpguard"
-	"idvault/app/netguard"
-	"idvault/app/openapi"
-	"idvault/app/requestid"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/httpguard"
+	"github.com/idvault/idvault/app/netguard"
+	"github.com/idvault/idvault/app/openapi"
+	"github.com/idvault/idvault/app/requestid"
 )
 
 // Defaults of Config.

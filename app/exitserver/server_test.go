@@ -17,12 +17,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
-	"idvault/app/apptest"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 const testToken = "s3cret-token-for-tests"

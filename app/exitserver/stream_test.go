@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitserver"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 const chunk = 16 << 10 // encrypted chunk size of the streams below

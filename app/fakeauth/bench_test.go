@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/fakeauth"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/server"
 )
 
 // BenchmarkFakeAuth measures requests per second through a real listener and keep-alive

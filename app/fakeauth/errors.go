@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"idvault/app/apierr"
-	"idvault/app/directory"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/directory"
 )
 
 // shownEmailMax bounds how much of a rejected email an error message repeats.

@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/fakeauth"
-	"idvault/app/identity"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/app/server"
 )
 
 type errorCase struct {

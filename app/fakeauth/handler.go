@@ -9,10 +9,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/app/config"
-	"idvault/app/directory"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/directory"
 )
 
 // DefaultMaxEmails is the list limit of public_identities when the config leaves it at zero.

@@ -11,11 +11,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/fakeauth"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/server"
 )
 
 // fixture is a real server with fake authentication on and one test-mode app.

@@ -6,9 +6,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"idvault/app/address"
-	"idvault/app/apierr"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/address"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // PrivateIdentityResponse is the body of GET private_identity and disposable_private_identity.

@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/identity"
 )
 
 func TestPrivateIdentityIsStableAndValid(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/address"
-	"idvault/app/apierr"
-	"idvault/app/directory"
-	"idvault/app/jsonw"
+	"github.com/idvault/idvault/app/address"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/jsonw"
 )
 
 // PublicIdentityEntry is one element of the public_identities answer.

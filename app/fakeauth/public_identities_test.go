@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // The SDK tests' sequence (app/fakeauth/doc.go): private(e1), public([e1, e2]), private(e2).

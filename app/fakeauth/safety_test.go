@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
 )
 
 func TestConfigRefusesRemoteFakeAuth(t *testing.T) {

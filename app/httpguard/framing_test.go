@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
-	"idvault/app/httpguard"
+	"github.com/idvault/idvault/app/httpguard"
 )
 
 func parse(t testing.TB, headers string) (*fasthttp.RequestHeader, bool) {

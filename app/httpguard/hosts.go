@@ -9,7 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // Hosts refuses requests whose Host header is not one the server answers for, with refuse

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/app/idtoken"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/idtoken"
 )
 
 // tokenEmailKey holds, for a request authenticated by an ID token, the normalised email the

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/idserver"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/server"
 )
 
 // BenchmarkIdentityServer measures requests per second through a real listener and keep-alive

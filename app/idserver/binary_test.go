@@ -16,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
 )
 
 // binaryEnv creates an app with the CLI (server stopped) and returns the environment that

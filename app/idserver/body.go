@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/address"
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/address"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // email returns the normalised email of the request body {"email": "..."}.

@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/idtoken/idtokentest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
 
 // clientPage is a web app's page: it calls the identity server with the signed-in user's ID

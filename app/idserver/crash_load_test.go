@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
 func postPublicIdentity(client *http.Client, base, email string) (string, int, error) {

@@ -11,12 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/app/config"
-	"idvault/app/directory"
-	"idvault/app/idtoken"
-	"idvault/app/requestid"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/idtoken"
+	"github.com/idvault/idvault/app/requestid"
 )
 
 // Handler serves /identity and /public_identity.

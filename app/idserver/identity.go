@@ -5,7 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/jsonw"
+	"github.com/idvault/idvault/app/jsonw"
 )
 
 // IdentityResponse is the user record POST /identity returns.

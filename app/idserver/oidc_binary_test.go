@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/idtoken/idtokentest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
 
 // oidcEnv is binaryEnv with identity_server.oidc on for an issuer on port.

@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/idserver"
-	"idvault/app/idtoken/idtokentest"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/idtoken/idtokentest"
+	"github.com/idvault/idvault/app/server"
 )
 
 const (

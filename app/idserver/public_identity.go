@@ -3,8 +3,8 @@ package idserver
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/directory"
-	"idvault/app/jsonw"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/jsonw"
 )
 
 // PublicIdentityResponse is the body of POST /public_identity.

@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/fakeauth"
-	"idvault/app/idserver"
-	"idvault/app/server"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/server"
 )
 
 // The fake authentication server and the identity server share one record per (app, email):

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // One test per row of the state machine, through HTTP.

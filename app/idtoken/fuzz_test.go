@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"idvault/app/idtoken"
+	"github.com/idvault/idvault/app/idtoken"
 )
 
 // Whatever the bytes, Verify never panics, refuses with a *Refusal of a known kind, and

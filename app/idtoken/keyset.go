@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // maxDocument bounds the discovery document and the key set read from the provider.

@@ -12,7 +12,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // The kinds of refusal. A *Refusal wraps one of them (errors.Is).

@@ -16,10 +16,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/idtoken"
-	"idvault/app/idtoken/idtokentest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/idtoken"
+	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
 
 const aud = "idvault-web-client"

@@ -16,8 +16,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"idvault/app/exitclient"
-	"idvault/app/loadgen"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/loadgen"
 )
 
 // The load generator of BenchmarkHTTPLoad runs in a process of its own (this test binary,

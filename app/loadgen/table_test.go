@@ -23,18 +23,18 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/exitserver"
-	"idvault/app/exitserver/exitfake"
-	"idvault/app/fakeauth"
-	"idvault/app/identity"
-	"idvault/app/idserver"
-	"idvault/app/logging"
-	"idvault/app/server"
-	"idvault/exit/encryption"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/logging"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/store"
 )
 
 // clients is the number of concurrent keep-alive clients of the load rows (as wrk -c 32).

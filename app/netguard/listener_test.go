@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/netguard"
+	"github.com/idvault/idvault/app/netguard"
 )
 
 // failingListener fails its first accepts with EMFILE (a full file table), then accepts.

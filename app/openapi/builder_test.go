@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // The builder both documents are written with (openapi.json from document_test.go, exit.json

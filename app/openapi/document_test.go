@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // openapi.json is written from the description below (go test ./app/openapi -update), so the
@@ -170,7 +170,7 @@ func build() []byte {
 
 	doc := m{
 		"openapi": "3.1.0",
-		"info": m{"title": "idvault", "version": "1",
+		"info": m{"title": "github.com/idvault/idvault", "version": "1",
 			"summary":     "Fake authentication, reference identity server, email verification and admin API",
 			"description": description(),
 			"license":     license},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // exit.json, the document of the exit server (`idvault exit`), is written from the description

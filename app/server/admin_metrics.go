@@ -3,7 +3,7 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"idvault/app/admin"
+	"github.com/idvault/idvault/app/admin"
 )
 
 // registerAdminMetrics exposes the admin token throttle's counts (admin API and console

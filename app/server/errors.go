@@ -5,8 +5,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/app/requestid"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/requestid"
 )
 
 // errorHandler turns any error a handler returns into the interface's JSON error body. Errors

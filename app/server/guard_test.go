@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // serveTCP serves a test server as `idvault serve` does (Server.Serve) on a loopback port.

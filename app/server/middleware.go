@@ -9,9 +9,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/clientip"
-	"idvault/app/logging"
-	"idvault/app/requestid"
+	"github.com/idvault/idvault/app/clientip"
+	"github.com/idvault/idvault/app/logging"
+	"github.com/idvault/idvault/app/requestid"
 )
 
 // observe runs the rest of the chain, renders its error (so the final status is known), then

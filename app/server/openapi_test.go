@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
-	"idvault/app/apptest"
-	"idvault/app/openapi"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/openapi"
 )
 
 // The document and the router list the same operations: a route added without its description

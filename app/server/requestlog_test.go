@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/config"
 )
 
 // The request log names the client as the per-client limits count it: the peer, or, behind a

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/apierr"
-	"idvault/app/openapi"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/openapi"
 )
 
 var errFeatureOff = apierr.FeatureNotEnabled.New()

@@ -17,17 +17,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 
-	"idvault/app/admin"
-	"idvault/app/apierr"
-	"idvault/app/clientip"
-	"idvault/app/config"
-	"idvault/app/console"
-	"idvault/app/fakeauth"
-	"idvault/app/httpguard"
-	"idvault/app/idserver"
-	"idvault/app/netguard"
-	"idvault/app/requestid"
-	"idvault/app/verification"
+	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/clientip"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/console"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/httpguard"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/netguard"
+	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/app/verification"
 )
 
 // Deps are what the HTTP application is built from. A nil feature handler means the feature is
@@ -95,7 +95,7 @@ func New(d Deps) *Server {
 	}
 	app := fiber.New(fiber.Config{
 		ReadBufferSize:        readBuffer,
-		AppName:               "idvault",
+		AppName:               "github.com/idvault/idvault",
 		DisableStartupMessage: true,
 		// Immutable: values from the request (params, query, body) are copied, so handlers may
 		// keep them (in the store, in goroutines) without aliasing fasthttp's buffers.

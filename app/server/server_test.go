@@ -17,8 +17,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
-	"idvault/app/config"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/config"
 )
 
 func newTestServer(t *testing.T, checks map[string]Checker, warnings ...string) (*Server, *bytes.Buffer) {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/mail/mailtest"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/mail/mailtest"
+	"github.com/idvault/idvault/store"
 )
 
 // benchClients is the number of concurrent HTTP clients of every benchmark below.

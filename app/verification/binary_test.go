@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 func postJSON(t *testing.T, url string, body any) (int, map[string]any) {

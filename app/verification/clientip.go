@@ -3,7 +3,7 @@ package verification
 import (
 	"fmt"
 
-	"idvault/app/clientip"
+	"github.com/idvault/idvault/app/clientip"
 )
 
 // proxies are the trusted proxies (config server.trusted_proxies); the per-IP send limit

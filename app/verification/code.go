@@ -3,8 +3,8 @@ package verification
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/address"
-	"idvault/app/apierr"
+	"github.com/idvault/idvault/app/address"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // codeRequest is the body of POST /verification/email/code.

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 
-	"idvault/app/apps"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/store"
 )
 
 // CodeDigits is the length of a verification code.

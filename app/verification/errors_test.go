@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/store"
 )
 
 // TestEveryErrorCodeThroughHTTP reaches each error code of the verification API through HTTP,

@@ -12,11 +12,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/app/config"
-	"idvault/mail"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/store"
 )
 
 // KeepCodes is how many of an address's newest codes stay valid at once.

@@ -17,14 +17,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/app/apptest"
-	"idvault/app/config"
-	"idvault/app/server"
-	"idvault/app/verification"
-	"idvault/mail"
-	"idvault/mail/mailtest"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/app/verification"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
+	"github.com/idvault/idvault/store"
 )
 
 // recorder is a Mailer that keeps every message handed to the real sender, sent or not, so a
@@ -81,7 +81,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *env {
 	}
 	srv := mailtest.Start(t, s.smtp)
 	s.mail.Host, s.mail.Port, s.mail.TLS = srv.Host(), srv.Port(), mail.TLSNone
-	s.mail.From, s.mail.FromName, s.mail.HELO = "idvault@idvault.test", "idvault", "idvault.test"
+	s.mail.From, s.mail.FromName, s.mail.HELO = "idvault@idvault.test", "github.com/idvault/idvault", "idvault.test"
 	if s.mail.Timeout == 0 {
 		s.mail.Timeout = 5 * time.Second
 	}

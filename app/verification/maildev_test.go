@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/server"
-	"idvault/app/verification"
-	"idvault/mail"
-	"idvault/mail/mailtest"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/app/verification"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
+	"github.com/idvault/idvault/store"
 )
 
 // TestEndToEndWithMailDev sends through a real MailDev (npm maildev 2.2.1) and reads the mail back
@@ -25,7 +25,7 @@ func TestEndToEndWithMailDev(t *testing.T) {
 	base := apptest.New(t)
 	sender, err := mail.New(mail.Config{
 		Host: md.SMTPHost, Port: md.SMTPPort, TLS: mail.TLSNone,
-		From: "verify@idvault.test", FromName: "idvault", HELO: "idvault.test", Timeout: 10 * time.Second,
+		From: "verify@idvault.test", FromName: "github.com/idvault/idvault", HELO: "idvault.test", Timeout: 10 * time.Second,
 	}, base.Log)
 	require.NoError(t, err)
 	t.Cleanup(func() { sender.Close() })

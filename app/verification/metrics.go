@@ -3,8 +3,8 @@ package verification
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"idvault/mail"
-	"idvault/store"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/store"
 )
 
 // Verify results, the label of idvault_verification_verifies_total.

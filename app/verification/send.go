@@ -8,11 +8,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/address"
-	"idvault/app/apierr"
-	"idvault/app/apps"
-	"idvault/mail"
-	"idvault/store"
+	"github.com/idvault/idvault/app/address"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/store"
 )
 
 // Limits on the one-line fields of a mail.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/mail"
-	"idvault/mail/mailtest"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailtest"
+	"github.com/idvault/idvault/store"
 )
 
 // TestSMTPFaultsThroughHTTP: whatever the SMTP server does wrong, the send answers

@@ -4,8 +4,8 @@ import (
 	"net/netip"
 	"time"
 
-	"idvault/app/apierr"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/store"
 )
 
 // sendLimits are the configured send throttles for a request from client.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/mail/mailtest"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/mail/mailtest"
+	"github.com/idvault/idvault/store"
 )
 
 func TestSendThrottles(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"idvault/app/address"
-	"idvault/app/apierr"
-	"idvault/store"
+	"github.com/idvault/idvault/app/address"
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/store"
 )
 
 // verifyRequest is the body of POST /verification/email/verify.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apps"
-	"idvault/store"
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/store"
 )
 
 func TestCodeLifecycleThroughHTTP(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/block"
+	"github.com/idvault/idvault/exit/block"
 )
 
 func TestGroupSelfSignatureCoversEveryMemberField(t *testing.T) {

@@ -3,7 +3,7 @@ package chain
 import (
 	"fmt"
 
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // Chain imports identities and resolves keys for one app over a Source.

@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/chain"
-	"idvault/exit/chain/chaintest"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/chain"
+	"github.com/idvault/idvault/exit/chain/chaintest"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // env is a World served by a MemSource, with the chain over it.

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // InvalidIdentityError reports an identity that cannot be imported because

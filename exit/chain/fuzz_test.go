@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"idvault/exit/chain"
-	"idvault/exit/chain/chaintest"
+	"github.com/idvault/idvault/exit/chain"
+	"github.com/idvault/idvault/exit/chain/chaintest"
 )
 
 // FuzzImport feeds arbitrary strings to Import over a small World: it never

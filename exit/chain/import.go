@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"sync"
 
-	"idvault/app/identity"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // Import parses one private identity (permanent or provisional, any Tanker

@@ -1,7 +1,7 @@
 package chain
 
 import (
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // Kind tells a permanent identity from a provisional one.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"idvault/exit/block"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // FindKey returns the key published under id that the imported material

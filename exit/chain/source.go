@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"idvault/exit/block"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // ErrNotFound is returned by a Source when the row asked for does not exist.

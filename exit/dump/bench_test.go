@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 // EnvBenchDump selects the size of BenchmarkGenerateDump: "full" is the target of the issue

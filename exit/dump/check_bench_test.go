@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // BenchmarkLoadCheck measures what checking every statement before running anything costs

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
 )
 
 var tinyOptions = dump.Options{Users: 3, Groups: 1, Resources: 4, Big: 0, Seed: 3, WriteKeys: true}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"idvault/app/identity"
-	"idvault/exit/block"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/block"
 )
 
 // epoch is the creation time of every root block; other rows follow it.

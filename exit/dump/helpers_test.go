@@ -8,10 +8,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 func TestMain(m *testing.M) { dumptest.Main(m) }

@@ -7,9 +7,9 @@ import (
 	"io"
 	"time"
 
-	"idvault/app/identity"
-	"idvault/exit/block"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // Record sizes: what later items need about a user, a provisional identity, a group.

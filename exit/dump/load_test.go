@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // TestSameSeedSameBytes generates the same dump with one and with two workers: every file

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // Options say what Generate makes. Zero counts take the defaults of DefaultOptions.

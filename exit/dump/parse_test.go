@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 type parsed struct {

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"idvault/exit/block"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // KeysFile is the optional list of the keys the generator used (Options.WriteKeys).

@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // pgDumpLines are statements pg_dump writes for a database holding an exit dump (15.x, and

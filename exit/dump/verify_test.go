@@ -13,13 +13,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/block"
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // TestDumpLoadsAndEveryRowAgreesWithItsBlock generates a small dump with decoy apps, loads

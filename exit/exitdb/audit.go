@@ -5,7 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // KeyAudit is what the database says of one 16-byte ID without opening any key: whether a key

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/chain/chaintest"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/chain/chaintest"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // The audit names, for a key no imported identity reaches, every user who holds it: published

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/chain/chaintest"
-	"idvault/exit/exitdb"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/chain/chaintest"
+	"github.com/idvault/idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // importGoal is the goal for identities imported per second.

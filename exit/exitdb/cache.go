@@ -4,7 +4,7 @@ import (
 	"container/list"
 	"sync"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // keyCache is a bounded LRU of resolved keys by 16-byte ID. Only keys are

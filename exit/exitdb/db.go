@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"idvault/exit/block"
-	"idvault/exit/chain"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/chain"
 )
 
 // DefaultKeyCacheSize is the number of resolved keys cached when

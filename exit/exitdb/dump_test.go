@@ -12,12 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // The tests below run on a dump made by the project's generator (with

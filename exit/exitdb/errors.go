@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"idvault/exit/chain"
+	"github.com/idvault/idvault/exit/chain"
 )
 
 // ErrUnavailable reports a database that cannot be reached or went away.

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/chain/chaintest"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/chain/chaintest"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // fixture is a database holding a World's dump (and a decoy app's).

@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // Import, forget, and the keys are gone: every exit_* table the import fills is empty, the

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/chain/chaintest"
-	"idvault/exit/dump"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/chain/chaintest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // newDSN returns the DSN of a fresh, empty database on the test cluster.

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"idvault/exit/chain"
+	"github.com/idvault/idvault/exit/chain"
 )
 
 // ImportResult counts the identities of a batch: newly imported ones, and

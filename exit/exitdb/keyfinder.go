@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // KeyFinder resolves 16-byte IDs to keys through key_publishes and the

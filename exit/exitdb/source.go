@@ -6,9 +6,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"idvault/exit/chain"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/chain"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // source implements chain.Source with one SQL statement per method, each

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/crypto/blake2b"
 	"golang.org/x/crypto/nacl/box"
 
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // EncryptionKeyPairFromSeed derives an X25519 key pair from a 32-byte seed through Ed25519,

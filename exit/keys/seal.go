@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/crypto/nacl/box"
 
-	"idvault/app/identity"
+	"github.com/idvault/idvault/app/identity"
 )
 
 // Sizes of keys and containers.

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/crypto/blake2b"
 
-	"idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // VerificationKey holds the ghost device's private keys (exit/FORMATS.md,

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 func TestNewDBGivesSeparateEmptyDatabases(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // Stop makes the databases unreachable; Start brings them back, data kept, same DSN.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/mail/mailtest"
+	"github.com/idvault/idvault/mail/mailtest"
 )
 
 const body = "Subject: hi\r\n\r\nhello\r\n"

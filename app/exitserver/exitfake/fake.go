@@ -11,9 +11,9 @@ import (
 	"fmt"
 	"sync"
 
-	idhash "idvault/app/identity"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	idhash "github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // DB is the fake. The zero value is not usable: call New.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitclient"
-	"idvault/exit/dump"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 // The audit's advice, followed, works on a gen-dump dump in PostgreSQL: before any import

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/exit/dump"
-	"idvault/exit/encryption"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // benchDump returns a generated dump directory, made once and kept in the temp directory for

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // Stopping PostgreSQL during decrypts gives database_unavailable (503), and once it is back

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/exitclient"
-	"idvault/exit/dump"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 // A generated dump with decoy apps: identities imported through one instance, then every

@@ -17,12 +17,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/app/exitserver"
-	"idvault/exit/dump"
-	"idvault/exit/exitdb"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 const token = "exitpg-test-token-0123456789"

@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/exit/dump"
-	"idvault/exit/encryption"
-	"idvault/exit/exitdb"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
 )
 
 // Records of the records benchmark: recordsTotal records of recordClear clear bytes, formats

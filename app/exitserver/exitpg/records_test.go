@@ -14,10 +14,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/exit/dump"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // The README's pipeline, as written there: a PostgreSQL column of base64 ciphertexts goes out

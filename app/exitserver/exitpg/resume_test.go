@@ -16,9 +16,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/apptest"
-	"idvault/app/exitclient"
-	"idvault/exit/dump"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 // slowProxy forwards loopback connections to target, the answers at about rate bytes/s, so

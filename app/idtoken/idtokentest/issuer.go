@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // JoseVersion is the npm jose release issuer.mjs is written against (.ci/install-oidc).
@@ -55,7 +55,7 @@ func Dir() string {
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "idvault", "oidc")
+	return filepath.Join(cache, "github.com/idvault/idvault", "oidc")
 }
 
 // Issuer is a running provider.

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sync"
 
-	"idvault/exit/block"
-	"idvault/exit/chain"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/chain"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // MemSource serves a Dump's rows and a keyring filled by Store as a

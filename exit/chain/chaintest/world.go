@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/app/identity"
-	"idvault/exit/block"
-	"idvault/exit/encryption"
-	"idvault/exit/keys"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/keys"
 )
 
 // World builds a trustchain of one app.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/block"
+	"github.com/idvault/idvault/exit/block"
 )
 
 // The World's blocks are valid Tanker blocks: they parse, their hashes

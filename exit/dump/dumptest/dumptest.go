@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"idvault/exit/dump"
-	"idvault/exit/pgtest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // Dump is a generated dump and, once Load is called, the database holding it.

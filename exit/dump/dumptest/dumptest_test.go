@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"idvault/exit/dump"
-	"idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/dumptest"
 )
 
 func TestSharedDumpLoads(t *testing.T) {
