@@ -24,7 +24,7 @@ func testConfig(srv *mailtest.Server) mail.Config {
 		Port:     srv.Port(),
 		TLS:      mail.TLSNone,
 		From:     "no-reply@idvault.test",
-		FromName: "github.com/idvault/idvault",
+		FromName: "idvault",
 		HELO:     "idvault.test",
 		Timeout:  5 * time.Second,
 		PoolSize: 4,

@@ -19,7 +19,7 @@ func TestEndToEndMailDev(t *testing.T) {
 		Port:     md.SMTPPort,
 		TLS:      mail.TLSNone, // MailDev does not offer STARTTLS
 		From:     "no-reply@idvault.test",
-		FromName: "github.com/idvault/idvault",
+		FromName: "idvault",
 		HELO:     "idvault.test",
 		Timeout:  10 * time.Second,
 	}

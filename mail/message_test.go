@@ -115,14 +115,14 @@ func TestMessageRendering(t *testing.T) {
 			name:         "text only uses config from_name",
 			msg:          mail.Message{To: "bob@example.org", Subject: "plain", Text: "just text"},
 			wantType:     "text/plain",
-			wantFromName: "github.com/idvault/idvault",
+			wantFromName: "idvault",
 			wantParts:    map[string]string{"text/plain": "just text"},
 		},
 		{
 			name:         "html only",
 			msg:          mail.Message{To: "bob@example.org", ToName: "Bob", Subject: "html", HTML: "<i>hi</i>"},
 			wantType:     "text/html",
-			wantFromName: "github.com/idvault/idvault",
+			wantFromName: "idvault",
 			wantParts:    map[string]string{"text/html": "<i>hi</i>"},
 		},
 		{

@@ -40,7 +40,7 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		buildPath = filepath.Join(dir, "github.com/idvault/idvault")
+		buildPath = filepath.Join(dir, "idvault")
 		cmd := exec.Command("make", "-s", "build", "BIN="+buildPath)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -61,7 +61,7 @@ func completeCommand() *command {
 	}
 }
 
-// completions are the candidates for the last of words (typed after "github.com/idvault/idvault"): subcommand
+// completions are the candidates for the last of words (typed after "idvault"): subcommand
 // names, or flags when it starts with "-"; nothing after a flag that takes a value, so the
 // shell completes a file name.
 func completions(p *prog, words []string) []string {

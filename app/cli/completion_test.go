@@ -12,7 +12,7 @@ import (
 	"github.com/idvault/idvault/app/apptest"
 )
 
-// completionCases: words typed after "github.com/idvault/idvault" (the last one being completed) and the
+// completionCases: words typed after "idvault" (the last one being completed) and the
 // candidates the shell must offer.
 var completionCases = []struct {
 	words []string

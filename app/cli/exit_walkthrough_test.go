@@ -44,7 +44,7 @@ func TestReadmeExitWalkthrough(t *testing.T) {
 	dir := t.TempDir()
 	bin, err := os.ReadFile(apptest.Binary(t))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "github.com/idvault/idvault"), bin, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "idvault"), bin, 0o755))
 	listen := fmt.Sprintf("127.0.0.1:%d", apptest.FreePort(t))
 	// The cluster's directory must be reachable by the postgres OS user when running as root
 	// (t.TempDir's parent is 0700): a directory of its own under the system's temp directory.

@@ -66,7 +66,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 	md := mailtest.StartMailDev(t)
 	dir := t.TempDir()
-	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "github.com/idvault/idvault")))
+	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "idvault")))
 	listen := "127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
 
 	script := "set -euo pipefail\n" + strings.Join(blocks, "\n")

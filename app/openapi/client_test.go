@@ -21,7 +21,7 @@ func openAPITools(t *testing.T) (node, dir string) {
 	if dir == "" {
 		cache, err := os.UserCacheDir()
 		require.NoError(t, err)
-		dir = filepath.Join(cache, "github.com/idvault/idvault", "openapi-tools")
+		dir = filepath.Join(cache, "idvault", "openapi-tools")
 	}
 	node, err := exec.LookPath("node")
 	_, serr := os.Stat(filepath.Join(dir, "node_modules", "openapi-typescript"))

@@ -170,7 +170,7 @@ func build() []byte {
 
 	doc := m{
 		"openapi": "3.1.0",
-		"info": m{"title": "github.com/idvault/idvault", "version": "1",
+		"info": m{"title": "idvault", "version": "1",
 			"summary":     "Fake authentication, reference identity server, email verification and admin API",
 			"description": description(),
 			"license":     license},

@@ -95,7 +95,7 @@ func New(d Deps) *Server {
 	}
 	app := fiber.New(fiber.Config{
 		ReadBufferSize:        readBuffer,
-		AppName:               "github.com/idvault/idvault",
+		AppName:               "idvault",
 		DisableStartupMessage: true,
 		// Immutable: values from the request (params, query, body) are copied, so handlers may
 		// keep them (in the store, in goroutines) without aliasing fasthttp's buffers.

@@ -81,7 +81,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *env {
 	}
 	srv := mailtest.Start(t, s.smtp)
 	s.mail.Host, s.mail.Port, s.mail.TLS = srv.Host(), srv.Port(), mail.TLSNone
-	s.mail.From, s.mail.FromName, s.mail.HELO = "idvault@idvault.test", "github.com/idvault/idvault", "idvault.test"
+	s.mail.From, s.mail.FromName, s.mail.HELO = "idvault@idvault.test", "idvault", "idvault.test"
 	if s.mail.Timeout == 0 {
 		s.mail.Timeout = 5 * time.Second
 	}

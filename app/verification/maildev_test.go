@@ -25,7 +25,7 @@ func TestEndToEndWithMailDev(t *testing.T) {
 	base := apptest.New(t)
 	sender, err := mail.New(mail.Config{
 		Host: md.SMTPHost, Port: md.SMTPPort, TLS: mail.TLSNone,
-		From: "verify@idvault.test", FromName: "github.com/idvault/idvault", HELO: "idvault.test", Timeout: 10 * time.Second,
+		From: "verify@idvault.test", FromName: "idvault", HELO: "idvault.test", Timeout: 10 * time.Second,
 	}, base.Log)
 	require.NoError(t, err)
 	t.Cleanup(func() { sender.Close() })

@@ -9,7 +9,7 @@ import (
 // schemaLock is the pg_advisory_xact_lock key taken while creating the
 // exit_* tables, so that instances starting at once do not race on
 // CREATE TABLE IF NOT EXISTS (which is not safe concurrently).
-const schemaLock = 0x6964766175_6c74 // "github.com/idvault/idvault"
+const schemaLock = 0x6964766175_6c74 // "idvault"
 
 // exitSchema creates the tool's own tables (PostgreSQL 11 compatible).
 // Private keys are stored as is: see the package documentation.

@@ -81,7 +81,7 @@ func MailDevDir() string {
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "github.com/idvault/idvault", "maildev")
+	return filepath.Join(cache, "idvault", "maildev")
 }
 
 // MailDevInstallCommand is the command that installs MailDev where StartMailDev looks.

@@ -55,7 +55,7 @@ func Dir() string {
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "github.com/idvault/idvault", "oidc")
+	return filepath.Join(cache, "idvault", "oidc")
 }
 
 // Issuer is a running provider.
