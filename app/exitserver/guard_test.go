@@ -90,6 +90,24 @@ func TestSlowHeadersAreDropped(t *testing.T) {
 	require.True(t, got == "" || strings.HasPrefix(got, "HTTP/1.1 4"), "answer: %q", got)
 }
 
+// A connection that sends nothing (an HTTP client's spare one) is closed at header_timeout
+// without an answer, which the client would read as an unsolicited response; one that started
+// a request gets its 4xx.
+func TestSpareConnectionsAreClosedSilently(t *testing.T) {
+	t.Parallel()
+	g := newGuarded(t, exitserver.Config{HeaderTimeout: 300 * time.Millisecond})
+	c := g.dial(t)
+	closed, got := closedByServer(c)
+	require.True(t, closed, "a silent connection is closed at header_timeout")
+	require.Empty(t, got, "a connection that sent nothing gets no answer")
+	c = g.dial(t)
+	_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\n")
+	require.NoError(t, err)
+	closed, got = closedByServer(c)
+	require.True(t, closed)
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 4"), "a started request gets its answer: %q", got)
+}
+
 // An upload that stops sending is dropped after body_idle_timeout, and its memory reservation
 // is given back.
 func TestStalledBodyIsDropped(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/requestid"
 	"github.com/idvault/idvault/exit/exitdb"
 )
@@ -54,6 +55,9 @@ func (s *Server) recoverMiddleware() fiber.Handler {
 // errorHandler renders any error as {"error": {"status", "code", "message", "trace_id"}}.
 // Errors that are not *apierr.Error become internal_error; their text only reaches the log.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	if httpguard.DropSpare(c, err) {
+		return nil
+	}
 	e := apierr.FromFiber(err, apierr.PayloadTooLarge)
 	requestid.Ensure(c)
 	if e.Code.Status >= 500 {

@@ -26,6 +26,7 @@ type Conn struct {
 	wroteArm  atomic.Int64 // same for the write deadline
 	readCut   bool         // a deadline in the past was asked for: never refreshed again
 	writeCut  bool
+	readAny   atomic.Bool // a byte has arrived
 }
 
 // Close closes the connection and frees its place under the caps (once).
@@ -90,7 +91,20 @@ func (c *Conn) Read(p []byte) (int, error) {
 			c.mu.Unlock()
 		}
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.readAny.Load() {
+		c.readAny.Store(true)
+	}
+	return n, err
+}
+
+// ReadNothing reports whether nc is a guarded connection on which no byte has arrived yet: a
+// client's spare connection (HTTP clients dial ahead and keep the loser of a race idle), which
+// a header time limit should close without an answer, since the client would read one as an
+// unsolicited response.
+func ReadNothing(nc net.Conn) bool {
+	c, ok := nc.(*Conn)
+	return ok && !c.readAny.Load()
 }
 
 // Write writes, refreshing the write idle deadline the same way.

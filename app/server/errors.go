@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/requestid"
 )
 
@@ -13,6 +14,9 @@ import (
 // that are not *apierr.Error become internal_error; their text goes only to the log.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
+		if httpguard.DropSpare(c, err) {
+			return nil
+		}
 		e := apierr.FromFiber(err, apierr.BodyTooLarge)
 		requestid.Ensure(c)
 		if e.Code.Status >= 500 {

@@ -97,3 +97,19 @@ func TestServeDropsSlowHeaders(t *testing.T) {
 		t.Fatalf("the connection is still open after its headers took 2 s: %q", got)
 	}
 }
+
+// A connection that sends nothing (an HTTP client's spare one) is closed at server.read_timeout
+// without an answer, which the client would read as an unsolicited response; one that started
+// a request gets its 4xx.
+func TestServeClosesSpareConnectionsSilently(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default().Server
+	cfg.ReadTimeout = 300 * time.Millisecond
+	addr := serveTCP(t, cfg)
+	got, closed := rawExchange(t, addr, "")
+	require.True(t, closed, "a silent connection is closed at read_timeout")
+	require.Empty(t, got, "a connection that sent nothing gets no answer")
+	got, closed = rawExchange(t, addr, "GET /healthz HTTP/1.1\r\n")
+	require.True(t, closed)
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 4"), "a started request gets its answer: %q", got)
+}
