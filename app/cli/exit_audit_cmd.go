@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,10 +127,6 @@ func (p *prog) audit(ctx context.Context, c *exitclient.Client, in string, opts 
 	summary := fmt.Sprintf("%d items: %d reachable, %d missing, %d invalid", s.Total, s.Reachable, s.Missing, s.Invalid)
 	if err != nil {
 		pr.Fail()
-		if errors.As(err, new(*exitclient.UsageError)) {
-			fmt.Fprintf(p.stderr, "idvault %s: %s\n", cmd, printable(err.Error()))
-			return exitUsage
-		}
 		if code, stopped := clientStop(p, cmd, err); !stopped {
 			return code
 		}

@@ -15,14 +15,19 @@ import (
 // report it).
 const exitInterrupted = 130
 
-// clientStop handles an error that ended a bulk client (exit decrypt, exit import) before it
-// started any work: a configuration error is one line on stderr and exit 2. stopped is true
+// clientStop handles an error that ended a bulk client (exit decrypt, import, decrypt-records,
+// audit) before it started any work: a configuration or usage error is one line on stderr and
+// exit 2. stopped is true
 // when the run had started (or may have) and the caller reports what it did, then calls
 // finishStopped.
 func clientStop(p *prog, name string, err error) (code int, stopped bool) {
 	var cfg *exitclient.ConfigError
 	if errors.As(err, &cfg) {
 		fmt.Fprintf(p.stderr, "idvault %s: %s\n", name, printable(cfg.Error()))
+		return exitUsage, false
+	}
+	if errors.As(err, new(*exitclient.UsageError)) {
+		fmt.Fprintf(p.stderr, "idvault %s: %s\n", name, printable(err.Error()))
 		return exitUsage, false
 	}
 	return 0, true

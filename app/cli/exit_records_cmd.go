@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -167,10 +166,6 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
 	if err != nil {
 		pr.Fail()
-		if errors.As(err, new(*exitclient.UsageError)) {
-			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
-			return exitUsage
-		}
 		if code, stopped := clientStop(p, cmd, err); !stopped {
 			return code
 		}

@@ -99,7 +99,7 @@ func (e Exit) validate() []error {
 		{"exit.body_idle_timeout", e.BodyIdleTimeout, time.Millisecond, maxTimeout},
 		{"exit.idle_timeout", e.IdleTimeout, time.Millisecond, maxTimeout},
 	})...)
-	maxBody, _ := ParseSize(e.MaxBody)
+	maxBody := e.MaxBodyBytes()
 	if n, err := ParseSize(e.MemoryBudget); err != nil {
 		bad("exit.memory_budget", "want a size such as 256MiB, got %q", e.MemoryBudget)
 	} else if need := max(3*maxBody, MinExitMemoryBudget); n < need {

@@ -233,19 +233,9 @@ func (a *auditor) records(ctx context.Context, path string) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	defer f.Close()
-	var rr recordReader
-	switch a.opts.Format {
-	case FormatCSV:
-		r, err := newCSVReader(f, a.opts.Fields)
-		if err != nil {
-			return err
-		}
-		r.reuse = true
-		rr = r
-	case FormatJSONL:
-		rr = newJSONLReader(f, a.opts.Fields)
-	default:
-		return &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", a.opts.Format)}
+	rr, err := newRecordReader(a.opts.Format, f, a.opts.Fields, nil, true)
+	if err != nil {
+		return err
 	}
 	if _, err := DecodeCiphertext(a.opts.Encoding, nil); err != nil {
 		return &UsageError{err.Error()}

@@ -57,15 +57,11 @@ func (b *RetryBudget) Success() {
 	b.lastGood = time.Now()
 }
 
-// Failure records a failed attempt at the server at url (cause: the transport error or the
-// retryable answer). It returns nil while the request may be retried, and the *UnavailableError
-// that stops the run once no request has succeeded for MaxOutage.
-func (b *RetryBudget) Failure(url string, cause error) error {
-	return b.FailureSince(url, cause, time.Now())
-}
-
-// FailureSince is Failure for an attempt that started at started: an attempt that hung before
-// failing counts its whole wait as outage (though never from before the last success).
+// FailureSince records a failed attempt, started at started, at the server at url (cause: the
+// transport error or the retryable answer). It returns nil while the request may be retried,
+// and the *UnavailableError that stops the run once no request has succeeded for MaxOutage. An
+// attempt that hung before failing counts its whole wait as outage (though never from before
+// the last success).
 func (b *RetryBudget) FailureSince(url string, cause error, started time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

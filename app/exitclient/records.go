@@ -140,6 +140,25 @@ type recBatch struct {
 // to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
 // The error is for the run as a whole: unreadable input, the server unreachable after the
 // retries or refusing the token, out failing; out then holds a part of the records.
+// newRecordReader reads the records of format (csv or jsonl) from in, with the fields named;
+// mem, when set, holds the fields' bytes, and reuseCSV lets a CSV reader reuse its record.
+func newRecordReader(format string, in io.Reader, fields []string, mem *arena, reuseCSV bool) (recordReader, error) {
+	switch format {
+	case FormatCSV:
+		r, err := newCSVReader(in, fields)
+		if err != nil {
+			return nil, err
+		}
+		r.mem, r.reuse = mem, reuseCSV
+		return r, nil
+	case FormatJSONL:
+		r := newJSONLReader(in, fields)
+		r.mem = mem
+		return r, nil
+	}
+	return nil, &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", format)}
+}
+
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
 	var rep RecordsReport
 	if _, err := DecodeCiphertext(opts.Encoding, nil); err != nil {
@@ -148,21 +167,9 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	if _, err := EncodeClear(nil, opts.ClearEncoding, nil); err != nil {
 		return rep, &UsageError{err.Error()}
 	}
-	var rr recordReader
-	switch opts.Format {
-	case FormatCSV:
-		r, err := newCSVReader(in, opts.Fields)
-		if err != nil {
-			return rep, err
-		}
-		r.mem = &arena{}
-		rr = r
-	case FormatJSONL:
-		r := newJSONLReader(in, opts.Fields)
-		r.mem = &arena{}
-		rr = r
-	default:
-		return rep, &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", opts.Format)}
+	rr, err := newRecordReader(opts.Format, in, opts.Fields, &arena{}, false)
+	if err != nil {
+		return rep, err
 	}
 	quote := quoteCSV
 	if opts.Format == FormatJSONL {

@@ -63,7 +63,6 @@ func RefuseBadFraming(app *fiber.App, handleErr fiber.ErrorHandler, refuse func(
 		}
 		c := app.AcquireCtx(fctx)
 		defer app.ReleaseCtx(c)
-		fctx.Response.Header.SetConnectionClose()
 		_ = handleErr(c, refuse(reason))
 		fctx.Response.Header.SetConnectionClose()
 	}

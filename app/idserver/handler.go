@@ -111,14 +111,12 @@ func (h *Handler) app() (apps.App, error) {
 func (h *Handler) request(c *fiber.Ctx, own bool) (apps.App, string, error) {
 	e, err := email(c)
 	if tokenEmail, byToken := c.Locals(tokenEmailKey).(string); byToken {
-		switch {
-		case err == nil && own && e != tokenEmail:
+		if err == nil && own && e != tokenEmail {
 			h.count("forbidden")
 			h.log.Info("id token refused for another email", "request_id", requestid.Of(c))
 			return apps.App{}, "", apierr.Forbidden.New()
-		default:
-			h.count("ok")
 		}
+		h.count("ok")
 	}
 	if err != nil {
 		return apps.App{}, "", err

@@ -70,10 +70,8 @@ type Options struct {
 
 // Verifier checks ID tokens of one provider for one audience.
 type Verifier struct {
-	cfg    config.OIDC
-	keys   *keySet
-	oidc   *oidc.IDTokenVerifier
-	issuer string
+	cfg  config.OIDC
+	oidc *oidc.IDTokenVerifier
 }
 
 // New makes a verifier for cfg (identity_server.oidc, already validated). Nothing is fetched
@@ -119,7 +117,7 @@ func New(cfg config.OIDC, o Options) *Verifier {
 		// minutes on nbf on its own.)
 		Now: func() time.Time { return o.Now().Add(-skew) },
 	})
-	return &Verifier{cfg: cfg, keys: ks, oidc: v, issuer: cfg.Issuer}
+	return &Verifier{cfg: cfg, oidc: v}
 }
 
 func cmp(d, def time.Duration) time.Duration {
@@ -180,7 +178,7 @@ func (v *Verifier) refusal(err error, st *state) *Refusal {
 	if json.Unmarshal(st.payload, &c) != nil {
 		return invalid("the claims are not valid")
 	}
-	if c.Issuer != v.issuer {
+	if c.Issuer != v.cfg.Issuer {
 		return invalid("issued by another issuer")
 	}
 	var one string

@@ -133,7 +133,7 @@ func (l *Listener) admit(c net.Conn) net.Conn {
 		key = ip.String()
 	}
 	l.mu.Lock()
-	refused := ""
+	refused, open := "", l.open
 	switch {
 	case l.open >= l.cfg.MaxConns:
 		refused = "max_connections"
@@ -148,7 +148,7 @@ func (l *Listener) admit(c net.Conn) net.Conn {
 	l.mu.Unlock()
 	if refused != "" {
 		l.refuse(c)
-		l.note(refused, "connection refused: too many open connections", "limit", refused, "open", l.Open())
+		l.note(refused, "connection refused: too many open connections", "limit", refused, "open", open)
 		return nil
 	}
 	gc := &Conn{Conn: c, release: func() { l.release(key) }, born: time.Now()}

@@ -51,7 +51,7 @@ func (s *Server) routes(metrics http.Handler) {
 	// Reference identity server (one app; {"error": "..."} bodies).
 	is := s.deps.IdentityServer
 	simple := apierr.WithStyle(apierr.StyleSimple)
-	if is != nil {
+	if is != nil && len(is.CORSOrigins()) > 0 {
 		app.Use([]string{"/identity", "/public_identity"}, is.CORS) // identity_server.cors_origins: preflights and grants
 	}
 	app.Post("/identity", simple, on(is != nil, is.Authenticate), is.Identity)

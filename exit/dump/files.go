@@ -48,14 +48,16 @@ func existsError(path string, err error) error {
 	return fmt.Errorf("dump: %w", err)
 }
 
-// writeNew writes data to a new file at path (see createNew) and syncs it.
-func writeNew(path string, data []byte) error {
+// writeNew writes data to a new file at path (see createNew), and syncs it when sync is set.
+// The many small ciphertexts under data/ are not synced one by one: a failed run removes
+// data/ whole, and a sync each would make the generator wait on the disk 300,000 times.
+func writeNew(path string, data []byte, sync bool) error {
 	f, err := createNew(path)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

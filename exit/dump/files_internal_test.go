@@ -21,10 +21,10 @@ func TestCreateNewAndPublishNeverFollowLinks(t *testing.T) {
 		require.NoError(t, os.Symlink(target, link))
 		_, err := createNew(link)
 		require.ErrorContains(t, err, "already exists")
-		require.ErrorContains(t, writeNew(link, []byte("secret")), "already exists")
+		require.ErrorContains(t, writeNew(link, []byte("secret"), true), "already exists")
 
 		tmp := filepath.Join(dir, "tmp")
-		require.NoError(t, writeNew(tmp, []byte("secret")))
+		require.NoError(t, writeNew(tmp, []byte("secret"), true))
 		require.ErrorContains(t, publish(tmp, link), "already exists")
 		require.NoError(t, os.Remove(tmp))
 		require.NoError(t, os.Remove(link))
@@ -37,7 +37,7 @@ func TestCreateNewAndPublishNeverFollowLinks(t *testing.T) {
 
 	// Without a link the file is created with mode 0600.
 	p := filepath.Join(dir, "new")
-	require.NoError(t, writeNew(p, []byte("x")))
+	require.NoError(t, writeNew(p, []byte("x"), true))
 	st, err := os.Stat(p)
 	require.NoError(t, err)
 	require.Equal(t, FileMode, st.Mode().Perm())

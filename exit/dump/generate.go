@@ -379,7 +379,7 @@ func (g *gen) finish() error {
 // writeFile writes a small file of the dump: in the temporary directory, then published.
 func (g *gen) writeFile(name string, data []byte) error {
 	tmp := filepath.Join(g.tmp, name)
-	if err := writeNew(tmp, data); err != nil {
+	if err := writeNew(tmp, data, true); err != nil {
 		return err
 	}
 	return g.publish(tmp, name)

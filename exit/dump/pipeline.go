@@ -74,6 +74,7 @@ func runItems(ctx context.Context, workers, n, chunk int, item func(i int, s *si
 			select {
 			case jobs <- job{from, min(from+chunk, n), out}:
 			case <-ctx.Done():
+				out <- result{err: ctx.Err()} // queued, never handed out: its result is the interrupt
 				return
 			}
 		}
@@ -99,14 +100,7 @@ func runItems(ctx context.Context, workers, n, chunk int, item func(i int, s *si
 	defer wg.Wait()
 	done := 0
 	for out := range pending {
-		// A chunk queued in pending may never be handed to a worker (the producer stops
-		// between the two sends when ctx ends): wait for ctx too, or an interrupt hangs here.
-		var r result
-		select {
-		case r = <-out:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		r := <-out
 		if r.err != nil {
 			cancel()
 			return r.err

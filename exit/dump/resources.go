@@ -243,7 +243,7 @@ func pickPadding(v encryption.Version, r *rng) encryption.Padding {
 
 // emit writes a ciphertext file and its manifest (and key) lines.
 func (g *gen) emit(s *sink, name string, ct []byte, format int, rid encryption.ResourceID, clear []byte, creator, expected, kase string, key []byte) error {
-	if err := writeNew(filepath.Join(g.dir, name), ct); err != nil {
+	if err := writeNew(filepath.Join(g.dir, name), ct, false); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(clear)

@@ -30,7 +30,7 @@ func CountImported(ctx context.Context, dsn string) ([]TableRows, error) {
 	defer conn.Close(context.Background())
 	var out []TableRows
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		out, err = countRows(ctx, tx)
+		out, err = countRows(ctx, tx, true)
 		return err
 	})
 	return out, dbError(ctx, "count imported keys", err)
@@ -50,7 +50,7 @@ func Forget(ctx context.Context, dsn string) ([]TableRows, error) {
 	defer conn.Close(context.Background())
 	var out []TableRows
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if out, err = countRows(ctx, tx); err != nil {
+		if out, err = countRows(ctx, tx, false); err != nil {
 			return err
 		}
 		for i, t := range out {
@@ -96,14 +96,15 @@ func OtherSessions(ctx context.Context, dsn string) (int, error) {
 	return n, dbError(ctx, "count other sessions", err)
 }
 
-func countRows(ctx context.Context, tx pgx.Tx) ([]TableRows, error) {
+// countRows lists ImportTables, whether each exists, and with withRows its number of rows.
+func countRows(ctx context.Context, tx pgx.Tx, withRows bool) ([]TableRows, error) {
 	out := make([]TableRows, len(ImportTables))
 	for i, t := range ImportTables {
 		out[i].Table = t
 		if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t).Scan(&out[i].Exists); err != nil {
 			return nil, err
 		}
-		if !out[i].Exists {
+		if !out[i].Exists || !withRows {
 			continue
 		}
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+t).Scan(&out[i].Rows); err != nil {

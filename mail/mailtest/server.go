@@ -88,13 +88,15 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	var tlsConfig *tls.Config
 	if opts.StartTLS || opts.ImplicitTLS {
-		cert, roots, err := selfSignedCert()
-		if err != nil {
-			return nil, err
-		}
-		s.roots = roots
+		var cert tls.Certificate
 		if opts.Certificate != nil {
-			cert, s.roots = *opts.Certificate, nil
+			cert = *opts.Certificate
+		} else {
+			c, roots, err := selfSignedCert()
+			if err != nil {
+				return nil, err
+			}
+			cert, s.roots = c, roots
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
