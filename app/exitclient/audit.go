@@ -332,14 +332,19 @@ func (a *auditor) unknown(ids []encryption.SimpleID, id encryption.SimpleID) []e
 // report counts one item and hands it to opts.Item unless it is reachable.
 func (a *auditor) report(e auditEntry) error {
 	a.sum.Total++
-	item := AuditItem{Source: e.path, Format: e.format}
-	if e.record > 0 {
-		item.Source = strconv.Itoa(e.record) + ":" + e.path
+	// The item's source is named only for an item that is reported (most are reachable).
+	item := func() AuditItem {
+		it := AuditItem{Source: e.path, Format: e.format}
+		if e.record > 0 {
+			it.Source = strconv.Itoa(e.record) + ":" + e.path
+		}
+		return it
 	}
 	if e.reason != "" {
 		a.sum.Invalid++
-		item.Status, item.Reason = AuditInvalid, e.reason
-		return a.emit(item)
+		it := item()
+		it.Status, it.Reason = AuditInvalid, e.reason
+		return a.emit(it)
 	}
 	st := a.cache[e.rid.ID]
 	reachable, holders := st.reachable, st.holders
@@ -353,12 +358,13 @@ func (a *auditor) report(e auditEntry) error {
 		return nil
 	}
 	a.sum.Missing++
-	item.Status, item.ResourceID = AuditMissing, e.rid.String()
+	it := item()
+	it.Status, it.ResourceID = AuditMissing, e.rid.String()
 	for _, h := range holders {
 		a.byUser[h]++
-		item.Holders = append(item.Holders, Holder{UserID: h, User: a.users[h]})
+		it.Holders = append(it.Holders, Holder{UserID: h, User: a.users[h]})
 	}
-	return a.emit(item)
+	return a.emit(it)
 }
 
 func (a *auditor) emit(item AuditItem) error {

@@ -83,10 +83,17 @@ type record struct {
 
 // arena hands out byte slices from shared chunks, so that the many small values of a batch
 // (records, ciphertexts, clear values) cost a few allocations instead of one each. A slice
-// stays valid as long as anything refers to its chunk.
-type arena struct{ chunk []byte }
+// stays valid as long as anything refers to its chunk, or until release.
+type arena struct {
+	chunk []byte
+	used  [][]byte // the chunks handed out since the last detach or release
+}
 
 const arenaChunk = 64 << 10
+
+// chunks recycles arena chunks: a run of decrypt-records writes about a gigabyte through
+// arenas, and fresh chunks would each be zeroed and collected.
+var chunks = sync.Pool{New: func() any { return new([arenaChunk]byte) }}
 
 // alloc returns a slice of n bytes (zero length, capacity n) and keeps it in the arena.
 func (a *arena) alloc(n int) []byte {
@@ -94,7 +101,8 @@ func (a *arena) alloc(n int) []byte {
 		return make([]byte, 0, n)
 	}
 	if cap(a.chunk)-len(a.chunk) < n {
-		a.chunk = make([]byte, 0, arenaChunk)
+		a.chunk = chunks.Get().(*[arenaChunk]byte)[:0]
+		a.used = append(a.used, a.chunk)
 	}
 	s := a.chunk[len(a.chunk) : len(a.chunk) : len(a.chunk)+n]
 	a.chunk = a.chunk[:len(a.chunk)+n]
@@ -103,6 +111,21 @@ func (a *arena) alloc(n int) []byte {
 
 // copy returns a copy of p from the arena.
 func (a *arena) copy(p []byte) []byte { return append(a.alloc(len(p)), p...) }
+
+// detach hands the chunks used so far to the caller (to release once nothing refers to
+// them), and makes the arena start a new chunk.
+func (a *arena) detach() [][]byte {
+	used := a.used
+	a.chunk, a.used = nil, nil
+	return used
+}
+
+// releaseChunks gives chunks back for reuse: nothing may refer to them any more.
+func releaseChunks(used [][]byte) {
+	for _, c := range used {
+		chunks.Put((*[arenaChunk]byte)(c[:arenaChunk]))
+	}
+}
 
 // field is one value to decrypt: raw[start:end] is replaced by repl when it decrypts.
 type field struct {
@@ -129,6 +152,9 @@ type recBatch struct {
 	big   []*field // sent alone to POST /v1/decrypt
 	bytes int
 	mem   arena // ciphertexts (reader) then clear values (worker)
+	// raw holds the chunks of the records' bytes (the reader's arena, detached at the
+	// batch's end); the writer releases them, with mem's, once the batch is written.
+	raw  [][]byte
 	done  chan struct{}
 	err   error
 }
@@ -167,7 +193,8 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	if _, err := EncodeClear(nil, opts.ClearEncoding, nil); err != nil {
 		return rep, &UsageError{err.Error()}
 	}
-	rr, err := newRecordReader(opts.Format, in, opts.Fields, &arena{}, false)
+	rawMem := &arena{}
+	rr, err := newRecordReader(opts.Format, in, opts.Fields, rawMem, false)
 	if err != nil {
 		return rep, err
 	}
@@ -216,6 +243,7 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 			}
 			b.add(rec, opts.Encoding)
 			if len(b.items) >= batchItems || b.bytes >= batchBytes || len(b.recs) >= 4*batchItems || len(b.big) >= 4 {
+				b.raw = rawMem.detach()
 				if !send(b) {
 					return
 				}
@@ -223,6 +251,7 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 			}
 		}
 		if len(b.recs) > 0 {
+			b.raw = rawMem.detach()
 			send(b)
 		}
 	}()
@@ -292,6 +321,7 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 				return abort(fmt.Errorf("write records: %w", err))
 			}
 		}
+		b.release()
 		if opts.Progress != nil {
 			opts.Progress(rep.Records)
 		}
@@ -317,6 +347,14 @@ func report(opts RecordOptions, fe FieldError) error {
 		return fmt.Errorf("write errors: %w", err)
 	}
 	return nil
+}
+
+// release gives the batch's arena chunks back once it is written: its records, ciphertexts and
+// clear values are gone with them.
+func (b *recBatch) release() {
+	releaseChunks(b.raw)
+	releaseChunks(b.mem.detach())
+	b.recs, b.items, b.refs, b.big, b.raw = nil, nil, nil, nil, nil
 }
 
 // add puts rec in the batch with the ciphertexts of its fields; a field whose text does not

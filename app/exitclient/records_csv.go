@@ -30,6 +30,17 @@ type csvReader struct {
 	buf   []byte
 	rec   record
 	spans []csvSpan
+	slab  []record // records handed out by newRecord
+}
+
+// newRecord returns a zero record, from a slab of them: one allocation per 256 records.
+func (c *csvReader) newRecord() *record {
+	if len(c.slab) == 0 {
+		c.slab = make([]record, 256)
+	}
+	rec := &c.slab[0]
+	c.slab = c.slab[1:]
+	return rec
 }
 
 // newCSVReader reads the header and finds the columns named by fields (every column of a
@@ -90,7 +101,8 @@ func (c *csvReader) next() (*record, error) {
 		c.rec = record{raw: raw}
 		rec = &c.rec
 	} else {
-		rec = &record{raw: raw}
+		rec = c.newRecord()
+		rec.raw = raw
 	}
 	rec.fields = rec.inline[:0]
 	body := trimEOL(raw)
@@ -100,11 +112,10 @@ func (c *csvReader) next() (*record, error) {
 	c.num++
 	rec.num = c.num
 	spans, ok := splitCSV(c.spans[:0], body)
-	if c.reuse {
-		c.spans = spans
-	}
+	c.spans = spans // nothing keeps a span past this call
 	switch {
-	case !ok || bytes.Count(raw, []byte{'"'})%2 == 1:
+	// readCSVRecord ends a record on an even count of quotes, but at the input's end.
+	case !ok || !bytes.HasSuffix(raw, []byte{'\n'}) && bytes.Count(raw, []byte{'"'})%2 == 1:
 		rec.bad = "the record is not well-formed CSV (text after a closing quote, or a quote left open)"
 		return rec, nil
 	case len(spans) != c.width:
@@ -223,10 +234,24 @@ func csvValue(body []byte, s csvSpan) []byte {
 	return v
 }
 
+// csvSpecial marks the bytes that make a CSV field need quotes.
+var csvSpecial = [256]bool{',': true, '"': true, '\r': true, '\n': true}
+
+// needsCSVQuotes tells whether v holds a comma, a quote or a line end (one table lookup per
+// byte: this runs on every clear value decrypt-records writes).
+func needsCSVQuotes(v []byte) bool {
+	for _, c := range v {
+		if csvSpecial[c] {
+			return true
+		}
+	}
+	return false
+}
+
 // quoteCSV appends v as a CSV field: quoted when it holds a comma, a quote or a line end, and
 // when it is empty (PostgreSQL's CSV reads an unquoted empty field as NULL, "" as ”).
 func quoteCSV(dst, v []byte) []byte {
-	if len(v) > 0 && !bytes.ContainsAny(v, ",\"\r\n") {
+	if len(v) > 0 && !needsCSVQuotes(v) {
 		return append(dst, v...)
 	}
 	dst = append(dst, '"')

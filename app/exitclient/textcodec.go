@@ -43,16 +43,16 @@ func decodeCiphertextTo(mem *arena, encoding string, text []byte) ([]byte, error
 		if len(text)-len(trimmed) > 2 {
 			return nil, errors.New("the value is not base64: too much padding")
 		}
-		url := bytes.ContainsAny(trimmed, "-_")
-		if url && bytes.ContainsAny(trimmed, "+/") {
-			return nil, errors.New("the value is not base64: it mixes the standard and URL-safe alphabets")
+		// The standard alphabet first: the usual case costs one pass. A value it refuses is
+		// looked at again for the URL-safe alphabet.
+		out := mem.alloc(base64.RawStdEncoding.DecodedLen(len(trimmed)))[:base64.RawStdEncoding.DecodedLen(len(trimmed))]
+		n, err := base64.RawStdEncoding.Decode(out, trimmed)
+		if err != nil && bytes.ContainsAny(trimmed, "-_") {
+			if bytes.ContainsAny(trimmed, "+/") {
+				return nil, errors.New("the value is not base64: it mixes the standard and URL-safe alphabets")
+			}
+			n, err = base64.RawURLEncoding.Decode(out, trimmed)
 		}
-		enc := base64.RawStdEncoding
-		if url {
-			enc = base64.RawURLEncoding
-		}
-		out := mem.alloc(enc.DecodedLen(len(trimmed)))[:enc.DecodedLen(len(trimmed))]
-		n, err := enc.Decode(out, trimmed)
 		if err != nil {
 			return nil, fmt.Errorf("the value is not base64: %s", codecProblem(err))
 		}

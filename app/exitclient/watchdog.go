@@ -36,7 +36,11 @@ type watchdog struct {
 
 func newWatchdog(idle time.Duration, cancel context.CancelFunc) *watchdog {
 	w := &watchdog{idle: idle, cancel: cancel, lastMove: time.Now()}
+	// Under the lock: with a short period the first look may run before AfterFunc returns,
+	// and look reads w.t.
+	w.mu.Lock()
 	w.t = time.AfterFunc(w.period(), w.look)
+	w.mu.Unlock()
 	return w
 }
 
