@@ -155,8 +155,8 @@ type recBatch struct {
 	// raw holds the chunks of the records' bytes (the reader's arena, detached at the
 	// batch's end); the writer releases them, with mem's, once the batch is written.
 	raw  [][]byte
-	done  chan struct{}
-	err   error
+	done chan struct{}
+	err  error
 }
 
 // DecryptRecords reads records from in, decrypts the named fields through the exit server
