@@ -25,7 +25,7 @@ line). --json prints one object: {"summary", "missing_by_user", "items"}, items 
 item that is not reachable. Exit status: 0 when every item is reachable, 1 when some are missing
 or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 		setup: func(c *cmdline) runFunc {
-			server := addExitServerFlags(c)
+			server := addExitServerFlags(c.FlagSet)
 			in := c.String("in", "", "a `DIR` of ciphertext files (read recursively), or a FILE of records")
 			var fields listFlag
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")

@@ -14,12 +14,10 @@ const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DI
 // server stopped answering, 2 a usage or configuration error (nothing written), 130 interrupted.
 func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit decrypt", exitDecryptUsage)
-	url := fs.String("url", "http://127.0.0.1:8000", "base URL of the exit server")
-	token := fs.String("token", "", "bearer token of the exit server (or IDVAULT_EXIT__TOKEN)")
+	server := addExitServerFlags(fs)
 	in := fs.String("in", "", "directory of encrypted files (read recursively)")
 	out := fs.String("out", "", "directory of clear files (same relative paths; created 0700)")
 	jobs := fs.Int("jobs", 4, "files decrypted at once")
-	budget := fs.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops")
 	var ageTo listFlag
 	fs.Var(&ageTo, "age-recipient", "write each output as <name>.age, encrypted with age to this recipient (repeatable): no clear file")
 	ageFile := fs.String("age-recipients-file", "", "age recipients, one per line, as --age-recipient")
@@ -36,13 +34,12 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 		}
 		opts.Seal, opts.Suffix = exitclient.AgeWriter(recipients), exitclient.AgeSuffix
 	}
-	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 || *budget <= 0 {
+	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 || *server.budget <= 0 {
 		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1, a positive --retry-budget), no other argument")
 		fs.Usage()
 		return exitUsage
 	}
-	c := exitclient.New(*url, tokenOrEnv(p, *token))
-	c.Budget = exitclient.NewRetryBudget(*budget)
+	c := server.client(p)
 	pr := newProgress(p.stderr, "decrypting files", 0)
 	opts.Progress = func(done, total int, _ int64) {
 		pr.Update("decrypting files", int64(done), int64(total))

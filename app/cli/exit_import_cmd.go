@@ -18,11 +18,9 @@ const exitImportUsage = "exit import [--url URL] [--token T] [--batch N] [--para
 // 2 a usage or configuration error, 130 interrupted.
 func runExitImport(ctx context.Context, p *prog, args []string) int {
 	fs := p.newFlags("exit import", exitImportUsage)
-	url := fs.String("url", "http://127.0.0.1:8000", "base URL of the exit server")
-	token := fs.String("token", "", "bearer token of the exit server (or IDVAULT_EXIT__TOKEN)")
+	server := addExitServerFlags(fs)
 	batch := fs.Int("batch", 500, "identities per request (at most the server's exit.batch_limit)")
 	parallel := fs.Int("parallel", 2, "batches in flight at once")
-	budget := fs.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
@@ -32,7 +30,7 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if *batch < 1 || *parallel < 1 || *budget <= 0 {
+	if *batch < 1 || *parallel < 1 || *server.budget <= 0 {
 		fmt.Fprintln(p.stderr, "idvault exit import: --batch and --parallel must be at least 1, --retry-budget positive")
 		return exitUsage
 	}
@@ -52,8 +50,7 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		}
 		return exitFail
 	}
-	c := exitclient.New(*url, tokenOrEnv(p, *token))
-	c.Budget = exitclient.NewRetryBudget(*budget)
+	c := server.client(p)
 	start := time.Now()
 	pr := newProgress(p.stderr, "importing identities", int64(len(ids)))
 	sum, err := c.Import(ctx, ids, exitclient.ImportOptions{Batch: *batch, Parallel: *parallel, Progress: func(done, total int) {

@@ -33,7 +33,7 @@ a file output is written under a temporary name and renamed once complete. Exit 
 every field decrypted, 1 when some failed (every record is still written) or the run stopped, 2
 for a usage error.`,
 		setup: func(c *cmdline) runFunc {
-			server := addExitServerFlags(c)
+			server := addExitServerFlags(c.FlagSet)
 			in := c.String("in", "", "records to read: a `FILE`, or - for standard input")
 			out := c.String("out", "", "records to write: a `FILE`, or - for standard output")
 			var fields listFlag

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"time"
 
 	"github.com/idvault/idvault/app/exitclient"
@@ -13,12 +14,12 @@ type exitServerFlags struct {
 	budget     *time.Duration
 }
 
-// addExitServerFlags declares --url, --token and --retry-budget on c.
-func addExitServerFlags(c *cmdline) exitServerFlags {
+// addExitServerFlags declares --url, --token and --retry-budget on fs.
+func addExitServerFlags(c *flag.FlagSet) exitServerFlags {
 	return exitServerFlags{
 		url:    c.String("url", "http://127.0.0.1:8000", "base `URL` of the exit server"),
 		token:  c.String("token", "", "bearer `TOKEN` of the exit server (or IDVAULT_EXIT__TOKEN)"),
-		budget: c.Duration("retry-budget", exitclient.DefaultMaxOutage, "how long the run keeps retrying while no request to the server succeeds, then stops (`DURATION`)"),
+		budget: c.Duration("retry-budget", exitclient.DefaultMaxOutage, "for how long (`DURATION`) the run keeps retrying while no request to the server succeeds, then stops"),
 	}
 }
 

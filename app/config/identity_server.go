@@ -91,16 +91,20 @@ func checkIssuer(issuer string) error {
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%q is not an issuer URL such as https://accounts.example.com", issuer)
 	}
-	switch u.Scheme {
-	case "https":
+	switch {
+	case TrustedTransport(u):
 		return nil
-	case "http":
-		if IsLoopback(u.Hostname()) {
-			return nil
-		}
+	case u.Scheme == "http":
 		return fmt.Errorf("%q: http:// is allowed only on a loopback address (127.0.0.1, ::1, localhost); use https://", issuer)
 	}
 	return fmt.Errorf("%q: want an https:// URL", issuer)
+}
+
+// TrustedTransport is the rule for every URL idvault fetches keys from (an OpenID issuer, its
+// jwks_uri, a redirect on the way): https, or http to a loopback address, where the network
+// cannot forge the answer.
+func TrustedTransport(u *url.URL) bool {
+	return u.Scheme == "https" || u.Scheme == "http" && IsLoopback(u.Hostname())
 }
 
 // checkOrigin accepts a browser origin exactly as browsers send it: scheme://host[:port], lower

@@ -303,7 +303,7 @@ func checkKeysURL(raw string) error {
 	switch {
 	case raw == "" || err != nil || u.Host == "":
 		return fmt.Errorf("jwks_uri %q is not a URL", raw)
-	case u.Scheme == "https", u.Scheme == "http" && config.IsLoopback(u.Hostname()):
+	case config.TrustedTransport(u):
 		return nil
 	}
 	return fmt.Errorf("jwks_uri %q: want https:// (http:// only on a loopback address)", raw)
