@@ -121,8 +121,7 @@ const (
 // reach, and reports without decrypting anything: each item that is not reachable goes to
 // opts.Item with its holders, and the report counts them and ranks the holders.
 func (c *Client) Audit(ctx context.Context, in string, opts AuditOptions) (AuditReport, error) {
-	a := &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{},
-		scratch: arena{chunk: make([]byte, 0, 1024)}}
+	a := &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{}}
 	st, err := os.Stat(in)
 	if err != nil {
 		return AuditReport{}, fmt.Errorf("audit: %w", err)
@@ -160,7 +159,6 @@ type auditor struct {
 	users   map[string]string // hashed (base64) -> plain, once the app ID is known
 	byUser  map[string]int64
 	sum     AuditSummary
-	scratch arena
 }
 
 // tree audits every regular file under dir, in lexical order.
@@ -178,7 +176,7 @@ func (a *auditor) tree(ctx context.Context, dir string) error {
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
-		a.header(&e, head)
+		e.fromHeader(head)
 		return a.add(ctx, e)
 	})
 }
@@ -208,8 +206,8 @@ func readHeader(path string) ([]byte, error) {
 	return buf, nil
 }
 
-// header fills e from what identifies a ciphertext.
-func (a *auditor) header(e *auditEntry, data []byte) {
+// fromHeader fills e from what identifies a ciphertext.
+func (e *auditEntry) fromHeader(data []byte) {
 	if len(data) > 0 {
 		e.format = int(data[0])
 	}
@@ -227,6 +225,8 @@ func (a *auditor) header(e *auditEntry, data []byte) {
 }
 
 // records audits the fields of a file of records; empty and null fields are not items.
+// Reading the records and their headers runs beside the audit of their keys: one batch is
+// read while the one before it is audited.
 func (a *auditor) records(ctx context.Context, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -240,19 +240,70 @@ func (a *auditor) records(ctx context.Context, path string) error {
 	if _, err := DecodeCiphertext(a.opts.Encoding, nil); err != nil {
 		return &UsageError{err.Error()}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	full, free := make(chan []auditEntry, 1), make(chan []auditEntry, 2)
+	free <- make([]auditEntry, 0, auditBatch)
+	free <- make([]auditEntry, 0, auditBatch)
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = readAuditRecords(ctx, rr, a.opts.Encoding, full, free)
+	}()
+	var auditErr error
+	for batch := range full {
+		if auditErr == nil {
+			a.pending = batch
+			if auditErr = a.flush(ctx); auditErr != nil {
+				cancel() // the reader stops; what it sent is drained
+			}
+		}
+		free <- batch[:0]
+	}
+	a.pending = nil
+	if auditErr != nil {
+		return auditErr
+	}
+	return readErr
+}
+
+// readAuditRecords reads records into batches of entries (from free, onto full) until the
+// input or ctx ends.
+func readAuditRecords(ctx context.Context, rr recordReader, encoding string, full, free chan []auditEntry) error {
+	scratch := arena{chunk: make([]byte, 0, 1024)}
+	var batch []auditEntry
+	select {
+	case batch = <-free:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	send := func() error {
+		select {
+		case full <- batch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case batch = <-free:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for {
 		rec, err := rr.next()
 		if err == io.EOF {
+			if len(batch) > 0 {
+				return send()
+			}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if rec.bad != "" {
-			if err := a.add(ctx, auditEntry{record: rec.num, reason: rec.bad}); err != nil {
-				return err
-			}
-			continue
+			rec.fields = nil // a record that cannot be read is one invalid item
+			batch = append(batch, auditEntry{record: rec.num, reason: rec.bad})
 		}
 		for _, fl := range rec.fields {
 			e := auditEntry{record: rec.num, path: fl.name}
@@ -262,15 +313,18 @@ func (a *auditor) records(ctx context.Context, path string) error {
 			case fl.null:
 				continue
 			default:
-				a.scratch = arena{chunk: a.scratch.chunk[:0]} // the header is read at once: reuse
-				ct, err := ciphertextHeader(&a.scratch, a.opts.Encoding, fl.text)
+				scratch = arena{chunk: scratch.chunk[:0]} // the header is read at once: reuse
+				ct, err := ciphertextHeader(&scratch, encoding, fl.text)
 				if err != nil {
 					e.reason = err.Error()
 				} else {
-					a.header(&e, ct)
+					e.fromHeader(ct)
 				}
 			}
-			if err := a.add(ctx, e); err != nil {
+			batch = append(batch, e)
+		}
+		if len(batch) >= auditBatch {
+			if err := send(); err != nil {
 				return err
 			}
 		}
