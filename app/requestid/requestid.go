@@ -5,6 +5,7 @@ package requestid
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/google/uuid"
 )
 
@@ -19,8 +20,10 @@ const MaxLen = 64
 // characters must never get through.
 func Middleware() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		id := c.Get(fiber.HeaderXRequestID)
-		if !safe(id) {
+		var id string
+		if given := c.Request().Header.Peek(fiber.HeaderXRequestID); safe(utils.UnsafeString(given)) {
+			id = string(given)
+		} else {
 			id = uuid.NewString()
 		}
 		c.Locals(localsKey, id)
