@@ -13,12 +13,14 @@ import (
 // lookup (slog.Logger looks up the caller's program counter for every line, even when the
 // handler does not print it). A logger made by New writes the line straight into its buffer
 // when the fast format can (no slog.Record, no copy); any other goes through its handler.
-func LogBulk(log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+//
+// now is the line's time (the request log passes the time it measured the request's end at,
+// rather than reading the clock again).
+func LogBulk(log *slog.Logger, now time.Time, level slog.Level, msg string, attrs ...slog.Attr) {
 	h := log.Handler()
 	if !h.Enabled(Bulk, level) {
 		return
 	}
-	now := time.Now()
 	if fl, ok := h.(flushing); ok && fl.fast != nil && level < slog.LevelWarn {
 		if fl.w.writeLine(fl.fast, now, level, msg, attrs) {
 			return

@@ -56,7 +56,7 @@ func TestRequestLineTakesTheFastPath(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var out bytes.Buffer
 		log, w := New(Options{Format: format}, &out)
-		LogBulk(log, slog.LevelInfo, "request", slog.String("method", "POST"), slog.String("route", "/identity"),
+		LogBulk(log, time.Now(), slog.LevelInfo, "request", slog.String("method", "POST"), slog.String("route", "/identity"),
 			slog.Int("status", 200), slog.Float64("duration_ms", 0.25), slog.String("request_id", "0b6a1c52-3a5c-4d0e"), slog.String("ip", "127.0.0.1"))
 		require.NoError(t, w.Close())
 		line := out.String()
