@@ -44,9 +44,7 @@ func (s *Store) Record(appID []byte, email string) (Record, error) {
 //
 // A record read or written before is answered from the record cache (see recordCache).
 func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
-	key := make([]byte, 0, 96)
-	key = append(append(key, appID...), email...)
-	if r, ok := s.cache.private(key); ok {
+	if r, ok := s.cache.private(appID, email); ok {
 		return cachedPrivate(appID, email, r), nil
 	}
 	var r Record
@@ -58,7 +56,7 @@ func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
 		return err
 	})
 	if err == nil {
-		s.cache.fillPrivate(txid, key, r)
+		s.cache.fillPrivate(txid, appID, email, r)
 	}
 	return r, err
 }

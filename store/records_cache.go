@@ -34,7 +34,8 @@ const DefaultRecordCacheBytes = 32 << 20
 // write sees the state before or after it, as without the cache.
 type recordCache struct {
 	mu        sync.RWMutex
-	m         map[string]*cacheEntry
+	apps      map[string]map[string]*cacheEntry // app ID -> email -> entry
+	entries   int
 	bytes     int
 	maxBytes  int
 	lastWrite uint64 // highest transaction ID of a record write or app deletion applied
@@ -68,8 +69,8 @@ type cacheEntry struct {
 // entryOverhead approximates an entry's memory beyond its strings (map slot, struct, headers).
 const entryOverhead = 256
 
-func (e *cacheEntry) measure(key string) {
-	e.size = entryOverhead + len(key) + len(e.pub.PublicPermanent) + len(e.pub.PublicProvisional) +
+func (e *cacheEntry) measure(appID, email string) {
+	e.size = entryOverhead + len(appID) + len(email) + len(e.pub.PublicPermanent) + len(e.pub.PublicProvisional) +
 		len(e.priv.UserID) + len(e.priv.PermanentIdentity) + len(e.priv.ProvisionalIdentity)
 }
 
@@ -77,7 +78,7 @@ func newRecordCache(maxBytes int) *recordCache {
 	if maxBytes == 0 {
 		maxBytes = DefaultRecordCacheBytes
 	}
-	return &recordCache{m: map[string]*cacheEntry{}, maxBytes: maxBytes}
+	return &recordCache{apps: map[string]map[string]*cacheEntry{}, maxBytes: maxBytes}
 }
 
 // off reports a cache switched off (Options.RecordCacheBytes < 0) or closed; c.mu must be held.
@@ -87,18 +88,17 @@ func (c *recordCache) off() bool { return c.maxBytes < 0 }
 func (c *recordCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m, c.bytes, c.maxBytes = map[string]*cacheEntry{}, 0, -1
+	c.apps, c.entries, c.bytes, c.maxBytes = map[string]map[string]*cacheEntry{}, 0, 0, -1
 }
 
 // publics sets out[i] to the cached Public of each email of one app and returns the positions
 // of the emails not cached, under one lock.
 func (c *recordCache) publics(appID []byte, emails []string, out []Public) (missing []int) {
-	key := make([]byte, 0, len(appID)+64)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	m := c.apps[string(appID)]
 	for i, email := range emails {
-		key = append(append(key[:0], appID...), email...)
-		if e := c.m[string(key)]; e != nil && e.hasPub {
+		if e := m[email]; e != nil && e.hasPub {
 			out[i] = e.pub
 		} else {
 			missing = append(missing, i)
@@ -107,10 +107,10 @@ func (c *recordCache) publics(appID []byte, emails []string, out []Public) (miss
 	return missing
 }
 
-// private returns the cached private part of key.
-func (c *recordCache) private(key []byte) (Record, bool) {
+// private returns the cached private part of the record of (appID, email).
+func (c *recordCache) private(appID []byte, email string) (Record, bool) {
 	c.mu.RLock()
-	e := c.m[string(key)]
+	e := c.apps[string(appID)][email]
 	var r Record
 	ok := e != nil && e.hasPriv
 	if ok {
@@ -132,18 +132,18 @@ func (c *recordCache) fillPublics(txid uint64, appID []byte, emails []string, pu
 		if !p.Found {
 			continue
 		}
-		c.put(string(appID)+emails[i], v, func(e *cacheEntry) { e.pub, e.hasPub = p, true })
+		c.put(appID, emails[i], v, func(e *cacheEntry) { e.pub, e.hasPub = p, true })
 	}
 }
 
 // fillPrivate stores a PrivateRecord read in transaction txid.
-func (c *recordCache) fillPrivate(txid uint64, key []byte, r Record) {
+func (c *recordCache) fillPrivate(txid uint64, appID []byte, email string, r Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off() || txid < c.lastWrite {
 		return
 	}
-	c.put(string(key), cacheVersion{txid, readSeq}, func(e *cacheEntry) { e.priv, e.hasPriv = privatePart(r), true })
+	c.put(appID, email, cacheVersion{txid, readSeq}, func(e *cacheEntry) { e.priv, e.hasPriv = privatePart(r), true })
 }
 
 // written applies records stored by a write in transaction txid, r[i] stored with sequence
@@ -156,13 +156,13 @@ func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err err
 	}
 	if err != nil || txid < c.lastWrite {
 		for _, r := range recs {
-			c.drop(string(r.AppID) + r.Email)
+			c.drop(string(r.AppID), r.Email)
 		}
 		return
 	}
 	c.lastWrite = txid
 	for i, r := range recs {
-		c.put(string(r.AppID)+r.Email, cacheVersion{txid, seqs[i]}, func(e *cacheEntry) {
+		c.put(r.AppID, r.Email, cacheVersion{txid, seqs[i]}, func(e *cacheEntry) {
 			e.pub, e.hasPub = publicPart(r), true
 			e.priv, e.hasPriv = privatePart(r), true
 		})
@@ -177,17 +177,22 @@ func (c *recordCache) dropApp(txid uint64, appID []byte) {
 		return
 	}
 	c.lastWrite = max(c.lastWrite, txid)
-	for k := range c.m {
-		if len(k) >= len(appID) && k[:len(appID)] == string(appID) {
-			c.drop(k)
-		}
+	for _, e := range c.apps[string(appID)] {
+		c.entries--
+		c.bytes -= e.size
 	}
+	delete(c.apps, string(appID))
 }
 
-// put sets the entry of key to version v with set applied: merged into an entry of the same
-// version, replacing an older one, never an entry newer than v. c.mu must be held.
-func (c *recordCache) put(key string, v cacheVersion, set func(*cacheEntry)) {
-	e := c.m[key]
+// put sets the entry of (appID, email) to version v with set applied: merged into an entry of
+// the same version, replacing an older one, never an entry newer than v. c.mu must be held.
+func (c *recordCache) put(appID []byte, email string, v cacheVersion, set func(*cacheEntry)) {
+	m := c.apps[string(appID)]
+	if m == nil {
+		m = map[string]*cacheEntry{}
+		c.apps[string(appID)] = m
+	}
+	e := m[email]
 	switch {
 	case e != nil && v.less(e.v):
 		return
@@ -196,35 +201,42 @@ func (c *recordCache) put(key string, v cacheVersion, set func(*cacheEntry)) {
 	default:
 		if e != nil {
 			c.bytes -= e.size
+		} else {
+			c.entries++
 		}
 		e = &cacheEntry{v: v}
-		c.m[key] = e
+		m[email] = e
 	}
 	set(e)
-	e.measure(key)
+	e.measure(string(appID), email)
 	c.bytes += e.size
-	for c.bytes > c.maxBytes && len(c.m) > 1 {
-		for k := range c.m { // map order is random: a random victim
-			if k != key {
-				c.drop(k)
-				break
+	for c.bytes > c.maxBytes && c.entries > 1 {
+		c.evict(string(appID), email)
+	}
+}
+
+// evict drops a random entry other than (keepApp, keepEmail) (map order is random).
+func (c *recordCache) evict(keepApp, keepEmail string) {
+	for app, m := range c.apps {
+		for email := range m {
+			if app != keepApp || email != keepEmail {
+				c.drop(app, email)
+				return
 			}
 		}
 	}
 }
 
-func (c *recordCache) drop(key string) {
-	if e := c.m[key]; e != nil {
+func (c *recordCache) drop(appID, email string) {
+	m := c.apps[appID]
+	if e := m[email]; e != nil {
+		c.entries--
 		c.bytes -= e.size
-		delete(c.m, key)
+		delete(m, email)
+		if len(m) == 0 {
+			delete(c.apps, appID)
+		}
 	}
-}
-
-// len is the number of entries (tests).
-func (c *recordCache) len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.m)
 }
 
 func publicPart(r Record) Public {

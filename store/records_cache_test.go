@@ -80,11 +80,10 @@ func TestCacheKeepsTheNewestState(t *testing.T) {
 	rec := func(registered bool) Record {
 		return Record{AppID: app, Email: "x@y.io", UserID: "u", PermanentIdentity: "perm", PublicPermanent: "pub", Registered: registered}
 	}
-	key := []byte("appx@y.io")
 	registered := func(c *recordCache) bool {
 		out := make([]Public, 1)
 		require.Empty(t, c.publics(app, []string{"x@y.io"}, out))
-		p, ok := c.private(key)
+		p, ok := c.private(app, "x@y.io")
 		require.True(t, ok)
 		require.Equal(t, out[0].Registered, p.Registered)
 		return p.Registered
@@ -93,7 +92,7 @@ func TestCacheKeepsTheNewestState(t *testing.T) {
 	c := newRecordCache(0)
 	c.written(5, []Record{rec(true)}, []uint64{1}, nil)
 	c.fillPublics(4, app, []string{"x@y.io"}, []Public{publicPart(rec(false))})
-	c.fillPrivate(4, key, rec(false))
+	c.fillPrivate(4, app, "x@y.io", rec(false))
 	require.True(t, registered(c), "a read older than the write replaced its state")
 
 	c = newRecordCache(0)
@@ -106,16 +105,16 @@ func TestCacheKeepsTheNewestState(t *testing.T) {
 	c.written(6, []Record{rec(false)}, []uint64{1}, nil) // an older commit applied late
 	out := make([]Public, 1)
 	require.Len(t, c.publics(app, []string{"x@y.io"}, out), 1, "an older commit applied late must drop the entry")
-	c.fillPrivate(7, key, rec(false)) // reads that began before the write of transaction 8
+	c.fillPrivate(7, app, "x@y.io", rec(false)) // reads that began before the write of transaction 8
 	c.fillPublics(7, app, []string{"x@y.io"}, []Public{publicPart(rec(false))})
-	_, ok := c.private(key)
+	_, ok := c.private(app, "x@y.io")
 	require.False(t, ok, "a read older than the last write applied filled the cache")
 	require.Len(t, c.publics(app, []string{"x@y.io"}, out), 1, "a read older than the last write applied filled the cache")
 
 	c = newRecordCache(0)
-	c.fillPrivate(3, key, rec(false))
+	c.fillPrivate(3, app, "x@y.io", rec(false))
 	c.written(9, []Record{{AppID: app, Email: "x@y.io"}}, nil, fmt.Errorf("commit failed"))
-	_, ok = c.private(key)
+	_, ok = c.private(app, "x@y.io")
 	require.False(t, ok, "a failed write must drop the entry")
 }
 
@@ -146,8 +145,8 @@ func TestRecordCacheIsBounded(t *testing.T) {
 	s.cache.mu.RLock()
 	defer s.cache.mu.RUnlock()
 	require.LessOrEqual(t, s.cache.bytes, bound)
-	require.Less(t, len(s.cache.m), 200)
-	require.NotZero(t, len(s.cache.m))
+	require.Less(t, s.cache.entries, 200)
+	require.NotZero(t, s.cache.entries)
 }
 
 // A closed store answers no read from memory.
