@@ -168,7 +168,9 @@ func (s *Store) updateApp(id []byte, change func(*App)) (App, error) {
 
 // DeleteApp removes an app and every identity record, code and counter kept for it.
 func (s *Store) DeleteApp(id []byte) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	var txid uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		txid = uint64(tx.ID())
 		b := tx.Bucket(bucketApps)
 		if b.Get(id) == nil {
 			return ErrNotFound
@@ -183,6 +185,10 @@ func (s *Store) DeleteApp(id []byte) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.cache.dropApp(txid, id)
+	}
+	return err
 }
 
 // deletePrefix removes every key of b that starts with prefix.

@@ -13,4 +13,10 @@
 // which answers no write before the commit that holds it; a lone write commits at once. Admin
 // writes (apps) and the sweeps use their own transaction. Methods never perform network I/O inside
 // a transaction.
+//
+// Reads of identity records (PrivateRecord, Publics) are answered from a bounded in-memory cache
+// when the record was read or written before (records_cache.go): a write shows in every read
+// that starts after it returns, a deleted app's records are dropped with it, and the cache holds
+// at most Options.RecordCacheBytes (DefaultRecordCacheBytes, 32 MiB). It holds private identities
+// in process memory, as a request handling them does; the file and its backups stay sealed.
 package store

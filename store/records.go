@@ -41,8 +41,24 @@ func (s *Store) Record(appID []byte, email string) (Record, error) {
 
 // PrivateRecord is Record without the public identities (left ""): for a read that answers
 // with the private identities only, and need not unseal the public ones.
+//
+// A record read or written before is answered from the record cache (see recordCache).
 func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
-	return s.readRecord(appID, email, false)
+	if r, ok := s.cache.private(appID, email); ok {
+		return cachedPrivate(appID, email, r), nil
+	}
+	var r Record
+	var txid uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		txid = uint64(tx.ID())
+		r, err = s.getRecord(tx, appID, email, false)
+		return err
+	})
+	if err == nil {
+		s.cache.fillPrivate(txid, appID, email, r)
+	}
+	return r, err
 }
 
 func (s *Store) readRecord(appID []byte, email string, public bool) (Record, error) {
@@ -103,11 +119,18 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string, public bool) 
 // the record it is given); UpdateRecord returns only once the record is on disk.
 func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exists bool) (write bool, err error)) (Record, error) {
 	var out Record
+	var txid, seq uint64
 	err := s.group.update(func(tx *bolt.Tx) error {
+		txid, seq = uint64(tx.ID()), s.writeSeq.Add(1)
 		r, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
 		out = r
 		return err
 	})
+	if err == nil {
+		s.cache.written(txid, []Record{out}, []uint64{seq}, nil)
+	} else {
+		s.cache.written(txid, []Record{{AppID: appID, Email: email}}, nil, err)
+	}
 	return out, err
 }
 

@@ -13,9 +13,13 @@ import (
 // Like UpdateRecord, concurrent calls share one commit and fn may run twice.
 func (s *Store) UpdateRecords(appID []byte, emails []string, fn func(i int, r *Record, exists bool) (write bool, err error)) ([]Record, error) {
 	out := make([]Record, len(emails))
+	seqs := make([]uint64, len(emails))
+	var txid uint64
 	err := s.group.update(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
+		txid = uint64(tx.ID())
 		for i, email := range emails {
+			seqs[i] = s.writeSeq.Add(1)
 			r, err := s.updateOne(tx, now, appID, email, func(r *Record, exists bool) (bool, error) {
 				return fn(i, r, exists)
 			})
@@ -30,7 +34,12 @@ func (s *Store) UpdateRecords(appID []byte, emails []string, fn func(i int, r *R
 		return nil
 	})
 	if err != nil {
+		for i, email := range emails {
+			out[i] = Record{AppID: appID, Email: email}
+		}
+		s.cache.written(txid, out, nil, err)
 		return nil, err
 	}
+	s.cache.written(txid, out, seqs, nil)
 	return out, nil
 }

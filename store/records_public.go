@@ -21,9 +21,38 @@ type Public struct {
 
 // Publics returns the Public of each email of one app, in order, in one read transaction. Only
 // the public identities are unsealed: the private ones stay sealed.
+//
+// Records read or written before are answered from the record cache (see recordCache); only the
+// others are read, and then cached.
 func (s *Store) Publics(appID []byte, emails []string) ([]Public, error) {
 	out := make([]Public, len(emails))
+	missing := s.cache.publics(appID, emails, out)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if len(missing) < len(emails) {
+		read := make([]string, len(missing))
+		for j, i := range missing {
+			read[j] = emails[i]
+		}
+		pubs, err := s.readPublics(appID, read)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range missing {
+			out[i] = pubs[j]
+		}
+		return out, nil
+	}
+	return s.readPublics(appID, emails)
+}
+
+// readPublics reads the Public of each email in one read transaction, and caches them.
+func (s *Store) readPublics(appID []byte, emails []string) ([]Public, error) {
+	out := make([]Public, len(emails))
+	var txid uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
+		txid = uint64(tx.ID())
 		c := tx.Bucket(bucketRecords).Cursor() // one cursor for every lookup: no allocation per email
 		key := make([]byte, 0, len(appID)+64)
 		var ad, plain []byte // reused: one allocation per identity, for its string
@@ -62,5 +91,6 @@ func (s *Store) Publics(appID []byte, emails []string) ([]Public, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.cache.fillPublics(txid, appID, emails, out)
 	return out, nil
 }

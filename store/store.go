@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -40,6 +41,9 @@ type Options struct {
 	MasterKey *MasterKey
 	// LockTimeout bounds the wait for the file lock; past it Open returns ErrLocked.
 	LockTimeout time.Duration
+	// RecordCacheBytes bounds the memory of the record cache (see recordCache): 0 is
+	// DefaultRecordCacheBytes, a negative value switches the cache off.
+	RecordCacheBytes int
 }
 
 // Store is an open data file. It is safe for concurrent use.
@@ -48,6 +52,10 @@ type Store struct {
 	seal  *sealer
 	group *groupCommit // identity record and verification code writes share commits
 	now   func() time.Time
+	// cache answers reads of known records from memory; writeSeq orders the record writes of
+	// one transaction for it.
+	cache    *recordCache
+	writeSeq atomic.Uint64
 }
 
 // Open opens (creating if needed) the data file, creates every bucket and checks the schema.
@@ -78,7 +86,7 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now}
+	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes)}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err
@@ -114,6 +122,7 @@ func (s *Store) init() error {
 
 // Close closes the data file. Pending writes have already been committed.
 func (s *Store) Close() error {
+	s.cache.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

@@ -68,35 +68,67 @@ func simple(s string) (string, bool) {
 		return "", false
 	}
 	local, domain := s[:at], s[at+1:]
-	if !dotted(local, true) || !dotted(domain, false) {
+	if ok, _ := dotted(local, true); !ok {
 		return "", false
 	}
-	for i := 0; i < len(domain); i++ {
-		if c := domain[i]; c >= 'A' && c <= 'Z' {
-			return local + "@" + strings.ToLower(domain), true
-		}
+	ok, upper := dotted(domain, false)
+	switch {
+	case !ok:
+		return "", false
+	case upper:
+		return local + "@" + strings.ToLower(domain), true
 	}
 	return s, true
 }
 
-// dotted reports whether s is non-empty runs of allowed bytes joined by single dots.
-func dotted(s string, local bool) bool {
+// dotted reports whether s is non-empty runs of allowed bytes joined by single dots, and
+// whether it has an upper-case letter. One table lookup per byte: a list of 100 emails spent a
+// tenth of its time here with a comparison chain.
+func dotted(s string, local bool) (ok, upper bool) {
+	allowed := byte(inDomain)
+	if local {
+		allowed = inLocal
+	}
 	prevDot := true // no dot first
+	var seen byte
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '.':
+		k := class[s[i]]
+		if k&isDot != 0 {
 			if prevDot {
-				return false
+				return false, false
 			}
 			prevDot = true
 			continue
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
-		case local && (c == '_' || c == '+'):
-		default:
-			return false
 		}
+		if k&allowed == 0 {
+			return false, false
+		}
+		seen |= k
 		prevDot = false
 	}
-	return !prevDot // no dot last, not empty
+	return !prevDot, seen&isUpper != 0 // no dot last, not empty
 }
+
+// The classes of bytes of a simple address.
+const (
+	inLocal  = 1 << iota // allowed in the local part: letters, digits, '-', '_', '+'
+	inDomain             // allowed in a domain label: letters, digits, '-'
+	isDot
+	isUpper
+)
+
+var class = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case c == '.':
+			t[c] = isDot
+		case c >= 'A' && c <= 'Z':
+			t[c] = inLocal | inDomain | isUpper
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+			t[c] = inLocal | inDomain
+		case c == '_' || c == '+':
+			t[c] = inLocal
+		}
+	}
+	return t
+}()

@@ -23,6 +23,26 @@ import (
 // Records stored before public identities were kept have none: their public identity is
 // derived from the private one once, and stored (derive and cache).
 func (d *Directory) PublicIdentities(app apps.App, emails []string, policy Policy) ([]string, error) {
+	// The common case first: every email has its public identity stored (a repeated email is
+	// simply read twice). Anything else takes the general path.
+	found, err := d.st.Publics(app.ID, emails)
+	if err != nil {
+		return nil, err
+	}
+	pubs := make([]string, len(emails))
+	for i, p := range found {
+		pub, state := policy.publicOf(p)
+		if state != stored {
+			return d.publicIdentities(app, emails, policy)
+		}
+		pubs[i] = pub
+	}
+	return pubs, nil
+}
+
+// publicIdentities is PublicIdentities when some email has no stored public identity to answer
+// with: the emails are resolved once each, the missing identities created in one write.
+func (d *Directory) publicIdentities(app apps.App, emails []string, policy Policy) ([]string, error) {
 	index := make(map[string]int, len(emails)) // email -> position in unique
 	unique := make([]string, 0, len(emails))
 	for _, e := range emails {

@@ -2,6 +2,7 @@ package fakeauth
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,4 +23,26 @@ func FuzzAppendEntries(f *testing.F) {
 
 func TestAppendEntriesEmptyList(t *testing.T) {
 	require.Equal(t, "[]", string(appendEntries(nil, nil, nil)))
+}
+
+// splitEmails gives the items strings.Split gives, empty ones included.
+func FuzzSplitEmails(f *testing.F) {
+	for _, s := range []string{"a@x.io", "a@x.io,,b@x.io", ",", "a,", ",a", ""} {
+		f.Add(s, "b@y.io,")
+	}
+	f.Fuzz(func(t *testing.T, p1, p2 string) {
+		var want []string
+		n := 0
+		for _, p := range []string{p1, p2} {
+			if p != "" {
+				want = append(want, strings.Split(p, ",")...)
+				n += strings.Count(p, ",") + 1
+			}
+		}
+		got := splitEmails([]string{p1, p2}, n)
+		require.Len(t, got, len(want))
+		if len(want) > 0 {
+			require.Equal(t, want, got)
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,8 +23,6 @@ type Handler struct {
 	dir       *directory.Directory
 	maxEmails int
 	log       *slog.Logger
-	// answers holds the buffers public_identities answers are built in (see PublicIdentities).
-	answers sync.Pool
 }
 
 // New makes the handler. HTTP metrics come from the server's middleware; reg is kept in the

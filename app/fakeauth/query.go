@@ -26,6 +26,10 @@ func queryValues(c *fiber.Ctx, names ...string) (vals []string, found bool, bad 
 			continue
 		}
 		found = true
+		if strings.IndexByte(v, '%') < 0 && strings.IndexByte(v, '+') < 0 { // nothing to decode: no copy
+			vals = append(vals, v)
+			continue
+		}
 		val, err := url.QueryUnescape(v)
 		if err != nil {
 			return nil, true, true

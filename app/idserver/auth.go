@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/idtoken"
@@ -30,7 +31,7 @@ const tokenEmailKey = "idvault.idtoken.email"
 // so every request needs a credential.
 func (h *Handler) Authenticate(c *fiber.Ctx) error {
 	if h.tokenHash == nil && h.idtokens == nil {
-		if !isJSON(c.Get(fiber.HeaderContentType)) {
+		if !isJSON(utils.UnsafeString(c.Request().Header.ContentType())) { // not kept: no copy
 			return apierr.UnsupportedMediaType.New()
 		}
 		return c.Next()

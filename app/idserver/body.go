@@ -18,10 +18,14 @@ import (
 // email that is missing, null, not a string, or only white space, is "no email provided"; a
 // string that is not one valid address is "invalid email". Other keys are ignored.
 func email(c *fiber.Ctx) (string, error) {
-	s, ok := plainEmailBody(c.Body())
+	body := c.Request().Body()
+	if len(c.Request().Header.Peek(fiber.HeaderContentEncoding)) > 0 {
+		body = c.Body() // decoded; without an encoding, the raw body is the same, without a copy
+	}
+	s, ok := plainEmailBody(body)
 	if !ok {
 		var err error
-		if s, err = emailField(c.Body()); err != nil {
+		if s, err = emailField(body); err != nil {
 			return "", err
 		}
 	}

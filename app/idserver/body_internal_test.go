@@ -45,6 +45,11 @@ func FuzzIdentityResponseJSON(f *testing.F) {
 		want, err := json.Marshal(r)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(r.appendJSON(nil)))
+		require.Equal(t, "prefix"+string(want), string(r.appendJSON([]byte("prefix"))), "appended after other bytes")
+		r.TankerIdentity = provisional // not the service identity: written on its own
+		want, err = json.Marshal(r)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(r.appendJSON(nil)))
 	})
 }
 

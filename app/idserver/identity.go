@@ -47,8 +47,14 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 func (r IdentityResponse) appendJSON(buf []byte) []byte {
 	buf = append(buf, '{')
 	buf = jsonw.AppendField(buf, true, "id", r.ID)
+	start := len(buf) + len(`,"serviceIdentity":`)
 	buf = jsonw.AppendField(buf, false, "serviceIdentity", r.ServiceIdentity)
-	buf = jsonw.AppendField(buf, false, "tankerIdentity", r.TankerIdentity)
+	if r.TankerIdentity == r.ServiceIdentity { // the same value: copy it as written, not checked again
+		buf = append(buf, `,"tankerIdentity":`...)
+		buf = append(buf, buf[start:len(buf)-len(`,"tankerIdentity":`)]...)
+	} else {
+		buf = jsonw.AppendField(buf, false, "tankerIdentity", r.TankerIdentity)
+	}
 	if r.ProvisionalIdentity != "" {
 		buf = jsonw.AppendField(buf, false, "provisionalIdentity", r.ProvisionalIdentity)
 	}

@@ -20,3 +20,17 @@ func FuzzAppendString(f *testing.F) {
 		require.Equal(t, string(obj), "{"+string(AppendField(nil, true, "k", s))+"}")
 	})
 }
+
+// TestAllPlainEveryByte puts each byte value at each position of a long string: the
+// eight-at-a-time test must send every byte encoding/json escapes to json.Marshal.
+func TestAllPlainEveryByte(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		for pos := 0; pos < 17; pos++ {
+			s := []byte("abcdefghijklmnopq")
+			s[pos] = byte(b)
+			want, err := json.Marshal(string(s))
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(AppendString(nil, string(s))), "byte %#x at %d", b, pos)
+		}
+	}
+}

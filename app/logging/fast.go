@@ -1,22 +1,32 @@
 package logging
 
 import (
+	"bytes"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // LogBulk logs one bulk line (see Bulk) at level through log's handler, directly: no caller
 // lookup (slog.Logger looks up the caller's program counter for every line, even when the
-// handler does not print it). The logger's handler writes it through its fast path when it can.
-func LogBulk(log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+// handler does not print it). A logger made by New writes the line straight into its buffer
+// when the fast format can (no slog.Record, no copy); any other goes through its handler.
+//
+// now is the line's time (the request log passes the time it measured the request's end at,
+// rather than reading the clock again).
+func LogBulk(log *slog.Logger, now time.Time, level slog.Level, msg string, attrs ...slog.Attr) {
 	h := log.Handler()
 	if !h.Enabled(Bulk, level) {
 		return
 	}
-	r := slog.NewRecord(time.Now(), level, msg, 0)
+	if fl, ok := h.(flushing); ok && fl.fast != nil && level < slog.LevelWarn {
+		if fl.w.writeLine(fl.fast, now, level, msg, attrs) {
+			return
+		}
+	}
+	r := slog.NewRecord(now, level, msg, 0)
 	r.AddAttrs(attrs...)
 	_ = h.Handle(Bulk, r)
 }
@@ -27,6 +37,8 @@ func LogBulk(log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr)
 // group; anything else returns false and goes through slog (FuzzFastFormat compares the two).
 type fastFormat struct {
 	json bool
+	// clock keeps the formatted second of the last line (nil: every time formatted in full).
+	clock *clock
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
@@ -37,45 +49,73 @@ func plain(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == ':' || c == '/' || c == '@' || c == '+') {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
 
+var plainByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == ':' || c == '/' || c == '@' || c == '+'
+	}
+	return t
+}()
+
 // write formats r into a pooled buffer and hands it to out; false when r needs slog.
-func (f fastFormat) write(r slog.Record, out func([]byte) error) (bool, error) {
-	if y := r.Time.Year(); r.Time.IsZero() || y < 0 || y >= 10000 || !plain(r.Message) {
+func (f *fastFormat) write(r slog.Record, out func([]byte) error) (bool, error) {
+	var attrs [8]slog.Attr
+	n, more := 0, false
+	r.Attrs(func(a slog.Attr) bool {
+		if n == len(attrs) {
+			more = true
+			return false
+		}
+		attrs[n] = a
+		n++
+		return true
+	})
+	if more {
 		return false, nil
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	b := (*bp)[:0]
-	level := r.Level.String()
+	b, ok := f.appendLine((*bp)[:0], r.Time, r.Level, r.Message, attrs[:n])
+	*bp = b
+	if !ok {
+		return false, nil
+	}
+	return true, out(b)
+}
+
+// appendLine appends the line of a record to b; false (b then holds a partial line) when the
+// record needs slog.
+func (f *fastFormat) appendLine(b []byte, t time.Time, level slog.Level, msg string, attrs []slog.Attr) ([]byte, bool) {
+	if y := t.Year(); t.IsZero() || y < 0 || y >= 10000 || !plain(msg) {
+		return b, false
+	}
+	levelName := level.String()
 	if f.json {
 		b = append(b, `{"time":"`...)
-		b = r.Time.AppendFormat(b, time.RFC3339Nano)
+		b = f.clock.appendTime(b, t, true)
 		b = append(b, `","level":"`...)
-		b = append(b, level...)
+		b = append(b, levelName...)
 		b = append(b, `","msg":"`...)
-		b = append(b, r.Message...)
+		b = append(b, msg...)
 		b = append(b, '"')
 	} else {
 		b = append(b, "time="...)
-		b = appendRFC3339Millis(b, r.Time)
+		b = f.clock.appendTime(b, t, false)
 		b = append(b, " level="...)
-		b = append(b, level...)
+		b = append(b, levelName...)
 		b = append(b, " msg="...)
-		b = append(b, r.Message...)
+		b = append(b, msg...)
 	}
-	ok := true
-	r.Attrs(func(a slog.Attr) bool {
+	for _, a := range attrs {
 		if !plain(a.Key) {
-			ok = false
-			return false
+			return b, false
 		}
 		if f.json {
 			b = append(b, `,"`...)
@@ -91,8 +131,7 @@ func (f fastFormat) write(r slog.Record, out func([]byte) error) (bool, error) {
 		case slog.KindString:
 			s := v.String()
 			if !plain(s) {
-				ok = false
-				return false
+				return b, false
 			}
 			if f.json {
 				b = append(append(append(b, '"'), s...), '"')
@@ -106,25 +145,76 @@ func (f fastFormat) write(r slog.Record, out func([]byte) error) (bool, error) {
 		case slog.KindFloat64:
 			n := len(b)
 			b = strconv.AppendFloat(b, v.Float64(), 'g', -1, 64)
-			if strings.ContainsAny(string(b[n:]), "eIN") { // exponent, Inf, NaN: JSON differs
-				ok = false
-				return false
+			if bytes.ContainsAny(b[n:], "eIN") { // exponent, Inf, NaN: JSON differs
+				return b, false
 			}
 		default:
-			ok = false
-			return false
+			return b, false
 		}
-		return true
-	})
-	if !ok {
-		return false, nil
 	}
 	if f.json {
 		b = append(b, '}')
 	}
-	b = append(b, '\n')
-	*bp = b
-	return true, out(b)
+	return append(b, '\n'), true
+}
+
+// clock formats times of the current second from its cached date and time up to the second
+// and zone, both as slog writes them: the text handler's RFC 3339 with milliseconds, and the
+// JSON handler's RFC 3339 with nanoseconds. Formatting a time in full cost as much as the rest
+// of the request line.
+type clock struct {
+	last atomic.Pointer[second]
+}
+
+type second struct {
+	unix   int64
+	loc    *time.Location
+	prefix []byte // 2006-01-02T15:04:05
+	zone   []byte // Z07:00
+}
+
+// appendTime appends t as slog's JSON handler (nanos) or text handler writes it; c may be nil.
+func (c *clock) appendTime(b []byte, t time.Time, nanos bool) []byte {
+	if c == nil {
+		if nanos {
+			return t.AppendFormat(b, time.RFC3339Nano)
+		}
+		return appendRFC3339Millis(b, t)
+	}
+	s := c.last.Load()
+	if s == nil || s.unix != t.Unix() || s.loc != t.Location() {
+		whole := t.Truncate(time.Second)
+		s = &second{unix: t.Unix(), loc: t.Location(),
+			prefix: whole.AppendFormat(nil, "2006-01-02T15:04:05"), zone: whole.AppendFormat(nil, "Z07:00")}
+		c.last.Store(s)
+	}
+	b = append(b, s.prefix...)
+	ns := t.Nanosecond()
+	if nanos {
+		if ns != 0 { // RFC3339Nano: the fraction without trailing zeros, none when zero
+			digits := 9
+			for ns%10 == 0 {
+				ns /= 10
+				digits--
+			}
+			b = append(b, '.')
+			b = appendPadded(b, ns, digits)
+		}
+	} else {
+		b = append(b, '.')
+		b = appendPadded(b, ns/int(time.Millisecond), 3)
+	}
+	return append(b, s.zone...)
+}
+
+// appendPadded appends n (>= 0) in decimal on exactly width digits, zero-padded.
+func appendPadded(b []byte, n, width int) []byte {
+	var d [9]byte
+	for i := width - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, d[:width]...)
 }
 
 // appendRFC3339Millis is the time format of slog's text handler: RFC 3339 with exactly three

@@ -11,30 +11,41 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Whatever the fast path writes is byte for byte what slog's own handler writes.
+// zone is a fixed zone with an offset, for times not in UTC.
+var zone = time.FixedZone("", 5*3600+30*60)
+
+// Whatever the fast path writes is byte for byte what slog's own handler writes, with the
+// time formatted in full or from the cached second.
 func FuzzFastFormat(f *testing.F) {
 	f.Add("request", "route", "/apps/:app_id/public_identities", int64(200), 0.123, int64(1_700_000_000_123_456_789))
 	f.Add("request", "ip", "::1", int64(-1), 1e-7, int64(0))
 	f.Add("request", "request_id", "a b", int64(5), 12345678.9, int64(42))
 	f.Add("msg with space", "k=v", "\"q\"", int64(0), -0.0, int64(-5))
 	f.Fuzz(func(t *testing.T, msg, key, val string, n int64, fl float64, nanos int64) {
-		at := time.Unix(0, nanos).UTC()
-		for _, json := range []bool{false, true} {
-			r := slog.NewRecord(at, slog.LevelInfo, msg, 0)
-			r.AddAttrs(slog.String(key, val), slog.Int64("status", n), slog.Float64("duration_ms", fl), slog.String("method", "POST"))
-			var fast []byte
-			done, err := fastFormat{json: json}.write(r, func(b []byte) error { fast = append(fast, b...); return nil })
-			require.NoError(t, err)
-			if !done {
-				continue
+		for _, at := range []time.Time{time.Unix(0, nanos).UTC(), time.Unix(0, nanos).In(zone)} {
+			for _, json := range []bool{false, true} {
+				// Without a clock, then with one: a second time (the same second, another
+				// fraction) takes the cached second.
+				for _, f := range []*fastFormat{{json: json}, {json: json, clock: &clock{}}} {
+					for _, t2 := range []time.Time{at, at.Truncate(time.Second).Add(time.Duration(uint64(n) % uint64(time.Second)))} {
+						r := slog.NewRecord(t2, slog.LevelInfo, msg, 0)
+						r.AddAttrs(slog.String(key, val), slog.Int64("status", n), slog.Float64("duration_ms", fl), slog.String("method", "POST"))
+						var fast []byte
+						done, err := f.write(r, func(b []byte) error { fast = append(fast, b...); return nil })
+						require.NoError(t, err)
+						if !done {
+							continue
+						}
+						var want bytes.Buffer
+						var h slog.Handler = slog.NewTextHandler(&want, nil)
+						if json {
+							h = slog.NewJSONHandler(&want, nil)
+						}
+						require.NoError(t, h.Handle(context.Background(), r))
+						require.Equal(t, want.String(), string(fast), "json=%v", json)
+					}
+				}
 			}
-			var want bytes.Buffer
-			var h slog.Handler = slog.NewTextHandler(&want, nil)
-			if json {
-				h = slog.NewJSONHandler(&want, nil)
-			}
-			require.NoError(t, h.Handle(context.Background(), r))
-			require.Equal(t, want.String(), string(fast), "json=%v", json)
 		}
 	})
 }
@@ -45,7 +56,7 @@ func TestRequestLineTakesTheFastPath(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var out bytes.Buffer
 		log, w := New(Options{Format: format}, &out)
-		LogBulk(log, slog.LevelInfo, "request", slog.String("method", "POST"), slog.String("route", "/identity"),
+		LogBulk(log, time.Now(), slog.LevelInfo, "request", slog.String("method", "POST"), slog.String("route", "/identity"),
 			slog.Int("status", 200), slog.Float64("duration_ms", 0.25), slog.String("request_id", "0b6a1c52-3a5c-4d0e"), slog.String("ip", "127.0.0.1"))
 		require.NoError(t, w.Close())
 		line := out.String()
@@ -57,7 +68,7 @@ func TestRequestLineTakesTheFastPath(t *testing.T) {
 		}
 		r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 		r.AddAttrs(slog.String("route", "/identity"))
-		done, err := fastFormat{json: format == "json"}.write(r, func([]byte) error { return nil })
+		done, err := (&fastFormat{json: format == "json"}).write(r, func([]byte) error { return nil })
 		require.NoError(t, err)
 		require.True(t, done, "a plain request line is written by the fast path")
 	}

@@ -48,7 +48,7 @@ func New(o Options, w io.Writer) (*slog.Logger, *Writer) {
 	} else {
 		h = slog.NewTextHandler(bw, opts)
 	}
-	return slog.New(flushing{h, bw, &fastFormat{json: o.Format == "json"}}), bw
+	return slog.New(flushing{h, bw, &fastFormat{json: o.Format == "json", clock: &clock{}}}), bw
 }
 
 // flushing writes every record that is not bulk out at once. Bulk records below warning level
@@ -105,6 +105,28 @@ func (b *Writer) Write(p []byte) (int, error) {
 		time.AfterFunc(FlushDelay, func() { _ = b.Flush() })
 	}
 	return len(p), nil
+}
+
+// writeLine formats a bulk line straight into the buffer (see LogBulk); false, with nothing
+// written, when f cannot format it.
+func (b *Writer) writeLine(f *fastFormat, t time.Time, level slog.Level, msg string, attrs []slog.Attr) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.buf)
+	var ok bool
+	if b.buf, ok = f.appendLine(b.buf, t, level, msg, attrs); !ok {
+		b.buf = b.buf[:n]
+		return false
+	}
+	if len(b.buf) >= BufferSize {
+		_ = b.flushLocked() // as Write: a failed write of the log is not the request's error
+		return true
+	}
+	if !b.pending {
+		b.pending = true
+		time.AfterFunc(FlushDelay, func() { _ = b.Flush() })
+	}
+	return true
 }
 
 // Flush writes out everything buffered.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,19 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series holds the counter and histogram of each (route, method, status) seen, so that a
+	// request does not hash its labels twice to find them.
+	series sync.Map // seriesKey -> *series
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -28,9 +42,18 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 }
 
 func (m *httpMetrics) observe(route, method string, status int, d time.Duration) {
-	s := statusLabel(status)
-	m.requests.WithLabelValues(route, method, s).Inc()
-	m.duration.WithLabelValues(route, method, s).Observe(d.Seconds())
+	k := seriesKey{route, method, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		s := statusLabel(status)
+		v, _ = m.series.LoadOrStore(k, &series{
+			requests: m.requests.WithLabelValues(route, method, s),
+			duration: m.duration.WithLabelValues(route, method, s),
+		})
+	}
+	s := v.(*series)
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
 }
 
 // NewRegistry is a fresh Prometheus registry with the Go runtime and process collectors.

@@ -28,7 +28,8 @@ func observe(log *slog.Logger, m *httpMetrics, proxies clientip.Proxies, handleE
 		}
 		status := c.Response().StatusCode()
 		route := requestid.Route(c)
-		elapsed := time.Since(start)
+		end := time.Now()
+		elapsed := end.Sub(start)
 		m.observe(route, c.Method(), status, elapsed)
 		level := slog.LevelInfo
 		if status >= 500 && route != "/readyz" { // a 503 from /readyz is a state, not a failure
@@ -37,7 +38,7 @@ func observe(log *slog.Logger, m *httpMetrics, proxies clientip.Proxies, handleE
 		// One line per request, kept cheap (it cost more than a known-email handler): typed
 		// attributes, no caller lookup, formatted without slog's general machinery, and
 		// buffered instead of costing a write(2) each (see package logging).
-		logging.LogBulk(log, level, "request",
+		logging.LogBulk(log, end, level, "request",
 			slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 			slog.String("request_id", requestid.Of(c)), slog.String("ip", proxies.Of(c).String()))

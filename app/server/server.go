@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
@@ -182,7 +183,7 @@ func (s *Server) refuseUnknownMethods(handleErr fiber.ErrorHandler) {
 	srv := s.App.Server()
 	next := srv.Handler
 	srv.Handler = func(fctx *fasthttp.RequestCtx) {
-		if slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
+		if slices.Contains(fiber.DefaultMethods, utils.UnsafeString(fctx.Method())) { // not kept: no copy
 			next(fctx)
 			return
 		}
