@@ -67,7 +67,8 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if created {
 		log.Warn("created a new master key: back it up apart from the data file; without it no secret can be read", "key_file", c.Store.KeyFile)
 	}
-	st, err := store.Open(store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout})
+	st, err := store.Open(store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout,
+		RecordCacheBytes: recordCacheBytes(c.Store.RecordCacheMiB)})
 	if err != nil {
 		return err
 	}
@@ -162,4 +163,12 @@ func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error
 		log.Warn("generated the admin token; it is not printed (stdout is not a terminal): read it from the token file", "token_file", path)
 	}
 	return tok, nil
+}
+
+// recordCacheBytes is store.record_cache_mib as store.Options.RecordCacheBytes (negative: off).
+func recordCacheBytes(mib int) int {
+	if mib == 0 {
+		return -1
+	}
+	return mib << 20
 }

@@ -61,6 +61,10 @@ type Store struct {
 	// KeyFile is the master key (default, when empty: master.key beside the data file).
 	KeyFile     string        `koanf:"key_file"`
 	LockTimeout time.Duration `koanf:"lock_timeout"`
+	// RecordCacheMiB bounds the in-memory cache of identity records (0 turns it off): known
+	// emails are then answered without a read transaction or an unsealing. It holds private
+	// identities in process memory, never on disk.
+	RecordCacheMiB int `koanf:"record_cache_mib"`
 }
 
 // FakeAuth is the fake authentication server (development and tests only).
@@ -110,7 +114,7 @@ func Default() Config {
 			MaxConnections: 4096, MaxConnectionsPerIP: 512,
 		},
 		Log:            Log{Level: "info", Format: "text"},
-		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second},
+		Store:          Store{Path: "./data/idvault.db", LockTimeout: time.Second, RecordCacheMiB: 32},
 		Admin:          DefaultAdmin(),
 		Console:        Console{Enabled: "auto"},
 		Metrics:        DefaultMetrics(),

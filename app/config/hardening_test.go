@@ -135,3 +135,19 @@ func TestYAMLErrorLine(t *testing.T) {
 		require.ErrorContains(t, err, line, "%q", body)
 	}
 }
+
+// The record cache is bounded by store.record_cache_mib: 32 MiB by default, 0 turns it off, a
+// negative or absurd size is refused.
+func TestRecordCacheSize(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal)
+	require.NoError(t, l.Err())
+	require.Equal(t, 32, l.Config.Store.RecordCacheMiB)
+	off := loadFile(t, minimal+"store:\n  record_cache_mib: 0\n")
+	require.NoError(t, off.Err())
+	require.Equal(t, 0, off.Config.Store.RecordCacheMiB)
+	for _, v := range []string{"-1", "100000"} {
+		err := loadFile(t, minimal+"store:\n  record_cache_mib: "+v+"\n").Err()
+		require.ErrorContains(t, err, "store.record_cache_mib: must be between 0 (off) and 65536")
+	}
+}

@@ -43,6 +43,9 @@ func (c Config) Validate() []error {
 	if strings.TrimSpace(c.Store.Path) == "" {
 		bad("store.path", "must not be empty")
 	}
+	if c.Store.RecordCacheMiB < 0 || c.Store.RecordCacheMiB > 65536 {
+		bad("store.record_cache_mib", "must be between 0 (off) and 65536")
+	}
 	errs = append(errs, c.Admin.validate()...)
 
 	remote := err == nil && !IsLoopback(host)
