@@ -48,8 +48,9 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{body: body, reqID: requestid.Of(c), log: s.cfg.Logger}
-	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
-	// read waiting for it is cut by a read deadline in the past.
+	// A stream's chunks are read ahead, from the first one on, while earlier ones are decrypted
+	// and sent; once the answer started, a failure cuts the read waiting for the next chunk with
+	// a read deadline in the past (before, the reader ends after its chunk: see clearStream.cut).
 	dr, err := encryption.NewDecryptReader(&prefixed{first: first[:], r: body}, s.db.KeyFinder(ctx),
 		encryption.WithLimits(limits), encryption.WithReadAhead(st.cut))
 	if err != nil {
@@ -61,6 +62,12 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 		return err
 	}
 	defer res.done()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			_ = dr.Close() // stops the read-ahead before the body is drained or the handler returns
+		}
+	}()
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
 	head := make([]byte, firstClear)
@@ -86,10 +93,12 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	raw := c.Context().Conn()
 	s.streams.Add(1)
 	release := res.handOver()
+	handedOver = true
 	c.Context().HijackSetNoResponse(true)
 	c.Context().Hijack(func(net.Conn) {
 		defer s.streams.Done()
 		defer release()
+		defer dr.Close() // a stream abandoned before WriteTo (the client went away)
 		st.run(raw)
 	})
 	return nil
@@ -188,7 +197,7 @@ const streamIdle = 5 * time.Minute
 // connection. On any failure it closes the connection without the final zero-length chunk.
 type clearStream struct {
 	pending []byte // clear bytes verified before the answer started
-	dr      io.Reader
+	dr      *encryption.DecryptReader
 	body    io.Reader
 	reqID   string
 	log     *slog.Logger
@@ -206,9 +215,15 @@ type clearStream struct {
 // cut makes the connection's pending and later reads and writes fail at once: the decrypter
 // calls it when the stream stops early, to end the read it has waiting for the next chunk (and
 // a write of an earlier chunk, if one is blocked). Nothing refreshes the deadline afterwards.
+// Before the answer started (a first chunk that failed in the handler) it does nothing: the
+// error answer must still go out, after the body is drained (errorHandler), so the reader is
+// left to end after the chunk it is reading, under the body's idle limit, as the drain is.
 func (s *clearStream) cut() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.conn == nil {
+		return
+	}
 	s.stopped = true
 	_ = s.conn.SetDeadline(time.Now())
 }
@@ -223,7 +238,9 @@ func (s *clearStream) extendDeadline() {
 }
 
 func (s *clearStream) run(conn net.Conn) {
+	s.mu.Lock()
 	s.conn = conn
+	s.mu.Unlock()
 	s.extendDeadline()
 	_, err := s.send([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
 		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
