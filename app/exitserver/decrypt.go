@@ -91,15 +91,20 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	// The answer is written on the connection itself, not fasthttp's wrapper of it, so that a
 	// chunk goes out in one writev (net.Buffers) with its framing.
 	raw := c.Context().Conn()
+	st.keepAlive = keepable(raw) && c.Context().Request.Header.IsHTTP11() && !c.Context().Request.Header.ConnectionClose()
 	s.streams.Add(1)
 	release := res.handOver()
 	handedOver = true
 	c.Context().HijackSetNoResponse(true)
-	c.Context().Hijack(func(net.Conn) {
-		defer s.streams.Done()
-		defer release()
-		defer dr.Close() // a stream abandoned before WriteTo (the client went away)
-		st.run(raw)
+	c.Context().Hijack(func(hj net.Conn) {
+		ok := st.run(raw)
+		_ = dr.Close() // stops a stream abandoned before WriteTo (the client went away)
+		release()
+		s.streams.Done()
+		// The stream is over: its connection serves the next request, or closes.
+		if !ok || !st.keepAlive || !s.serveAgain(raw, hj) {
+			_ = raw.Close()
+		}
 	})
 	return nil
 }
@@ -201,6 +206,9 @@ type clearStream struct {
 	body    io.Reader
 	reqID   string
 	log     *slog.Logger
+	// keepAlive: the client keeps its connection (HTTP/1.1, no Connection: close), which then
+	// serves its next request once the stream ended well (serveAgain).
+	keepAlive bool
 
 	conn    net.Conn
 	werr    error    // the client went away
@@ -237,13 +245,18 @@ func (s *clearStream) extendDeadline() {
 	}
 }
 
-func (s *clearStream) run(conn net.Conn) {
+// run writes the answer and reports whether it ended well (the final chunk sent).
+func (s *clearStream) run(conn net.Conn) bool {
 	s.mu.Lock()
 	s.conn = conn
 	s.mu.Unlock()
 	s.extendDeadline()
+	closing := "Connection: close\r\n"
+	if s.keepAlive {
+		closing = ""
+	}
 	_, err := s.send([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
-		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
+		"Transfer-Encoding: chunked\r\n"+closing+"X-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
 	if err == nil {
 		_, err = s.Write(s.pending)
 	}
@@ -255,16 +268,17 @@ func (s *clearStream) run(conn net.Conn) {
 	}
 	if err == nil {
 		if _, err = s.send([]byte("0\r\n\r\n"), nil, nil); err == nil {
-			return
+			return true
 		}
 	}
 	if s.werr != nil {
 		s.log.Info("decrypt stream: the client went away", "request_id", s.reqID, "clear_bytes", s.written)
-		return
+		return false
 	}
 	e := apierr.As(classifyDecryptError(err))
 	s.log.Warn("decrypt stream failed midway: connection dropped without the final chunk",
 		"request_id", s.reqID, "code", e.Code.Name, "clear_bytes", s.written, "err", e.Error())
+	return false
 }
 
 // Write sends p as one HTTP chunk.
