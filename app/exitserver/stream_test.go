@@ -3,11 +3,11 @@ package exitserver_test
 import (
 	"bufio"
 	"bytes"
-	"fmt"
-	"net"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
