@@ -3,6 +3,7 @@ package exitserver
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -25,6 +26,7 @@ type keptConns struct {
 	mu      sync.Mutex
 	closing bool
 	conns   map[net.Conn]struct{}
+	n       atomic.Int32 // len(conns), read without the lock on every request's state change
 }
 
 // add registers c, unless the server is shutting down.
@@ -38,13 +40,18 @@ func (k *keptConns) add(c net.Conn) bool {
 		k.conns = make(map[net.Conn]struct{})
 	}
 	k.conns[c] = struct{}{}
+	k.n.Store(int32(len(k.conns)))
 	return true
 }
 
 func (k *keptConns) remove(c net.Conn) {
+	if k.n.Load() == 0 {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.conns, c)
+	k.n.Store(int32(len(k.conns)))
 }
 
 // closeAll refuses later additions and ends the wait for a request of those kept that have
