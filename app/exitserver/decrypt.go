@@ -255,12 +255,14 @@ func (s *clearStream) run(conn net.Conn) bool {
 	if s.keepAlive {
 		closing = ""
 	}
-	_, err := s.send([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
-		"Transfer-Encoding: chunked\r\n"+closing+"X-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
+	// The header and the first clear bytes (never empty here) go in one writev.
+	head := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
+		"Transfer-Encoding: chunked\r\n" + closing + "X-Request-ID: " + headerSafe(s.reqID) + "\r\n\r\n")
+	head = strconv.AppendInt(head, int64(len(s.pending)), 16)
+	head = append(head, '\r', '\n')
+	_, err := s.send(head, s.pending, crlf)
 	if err == nil {
-		_, err = s.Write(s.pending)
-	}
-	if err == nil {
+		s.written += int64(len(s.pending))
 		_, err = io.Copy(s, s.dr) // DecryptReader.WriteTo: one Write per verified chunk
 	}
 	if err == nil {
