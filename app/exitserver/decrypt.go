@@ -98,11 +98,20 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	c.Context().HijackSetNoResponse(true)
 	c.Context().Hijack(func(hj net.Conn) {
 		ok := st.run(raw)
-		_ = dr.Close() // stops a stream abandoned before WriteTo (the client went away)
-		release()
-		s.streams.Done()
-		// The stream is over: its connection serves the next request, or closes.
-		if !ok || !st.keepAlive || !s.serveAgain(raw, hj) {
+		end := func() {
+			_ = dr.Close() // stops a stream abandoned before WriteTo (the client went away)
+			release()
+			s.streams.Done()
+		}
+		if !ok {
+			end()
+			_ = raw.Close()
+			return
+		}
+		// The stream is over. Its buffers are cleared and given back (then its budget) beside
+		// the client's next request, which its connection serves, or it closes.
+		go end()
+		if !st.keepAlive || !s.serveAgain(raw, hj) {
 			_ = raw.Close()
 		}
 	})

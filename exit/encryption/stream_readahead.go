@@ -30,7 +30,8 @@ import (
 // by this option: their own WriteTo pushes chunks without a copy.
 //
 // Close must be called when a stream is abandoned before its end: it stops
-// the reading goroutine.
+// the reading goroutine. After WriteTo it gives the buffers back to be kept
+// for later streams (without it they are left to the garbage collector).
 func WithReadAhead(interrupt func()) Option {
 	return func(c *decryptConfig) { c.interrupt = interrupt }
 }
@@ -180,8 +181,9 @@ func (d *streamDecrypter) releasePipeline() {
 }
 
 // Close stops the read-ahead of a stream abandoned before its end (the
-// reader interrupted and waited for) and gives its buffers back; later reads
-// fail. After the end, or without read-ahead, it has nothing to stop.
+// reader interrupted and waited for) and gives its buffers back, cleared, to
+// be kept for later streams; later reads fail. After the end, or without
+// read-ahead, it has nothing to stop.
 func (d *streamDecrypter) Close() error {
 	if d.err == nil || d.err == io.EOF {
 		d.err = errClosed
@@ -236,7 +238,8 @@ func (d *streamDecrypter) writeToReadAhead(w io.Writer) (int64, error) {
 	for c := range verified { // left unwritten by a failed writer
 		putChunkBuffer(c.buf)
 	}
-	d.releasePipeline()
+	// The buffers of a stream that ended well are cleared and kept by Close, after the caller
+	// finished its answer: clearing three chunks is not on the way to its last byte.
 	if err != nil {
 		d.err = err
 	} else {
