@@ -48,8 +48,9 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{body: body, reqID: requestid.Of(c), log: s.cfg.Logger}
-	// A stream's next chunk is read while the current one is decrypted and sent; on a failure the
-	// read waiting for it is cut by a read deadline in the past.
+	// A stream's chunks are read ahead, from the first one on, while earlier ones are decrypted
+	// and sent; once the answer started, a failure cuts the read waiting for the next chunk with
+	// a read deadline in the past (before, the reader ends after its chunk: see clearStream.cut).
 	dr, err := encryption.NewDecryptReader(&prefixed{first: first[:], r: body}, s.db.KeyFinder(ctx),
 		encryption.WithLimits(limits), encryption.WithReadAhead(st.cut))
 	if err != nil {
@@ -61,6 +62,12 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 		return err
 	}
 	defer res.done()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			_ = dr.Close() // stops the read-ahead before the body is drained or the handler returns
+		}
+	}()
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
 	head := make([]byte, firstClear)
@@ -84,13 +91,29 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	// The answer is written on the connection itself, not fasthttp's wrapper of it, so that a
 	// chunk goes out in one writev (net.Buffers) with its framing.
 	raw := c.Context().Conn()
+	st.keepAlive = keepable(raw) && c.Context().Request.Header.IsHTTP11() && !c.Context().Request.Header.ConnectionClose()
 	s.streams.Add(1)
 	release := res.handOver()
+	handedOver = true
 	c.Context().HijackSetNoResponse(true)
-	c.Context().Hijack(func(net.Conn) {
-		defer s.streams.Done()
-		defer release()
-		st.run(raw)
+	c.Context().Hijack(func(hj net.Conn) {
+		ok := st.run(raw)
+		end := func() {
+			_ = dr.Close() // stops a stream abandoned before WriteTo (the client went away)
+			release()
+			s.streams.Done()
+		}
+		if !ok {
+			end()
+			_ = raw.Close()
+			return
+		}
+		// The stream is over. Its buffers are cleared and given back (then its budget) beside
+		// the client's next request, which its connection serves, or it closes.
+		go end()
+		if !st.keepAlive || !s.serveAgain(raw, hj) {
+			_ = raw.Close()
+		}
 	})
 	return nil
 }
@@ -188,10 +211,13 @@ const streamIdle = 5 * time.Minute
 // connection. On any failure it closes the connection without the final zero-length chunk.
 type clearStream struct {
 	pending []byte // clear bytes verified before the answer started
-	dr      io.Reader
+	dr      *encryption.DecryptReader
 	body    io.Reader
 	reqID   string
 	log     *slog.Logger
+	// keepAlive: the client keeps its connection (HTTP/1.1, no Connection: close), which then
+	// serves its next request once the stream ended well (serveAgain).
+	keepAlive bool
 
 	conn    net.Conn
 	werr    error    // the client went away
@@ -206,9 +232,15 @@ type clearStream struct {
 // cut makes the connection's pending and later reads and writes fail at once: the decrypter
 // calls it when the stream stops early, to end the read it has waiting for the next chunk (and
 // a write of an earlier chunk, if one is blocked). Nothing refreshes the deadline afterwards.
+// Before the answer started (a first chunk that failed in the handler) it does nothing: the
+// error answer must still go out, after the body is drained (errorHandler), so the reader is
+// left to end after the chunk it is reading, under the body's idle limit, as the drain is.
 func (s *clearStream) cut() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.conn == nil {
+		return
+	}
 	s.stopped = true
 	_ = s.conn.SetDeadline(time.Now())
 }
@@ -222,15 +254,24 @@ func (s *clearStream) extendDeadline() {
 	}
 }
 
-func (s *clearStream) run(conn net.Conn) {
+// run writes the answer and reports whether it ended well (the final chunk sent).
+func (s *clearStream) run(conn net.Conn) bool {
+	s.mu.Lock()
 	s.conn = conn
+	s.mu.Unlock()
 	s.extendDeadline()
-	_, err := s.send([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
-		"Transfer-Encoding: chunked\r\nConnection: close\r\nX-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), nil, nil)
-	if err == nil {
-		_, err = s.Write(s.pending)
+	closing := "Connection: close\r\n"
+	if s.keepAlive {
+		closing = ""
 	}
+	// The header and the first clear bytes (never empty here) go in one writev.
+	head := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
+		"Transfer-Encoding: chunked\r\n" + closing + "X-Request-ID: " + headerSafe(s.reqID) + "\r\n\r\n")
+	head = strconv.AppendInt(head, int64(len(s.pending)), 16)
+	head = append(head, '\r', '\n')
+	_, err := s.send(head, s.pending, crlf)
 	if err == nil {
+		s.written += int64(len(s.pending))
 		_, err = io.Copy(s, s.dr) // DecryptReader.WriteTo: one Write per verified chunk
 	}
 	if err == nil {
@@ -238,16 +279,17 @@ func (s *clearStream) run(conn net.Conn) {
 	}
 	if err == nil {
 		if _, err = s.send([]byte("0\r\n\r\n"), nil, nil); err == nil {
-			return
+			return true
 		}
 	}
 	if s.werr != nil {
 		s.log.Info("decrypt stream: the client went away", "request_id", s.reqID, "clear_bytes", s.written)
-		return
+		return false
 	}
 	e := apierr.As(classifyDecryptError(err))
 	s.log.Warn("decrypt stream failed midway: connection dropped without the final chunk",
 		"request_id", s.reqID, "code", e.Code.Name, "clear_bytes", s.written, "err", e.Error())
+	return false
 }
 
 // Write sends p as one HTTP chunk.

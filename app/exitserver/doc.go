@@ -21,11 +21,15 @@
 //
 // Decrypting stream formats streams both ways: the request body is read as it arrives (fiber's
 // StreamRequestBody) and the clear text is written as HTTP/1.1 chunked transfer encoding on the
-// hijacked connection, one HTTP chunk per verified encryption chunk, so memory stays at one
-// encrypted chunk whatever the size. Clear bytes are written only after the chunk holding them
-// verified. The first chunk is verified before the 200 is committed, so a wrong key or a
+// hijacked connection, one HTTP chunk per verified encryption chunk, so memory stays at three
+// encrypted chunks whatever the size: chunks are read ahead in a goroutine, from the first one
+// on, while the previous one is decrypted in place and the one before is written (the
+// encryption library's WithReadAhead). Clear bytes are written only after the chunk holding
+// them verified. The first chunk is verified before the 200 is committed, so a wrong key or a
 // corrupt start still gets a JSON error; a stream that fails later drops the connection without
 // the terminating zero-length chunk, so no HTTP client can take a cut output for a whole one.
+// A stream that ended well gives its connection back for the client's next request
+// (keepalive.go), unless the client asked for Connection: close.
 // Simple (non-stream) formats are read whole, up to MaxBody bytes (payload_too_large beyond),
 // and answered with a Content-Length on a keep-alive connection.
 //

@@ -99,6 +99,7 @@ type Server struct {
 	cfg     Config
 	db      DB
 	streams sync.WaitGroup // decrypt answers being written on hijacked connections
+	kept    keptConns      // connections handed back after a stream, waiting for a request
 	budget  *budget
 	App     *fiber.App
 }
@@ -116,6 +117,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // flight and for decrypt streams being written to finish.
 func (s *Server) Shutdown(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	s.kept.closeAll()
 	err := s.App.ShutdownWithTimeout(timeout)
 	done := make(chan struct{})
 	go func() {
@@ -157,7 +159,11 @@ func New(db DB, cfg Config) *Server {
 	srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 		return fasthttp.RequestConfig{ReadTimeout: cfg.BodyIdleTimeout}
 	}
+	// A stream's connection is kept for the next request (keepalive.go): the server hands it
+	// back, and closes it when it is done.
+	srv.KeepHijackedConns = true
 	srv.ConnState = func(c net.Conn, st fasthttp.ConnState) {
+		s.trackKept(c, st)
 		if st == fasthttp.StateIdle || st == fasthttp.StateClosed {
 			netguard.EndBody(c) // the answer is written: the next request's deadlines are fasthttp's
 		}

@@ -1,10 +1,13 @@
 package exitserver_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -211,4 +214,93 @@ func TestDecryptStreamFailureCutsStalledClient(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(f.logText(), "failed midway") },
 		10*time.Second, 10*time.Millisecond, "the stream still waits for the stalled client")
 	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+// postStream sends a stream decrypt on c and reads its answer to the end.
+func postStream(t *testing.T, c net.Conn, br *bufio.Reader, enc []byte) (*http.Response, []byte) {
+	t.Helper()
+	_, err := io.WriteString(c, postHead("/v1/decrypt", len(enc)))
+	require.NoError(t, err)
+	_, err = c.Write(enc)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, got
+}
+
+// A client decrypting streams one after another keeps its connection: after a stream that
+// ended well, the same connection serves the next request (a stream, a simple request), and
+// one then left idle is closed at header_timeout without an answer (which a client would read
+// as unsolicited), like a spare connection.
+func TestDecryptStreamsKeepTheConnection(t *testing.T) {
+	t.Parallel()
+	g := newGuarded(t, exitserver.Config{HeaderTimeout: 300 * time.Millisecond})
+	key := randomBytes(32)
+	var sid encryption.SimpleID
+	copy(sid[:], randomBytes(16))
+	g.db.Publish(g.who, sid, key)
+	clear := randomBytes(20 * chunk)
+	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
+	require.NoError(t, err)
+
+	c := g.dial(t)
+	br := bufio.NewReader(c)
+	for i := range 3 {
+		resp, got := postStream(t, c, br, enc)
+		require.Equal(t, 200, resp.StatusCode, "stream %d", i)
+		require.False(t, resp.Close, "stream %d: the answer keeps the connection", i)
+		require.True(t, bytes.Equal(clear, got), "stream %d", i)
+	}
+	_, err = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.Equal(t, 200, resp.StatusCode, "the kept connection serves other requests")
+	// Left idle after a stream: closed without an answer.
+	_, got := postStream(t, c, br, enc)
+	require.True(t, bytes.Equal(clear, got))
+	closed, rest := closedByServer(c)
+	require.True(t, closed, "an idle kept connection is closed at header_timeout")
+	require.Empty(t, rest, "an idle kept connection gets no answer")
+
+	// A client that asks for it (Connection: close) has its connection closed after the stream.
+	c = g.dial(t)
+	_, err = io.WriteString(c, fmt.Sprintf("POST /v1/decrypt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n", len(enc)))
+	require.NoError(t, err)
+	_, err = c.Write(enc)
+	require.NoError(t, err)
+	br = bufio.NewReader(c)
+	resp, err = http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	got, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.True(t, resp.Close)
+	require.True(t, bytes.Equal(clear, got))
+	closed, _ = closedByServer(c)
+	require.True(t, closed)
+}
+
+// Shutdown does not wait for a connection kept after a stream to send its next request: it is
+// closed without an answer, and Shutdown returns within its time.
+func TestShutdownClosesKeptConnections(t *testing.T) {
+	t.Parallel()
+	g := newGuarded(t, exitserver.Config{}) // header_timeout 30 s: longer than Shutdown's time
+	key := randomBytes(32)
+	var sid encryption.SimpleID
+	copy(sid[:], randomBytes(16))
+	g.db.Publish(g.who, sid, key)
+	clear := randomBytes(10 * chunk)
+	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
+	require.NoError(t, err)
+	c := g.dial(t)
+	resp, got := postStream(t, c, bufio.NewReader(c), enc)
+	require.False(t, resp.Close)
+	require.True(t, bytes.Equal(clear, got))
+	require.NoError(t, g.srv.Shutdown(10*time.Second), "Shutdown waited for the kept connection")
+	closed, rest := closedByServer(c)
+	require.True(t, closed)
+	require.Empty(t, rest)
 }

@@ -26,7 +26,7 @@ type Conn struct {
 	wroteArm  atomic.Int64 // same for the write deadline
 	readCut   bool         // a deadline in the past was asked for: never refreshed again
 	writeCut  bool
-	readAny   atomic.Bool // a byte has arrived
+	readAny   atomic.Bool // a byte has arrived (since AwaitRequest)
 }
 
 // Close closes the connection and frees its place under the caps (once).
@@ -64,6 +64,24 @@ func EndBody(nc net.Conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.readIdle.Store(0)
+}
+
+// AwaitRequest puts a connection whose answer was written outside the HTTP server (a hijacked
+// stream) back to waiting for a request, as a new one: reads leave the body's idle limit (and
+// a cut of it), and until a byte of the next request arrives the connection counts as a spare
+// one (ReadNothing), which a header time limit closes without an answer. It reports whether
+// nc is a guarded connection; others are left as they are.
+func AwaitRequest(nc net.Conn) bool {
+	c, ok := nc.(*Conn)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readIdle.Store(0)
+	c.readCut = false
+	c.readAny.Store(false)
+	return true
 }
 
 // armRead sets the read deadline an idle limit from now (c.mu held).

@@ -252,6 +252,16 @@ func (d *DecryptReader) ChunkSize() int {
 // Read implements io.Reader.
 func (d *DecryptReader) Read(p []byte) (int, error) { return d.r.Read(p) }
 
+// Close stops a stream's read-ahead (WithReadAhead) when the clear text is not read to its
+// end, waiting for the reading goroutine to end, and gives its buffers back; reads then fail.
+// It has nothing to do for a reader without read-ahead, or read to its end.
+func (d *DecryptReader) Close() error {
+	if sd, ok := d.r.(*streamDecrypter); ok {
+		return sd.Close()
+	}
+	return nil
+}
+
 // WriteTo implements io.WriterTo without an intermediate copy.
 func (d *DecryptReader) WriteTo(w io.Writer) (int64, error) {
 	return d.r.(io.WriterTo).WriteTo(w)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -22,6 +23,7 @@ type blockingSource struct {
 	once      sync.Once
 	returned  atomic.Bool // WriteTo returned: any Read now is a bug
 	lateReads atomic.Int32
+	waiting   atomic.Bool // a Read got to the end of data and waits for the interrupt
 }
 
 func newBlockingSource(data []byte) *blockingSource {
@@ -34,6 +36,7 @@ func (s *blockingSource) Read(p []byte) (int, error) {
 	}
 	n, err := s.data.Read(p)
 	if err == io.EOF {
+		s.waiting.Store(true)
 		<-s.cut
 		return 0, errors.New("read interrupted")
 	}
@@ -221,4 +224,92 @@ func TestReusedChunkBufferIsCleared(t *testing.T) {
 		require.Len(t, got, DefaultChunkSize)
 		require.Equal(t, -1, bytes.IndexByte(got, 0xa5), "a reused chunk buffer holds an earlier stream's bytes")
 	}
+}
+
+// onlyReader hides the io.WriterTo of a source: chunks then go through the read-ahead.
+type onlyReader struct{ io.Reader }
+
+// Read goes through the read-ahead too, and WriteTo carries on from where it stopped, in the
+// middle of a chunk or at its end; reading to the end with Read alone works as well.
+func TestReadAheadReadThenWriteTo(t *testing.T) {
+	t.Parallel()
+	for _, v := range []Version{V4, V8, V11} {
+		t.Run(v.String(), func(t *testing.T) {
+			key := randomKey(t)
+			clear := bytes.Repeat([]byte{7, 1, 9, 4}, 9000)
+			enc, rid, err := Encrypt(v, key, clear, EncryptOptions{ChunkSize: 4096})
+			require.NoError(t, err)
+			per := 4096 - chunkOverhead(v)
+			for _, first := range []int{1, 1000, per, 3 * per, len(clear) - 1} {
+				interrupted := false
+				r, err := NewDecryptReader(onlyReader{iotest.HalfReader(bytes.NewReader(enc))}, KeyMap{rid.ID: key},
+					WithReadAhead(func() { interrupted = true }))
+				require.NoError(t, err)
+				head := make([]byte, first)
+				_, err = io.ReadFull(r, head)
+				require.NoError(t, err)
+				var out bytes.Buffer
+				_, err = r.WriteTo(&out)
+				require.NoError(t, err, "after %d bytes", first)
+				require.Equal(t, clear, append(head, out.Bytes()...), "after %d bytes", first)
+				require.NoError(t, r.Close())
+				require.False(t, interrupted, "a whole stream needs no interrupt")
+			}
+			r, err := NewDecryptReader(onlyReader{bytes.NewReader(enc)}, KeyMap{rid.ID: key}, WithReadAhead(func() {}))
+			require.NoError(t, err)
+			got, err := io.ReadAll(r)
+			require.NoError(t, err)
+			require.Equal(t, clear, got)
+		})
+	}
+}
+
+// The read-ahead starts with the first Read: while the first chunk's clear text is being
+// returned (a server verifying it before its answer), the next chunks are already read. Close
+// then stops the reader waiting for more: it is interrupted, the source is not read after Close
+// returned, and reads fail.
+func TestReadAheadStartsWithFirstRead(t *testing.T) {
+	t.Parallel()
+	key := randomKey(t)
+	clear := bytes.Repeat([]byte("q"), 10*4096)
+	enc, rid, err := Encrypt(V11, key, clear, EncryptOptions{ChunkSize: 4096})
+	require.NoError(t, err)
+	src := newBlockingSource(enc[:v11Header+2*4096+100]) // two chunks and a bit, then the client waits
+	r, err := NewDecryptReader(onlyReader{src}, KeyMap{rid.ID: key}, WithReadAhead(src.interrupt))
+	require.NoError(t, err)
+	head := make([]byte, 100)
+	_, err = io.ReadFull(r, head)
+	require.NoError(t, err)
+	require.Eventually(t, src.waiting.Load, 10*time.Second, time.Millisecond,
+		"the chunks after the first are not read until asked for")
+	require.NoError(t, r.Close())
+	src.returned.Store(true)
+	select {
+	case <-src.cut:
+	default:
+		t.Fatal("Close left the reader waiting for the source")
+	}
+	_, err = r.Read(head)
+	require.Error(t, err, "a read after Close")
+	require.Zero(t, src.lateReads.Load(), "the source was read after Close returned")
+}
+
+// A first chunk that fails through Read stops the read-ahead before Read returns: nothing of
+// it comes out, the reader waiting for more is interrupted, and the source is left alone.
+func TestReadAheadBadFirstChunkThroughRead(t *testing.T) {
+	t.Parallel()
+	key := randomKey(t)
+	clear := bytes.Repeat([]byte("b"), 10*4096)
+	enc, rid, err := Encrypt(V11, key, clear, EncryptOptions{ChunkSize: 4096})
+	require.NoError(t, err)
+	enc[v11Header+100] ^= 1
+	src := newBlockingSource(enc[:v11Header+3*4096])
+	r, err := NewDecryptReader(onlyReader{src}, KeyMap{rid.ID: key}, WithReadAhead(src.interrupt))
+	require.NoError(t, err)
+	n, err := r.Read(make([]byte, 100))
+	src.returned.Store(true)
+	require.ErrorIs(t, err, ErrDecryptionFailed)
+	require.Zero(t, n)
+	require.Zero(t, src.lateReads.Load(), "the source was read after Read returned")
+	require.NoError(t, r.Close())
 }

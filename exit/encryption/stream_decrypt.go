@@ -36,7 +36,8 @@ type streamDecrypter struct {
 	seed        [ivSize]byte // format 11: sessionID || 8 zero bytes
 	onlyPadding bool         // a chunk carried padding: later ones must be empty
 	final       bool         // the short final chunk was processed
-	interrupt   func()       // WithReadAhead: WriteTo reads ahead in a goroutine
+	interrupt   func()       // WithReadAhead: chunks are read ahead in a goroutine
+	pipe        *pipeline    // the read-ahead, once started
 }
 
 // streamChunkSize returns the encrypted chunk size declared in a stream
@@ -91,7 +92,11 @@ func (d *streamDecrypter) Read(p []byte) (int, error) {
 		if d.err != nil {
 			return 0, d.err
 		}
-		d.err = d.next()
+		if d.readingAhead() {
+			d.err = d.nextAhead()
+		} else {
+			d.err = d.next()
+		}
 	}
 	n := copy(p, d.out)
 	d.out = d.out[n:]
@@ -103,6 +108,9 @@ func (d *streamDecrypter) Read(p []byte) (int, error) {
 // chunks handed over by the source are decrypted straight out of its
 // buffer, saving a copy.
 func (d *streamDecrypter) WriteTo(w io.Writer) (int64, error) {
+	if d.readingAhead() && d.err == nil {
+		return d.writeToReadAhead(w)
+	}
 	var total int64
 	for {
 		if len(d.out) > 0 {
@@ -125,14 +133,6 @@ func (d *streamDecrypter) WriteTo(w io.Writer) (int64, error) {
 			total += n
 			d.err = err
 			continue
-		}
-		if d.interrupt != nil && !d.final {
-			n, err := d.writeToReadAhead(w)
-			total += n
-			if err != nil {
-				d.err = err
-			}
-			return total, err
 		}
 		d.err = d.next()
 	}

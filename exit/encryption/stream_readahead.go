@@ -1,28 +1,37 @@
 package encryption
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"sync"
 )
 
-// WithReadAhead makes WriteTo of a stream format read the next encrypted
-// chunk from the source in a second goroutine while it decrypts and writes
-// the current one, so reading the input overlaps decryption and output
-// (with two cores, a stream then moves at the rate of its slowest stage
-// instead of the sum of all three). The decrypter then holds three chunk
-// buffers instead of one, one per stage; a chunk's clear text is still
-// written only after its tag verified, in order, and nothing after a failed
-// chunk. Buffers of the default chunk size are reused by later streams once
-// this one is over (cleared first), so a server decrypting stream after
-// stream does not allocate, and collect, megabytes for each.
+// WithReadAhead makes a stream format read its encrypted chunks from the
+// source in a goroutine of their own, ahead of decryption, from the first
+// Read or WriteTo on: reading chunk i+1 overlaps decrypting chunk i, and
+// with WriteTo a third goroutine writes the clear text of chunk i-1 while
+// chunk i decrypts (with two cores, a stream then moves at the rate of its
+// slowest stage instead of the sum of all three). A Read that verifies the
+// first chunk before an answer starts (as the exit server does) therefore
+// leaves the next chunks already coming in when WriteTo takes over. The
+// decrypter holds three chunk buffers instead of one, one per stage; a
+// chunk's clear text is still returned or written only after its tag
+// verified, in order, and nothing after a failed chunk. Buffers of the
+// default chunk size are kept for later streams once this one is over
+// (cleared first, at most chunkBufferCache of them), so a server decrypting
+// stream after stream neither allocates nor collects megabytes for each.
 //
 // interrupt must make a Read of the source that is blocked, or would block,
 // return promptly (for a network connection: a read deadline in the past).
-// WriteTo calls it when it stops before the end of the stream (a bad chunk
-// or a failed write) and returns only once the reading goroutine ended, so
-// the source is never read after WriteTo returned. Read, and sources that
-// are io.WriterTo, are not affected by this option.
+// The decrypter calls it when it stops before the end of the stream (a bad
+// chunk, a failed write, or Close before the end) and returns only once the
+// reading goroutine ended, so the source is never read after the call that
+// failed (or Close) returned. Sources that are io.WriterTo are not affected
+// by this option: their own WriteTo pushes chunks without a copy.
+//
+// Close must be called when a stream is abandoned before its end: it stops
+// the reading goroutine. After WriteTo it gives the buffers back to be kept
+// for later streams (without it they are left to the garbage collector).
 func WithReadAhead(interrupt func()) Option {
 	return func(c *decryptConfig) { c.interrupt = interrupt }
 }
@@ -41,77 +50,202 @@ type readChunk struct {
 // gives the before and after of app/exitserver's 64 MiB stream benchmark).
 const readAheadBuffers = 3
 
+// pipeline is a stream's read-ahead: the reading goroutine's channels, and
+// the buffer whose clear text Read is returning. Exactly readAheadBuffers
+// buffers (nil until data arrives) circulate from free to the reader, to
+// full, to the decrypter, to the writer or Read, and back to free, each in
+// one place at a time, so no send on these channels ever blocks.
+type pipeline struct {
+	free  chan []byte
+	full  chan readChunk
+	stop  chan struct{}
+	cur   []byte // the buffer d.out points into (Read), given back once consumed
+	ended bool   // the reader ended: full was drained to its close
+	done  bool   // the buffers went back to the cache
+}
+
+// readingAhead reports whether chunks come through the read-ahead pipeline.
+func (d *streamDecrypter) readingAhead() bool {
+	if d.interrupt == nil {
+		return false
+	}
+	_, pushes := d.src.(io.WriterTo)
+	return !pushes
+}
+
+// startPipeline starts the reading goroutine (once).
+func (d *streamDecrypter) startPipeline() *pipeline {
+	if d.pipe != nil {
+		return d.pipe
+	}
+	p := &pipeline{
+		free: make(chan []byte, readAheadBuffers),
+		full: make(chan readChunk, readAheadBuffers),
+		stop: make(chan struct{}),
+	}
+	p.free <- d.buf
+	d.buf = nil
+	for range readAheadBuffers - 1 {
+		p.free <- nil // the other buffers are allocated as data arrives, as the first was
+	}
+	first := 0
+	if d.index == 0 && d.v != V11 {
+		first = v48Header // chunk 0 of formats 4 and 8 starts with the header already read
+	}
+	go d.readAhead(p.free, p.full, p.stop, first)
+	d.pipe = p
+	return p
+}
+
+// take decrypts in place a chunk the reader filled. On a failure its buffer
+// goes back to free and the caller stops the pipeline (abort).
+func (d *streamDecrypter) take(p *pipeline, c readChunk) (clearChunk, error) {
+	var err error
+	var pt []byte
+	switch {
+	case c.err != nil:
+		err = fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, c.err)
+	case c.n == 0:
+		err = d.missingFinal()
+	default:
+		if d.index == 0 && d.v != V11 {
+			copy(c.buf, d.header)
+		}
+		pt, err = d.decryptChunk(c.buf[:c.n], true)
+	}
+	if err != nil {
+		p.free <- c.buf // never blocks: room for every buffer
+		return clearChunk{}, err
+	}
+	if d.final {
+		for range p.full { // the reader stopped after the short chunk: nothing comes
+		}
+		p.ended = true
+	}
+	return clearChunk{buf: c.buf, pt: pt}, nil
+}
+
+// nextAhead is next for Read through the pipeline: it gives back the buffer
+// whose clear text was consumed and puts the next chunk's in d.out.
+func (d *streamDecrypter) nextAhead() error {
+	if d.final {
+		d.releasePipeline()
+		return io.EOF
+	}
+	p := d.startPipeline()
+	if p.cur != nil {
+		p.free <- p.cur
+		p.cur = nil
+	}
+	c, err := d.take(p, <-p.full) // the reader sends an error or a short chunk before it ends
+	if err != nil {
+		return d.abort(err)
+	}
+	p.cur, d.out = c.buf, c.pt
+	return nil
+}
+
+// abort stops a pipeline after a failure or a Close: a reader still running
+// is interrupted and waited for, and the buffers go back to the cache
+// (those a writer still holds, it gives back itself). It returns err.
+func (d *streamDecrypter) abort(err error) error {
+	p := d.pipe
+	if p == nil {
+		return err
+	}
+	if !p.ended {
+		close(p.stop)
+		d.interrupt()
+		for c := range p.full {
+			putChunkBuffer(c.buf)
+		}
+		p.ended = true
+	}
+	d.releasePipeline()
+	return err
+}
+
+// releasePipeline gives the buffers of a pipeline whose reader ended back to
+// the cache: those in free and the one Read was returning (d.out is dropped).
+func (d *streamDecrypter) releasePipeline() {
+	p := d.pipe
+	if p == nil || p.done || !p.ended {
+		return
+	}
+	p.done = true
+	for len(p.free) > 0 {
+		putChunkBuffer(<-p.free)
+	}
+	putChunkBuffer(p.cur)
+	p.cur, d.out = nil, nil
+}
+
+// Close stops the read-ahead of a stream abandoned before its end (the
+// reader interrupted and waited for) and gives its buffers back, cleared, to
+// be kept for later streams; later reads fail. After the end, or without
+// read-ahead, it has nothing to stop.
+func (d *streamDecrypter) Close() error {
+	if d.err == nil || d.err == io.EOF {
+		d.err = errClosed
+	}
+	d.out = nil
+	_ = d.abort(nil)
+	return nil
+}
+
+// errClosed is what a read after Close returns.
+var errClosed = errors.New("decrypt: read after close")
+
 // writeToReadAhead is WriteTo as a three-stage pipeline over three chunk
 // buffers: a goroutine reads chunk i+1 while this one decrypts chunk i in
 // place and a third goroutine writes the clear text of chunk i-1. A buffer
 // goes from the reader to the decrypter to the writer and back, so a clear
 // chunk reaches w only after its tag verified, in order, and nothing after a
-// chunk that failed.
+// chunk that failed. What Read left of the current chunk is written first.
 func (d *streamDecrypter) writeToReadAhead(w io.Writer) (int64, error) {
-	free := make(chan []byte, readAheadBuffers)
-	full := make(chan readChunk, readAheadBuffers)
+	p := d.startPipeline()
 	verified := make(chan clearChunk, readAheadBuffers)
-	stop := make(chan struct{})
-	free <- d.buf
-	for range readAheadBuffers - 1 {
-		free <- nil // the other buffers are allocated as data arrives, as the first was
-	}
-	d.buf = nil
-	// The buffers given back once neither goroutine runs any more go to later streams.
-	defer func() {
-		for len(free) > 0 {
-			putChunkBuffer(<-free)
-		}
-	}()
-	first := 0
-	if d.index == 0 && d.v != V11 {
-		first = v48Header // chunk 0 of formats 4 and 8 starts with the header already read
-	}
-	go d.readAhead(free, full, stop, first)
 	wr := &chunkWriter{w: w, done: make(chan struct{})}
-	go wr.run(verified, free, stop)
-
-	// finish stops both goroutines and returns once neither touches the source or w.
-	finish := func(err error) (int64, error) {
-		close(stop)
-		d.interrupt()
-		for c := range full {
-			putChunkBuffer(c.buf)
-		}
-		close(verified)
-		<-wr.done
-		return wr.total, err
+	go wr.run(verified, p.free, p.stop)
+	if len(d.out) > 0 {
+		verified <- clearChunk{buf: p.cur, pt: d.out} // never blocks: room for every buffer
+		p.cur, d.out = nil, nil
+	} else if p.cur != nil {
+		p.free <- p.cur
+		p.cur = nil
 	}
-	for {
-		var c readChunk
+	var err error
+	for err == nil && !d.final {
 		select {
-		case c = <-full:
-		case <-wr.done:
-			return finish(wr.err)
-		}
-		if c.err != nil {
-			return finish(fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, c.err))
-		}
-		if c.n == 0 {
-			return finish(d.missingFinal())
-		}
-		if d.index == 0 && d.v != V11 {
-			copy(c.buf, d.header)
-		}
-		pt, err := d.decryptChunk(c.buf[:c.n], true)
-		if err != nil {
-			return finish(err)
-		}
-		verified <- clearChunk{buf: c.buf, pt: pt} // never blocks: room for every buffer
-		if d.final {
-			d.err = io.EOF
-			for range full { // the reader stopped after the short chunk: nothing comes
+		case c := <-p.full:
+			var cc clearChunk
+			if cc, err = d.take(p, c); err == nil {
+				verified <- cc // never blocks: room for every buffer
 			}
-			close(verified)
-			<-wr.done
-			return wr.total, wr.err
+		case <-wr.done:
+			err = wr.err // the writer stops early only on a failed write
 		}
 	}
+	if err != nil {
+		_ = d.abort(err) // before waiting for the writer: the interrupt ends a blocked write
+	}
+	close(verified)
+	<-wr.done
+	if err == nil && wr.err != nil {
+		err = wr.err
+		_ = d.abort(err)
+	}
+	for c := range verified { // left unwritten by a failed writer
+		putChunkBuffer(c.buf)
+	}
+	// The buffers of a stream that ended well are cleared and kept by Close, after the caller
+	// finished its answer: clearing three chunks is not on the way to its last byte.
+	if err != nil {
+		d.err = err
+	} else {
+		d.err = io.EOF
+	}
+	return wr.total, err
 }
 
 // clearChunk is the verified clear text pt of a chunk, inside its buffer buf.
@@ -134,16 +268,17 @@ func (cw *chunkWriter) run(verified <-chan clearChunk, free chan<- []byte, stop 
 	for c := range verified {
 		select {
 		case <-stop:
-			continue // the stream failed: drop what is left
+			putChunkBuffer(c.buf) // the stream failed: drop what is left
+			continue
 		default:
 		}
 		n, err := cw.w.Write(c.pt)
 		cw.total += int64(n)
+		free <- c.buf // never blocks: room for every buffer
 		if err != nil {
 			cw.err = err
 			return
 		}
-		free <- c.buf // never blocks: room for every buffer
 	}
 }
 
@@ -178,11 +313,15 @@ func (d *streamDecrypter) readAhead(free <-chan []byte, full chan<- readChunk, s
 const readAheadFirstBuffer = 64 << 10
 
 // fillChunk reads up to size bytes into buf from offset off, growing buf as
-// data arrives (first to readAheadFirstBuffer, then to size, never beyond),
-// and returns the buffer and the bytes in it; fewer than size means the
-// source ended. An offset counts as bytes in the buffer.
+// data arrives (first to readAheadFirstBuffer, then to size, never beyond;
+// a kept buffer of the chunk size when there is one), and returns the buffer
+// and the bytes in it; fewer than size means the source ended. An offset
+// counts as bytes in the buffer.
 func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
 	n := off
+	if len(buf) == 0 {
+		buf = cachedChunkBuffer(size)
+	}
 	if first := min(size, max(off, readAheadFirstBuffer)); len(buf) < first {
 		buf = make([]byte, first)
 	}
@@ -204,30 +343,49 @@ func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
 	return buf, n, nil
 }
 
-// chunkBuffers holds buffers of the default chunk size between streams. Only
-// the read-ahead pipeline gives buffers back: it alone knows when nothing
-// refers to one any more (every goroutine that held it has ended).
-var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// chunkBufferCache is how many buffers of the default chunk size are kept
+// between streams: two streams' worth of read-ahead.
+const chunkBufferCache = 2 * readAheadBuffers
 
-// getChunkBuffer returns a zeroed buffer of size bytes: a reused one for the
-// default chunk size, a new one otherwise. (A reused buffer held another
-// stream's clear text: it is cleared, so that nothing of one stream can ever
-// reach another's output.)
-func getChunkBuffer(size int) []byte {
+// chunkBuffers holds buffers of the default chunk size between streams, all
+// zero. Only the read-ahead pipeline gives buffers back: it alone knows when
+// nothing refers to one any more (every goroutine that held it has ended).
+// A channel, not a sync.Pool: a pool is emptied by every other garbage
+// collection, and a 1 MiB buffer allocated again costs its page faults.
+var chunkBuffers = make(chan []byte, chunkBufferCache)
+
+// cachedChunkBuffer returns a kept buffer of size bytes, or nil.
+func cachedChunkBuffer(size int) []byte {
 	if size != DefaultChunkSize {
-		return make([]byte, size)
+		return nil
 	}
-	p := chunkBuffers.Get().(*[]byte)
-	if len(*p) != size {
-		return make([]byte, size)
+	select {
+	case b := <-chunkBuffers:
+		return b
+	default:
+		return nil
 	}
-	clear(*p)
-	return *p
 }
 
-// putChunkBuffer gives back a buffer nothing refers to any more.
+// getChunkBuffer returns a zeroed buffer of size bytes: a kept one for the
+// default chunk size when there is one, a new one otherwise.
+func getChunkBuffer(size int) []byte {
+	if b := cachedChunkBuffer(size); b != nil {
+		return b
+	}
+	return make([]byte, size)
+}
+
+// putChunkBuffer gives back a buffer nothing refers to any more. It is
+// cleared first: it held a stream's clear text, which must neither linger
+// nor ever reach another stream's output.
 func putChunkBuffer(buf []byte) {
-	if len(buf) == DefaultChunkSize {
-		chunkBuffers.Put(&buf)
+	if len(buf) != DefaultChunkSize {
+		return
+	}
+	clear(buf)
+	select {
+	case chunkBuffers <- buf:
+	default:
 	}
 }
