@@ -66,12 +66,13 @@ test: deps ## run every test (race detector on), with the external test servers
 
 # BENCH_DUMP=small (the default) makes BenchmarkGenerateDump (exit/dump) generate 1/100 of the
 # target size; `make bench BENCH_DUMP=full` generates the target, 100 000 users and about
-# 1 000 000 key publishes (several minutes more).
+# 1 000 000 key publishes (several minutes more). -p 1: one package's benchmarks at a time, so
+# that no benchmark shares the machine with another package's.
 BENCH_DUMP ?= small
 BENCH_TABLE := $(CURDIR)/bench.md
 bench: ## run every benchmark, then print the README's Performance table (also in bench.md)
 	@rm -f $(BENCH_TABLE)
-	IDVAULT_BENCH_DUMP=$(BENCH_DUMP) IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+	IDVAULT_BENCH_DUMP=$(BENCH_DUMP) IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
 	@echo; echo '$$ make bench'; cat $(BENCH_TABLE)
 
 bench-http: ## only the Performance table (bench.md; each figure beside its baseline, in one run)
