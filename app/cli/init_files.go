@@ -32,6 +32,9 @@ store:
   path: %[3]s
   # 0600; idvault.service reads it as a systemd credential.
   key_file: %[4]s
+  # Memory (MiB) for the cache of identity records, which holds private identities in process
+  # memory (never on disk); 0 turns it off.
+  record_cache_mib: 32
 
 admin:
   # 0600; the admin API and the console take it as a bearer token. idvault.service reads it as a
