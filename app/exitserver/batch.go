@@ -87,6 +87,7 @@ func (s *Server) decryptBatch(c *fiber.Ctx) error {
 	release := res.handOver()
 	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(out), release: func() {
 		release()
+		clear(out) // clear text must neither linger nor reach another answer
 		recycleBatchBuffer(out)
 	}}, len(out))
 	return nil
