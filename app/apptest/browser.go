@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -25,10 +26,7 @@ func Browser(t *testing.T) context.Context {
 	t.Helper()
 	path := ChromiumPath()
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("IDVAULT_REQUIRE_EXTERNAL") == "1" {
-			t.Fatalf("chromium not found at %s (IDVAULT_REQUIRE_EXTERNAL=1): run make deps, or set IDVAULT_CHROMIUM", path)
-		}
-		t.Skipf("chromium not found at %s: the browser tests need it (make deps installs Debian's chromium; or set IDVAULT_CHROMIUM)", path)
+		MissingExternal(t, fmt.Sprintf("chromium not found at %s: the browser tests need it (make deps installs Debian's chromium; or set IDVAULT_CHROMIUM)", path))
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),

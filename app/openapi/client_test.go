@@ -17,20 +17,9 @@ import (
 // typescript (`make deps`), or the test is skipped (failed under IDVAULT_REQUIRE_EXTERNAL=1).
 func openAPITools(t *testing.T) (node, dir string) {
 	t.Helper()
-	dir = os.Getenv("IDVAULT_OPENAPI_TOOLS_DIR")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		require.NoError(t, err)
-		dir = filepath.Join(cache, "idvault", "openapi-tools")
-	}
-	node, err := exec.LookPath("node")
-	_, serr := os.Stat(filepath.Join(dir, "node_modules", "openapi-typescript"))
-	if err != nil || serr != nil {
-		if os.Getenv("IDVAULT_REQUIRE_EXTERNAL") != "" {
-			t.Fatalf("node or the OpenAPI tools in %s are missing: run .ci/install-openapi-tools %s (make deps)", dir, dir)
-		}
-		t.Skipf("node or the OpenAPI tools in %s are missing (make deps installs them)", dir)
-	}
+	dir = apptest.CacheDir("IDVAULT_OPENAPI_TOOLS_DIR", "openapi-tools")
+	node = apptest.NodeModules(t, dir, ".ci/install-openapi-tools "+dir,
+		"@apidevtools/swagger-parser", "openapi-typescript", "typescript")
 	return node, dir
 }
 

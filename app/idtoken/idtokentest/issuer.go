@@ -30,33 +30,15 @@ import (
 // JoseVersion is the npm jose release issuer.mjs is written against (.ci/install-oidc).
 const JoseVersion = "6.2.18"
 
-// Environment variables read by Start.
-const (
-	// EnvDir names the npm prefix jose was installed into.
-	EnvDir = "IDVAULT_OIDC_DIR"
-	// EnvRequireExternal=1 turns a missing node or jose into a failure instead of a skip.
-	EnvRequireExternal = "IDVAULT_REQUIRE_EXTERNAL"
-)
+// EnvDir, read by Start, names the npm prefix jose was installed into.
+const EnvDir = "IDVAULT_OIDC_DIR"
 
 //go:embed issuer.mjs
 var script []byte
 
 // Dir is the npm prefix jose is expected under: $IDVAULT_OIDC_DIR, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/idvault/oidc.
-func Dir() string {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "idvault", "oidc")
-}
+func Dir() string { return apptest.CacheDir(EnvDir, "oidc") }
 
 // Issuer is a running provider.
 type Issuer struct {
@@ -75,16 +57,7 @@ type Issuer struct {
 // test ends. Without node or jose it skips the test, or fails it when IDVAULT_REQUIRE_EXTERNAL=1.
 func Start(tb testing.TB, port int) *Issuer {
 	tb.Helper()
-	node, nodeErr := exec.LookPath("node")
-	_, joseErr := os.Stat(filepath.Join(Dir(), "node_modules", "jose", "package.json"))
-	if nodeErr != nil || joseErr != nil {
-		msg := fmt.Sprintf("the test OpenID provider needs node and npm's jose %s in %s (node: %v, jose: %v); run `make deps` "+
-			"(.ci/install-oidc), or npm install --prefix %s jose@%s", JoseVersion, Dir(), nodeErr, joseErr, Dir(), JoseVersion)
-		if os.Getenv(EnvRequireExternal) == "1" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
+	node := apptest.NodeModules(tb, Dir(), fmt.Sprintf(".ci/install-oidc, or npm install --prefix %s jose@%s", Dir(), JoseVersion), "jose")
 	path := filepath.Join(tb.TempDir(), "issuer.mjs")
 	if err := os.WriteFile(path, script, 0o600); err != nil {
 		tb.Fatal(err)
