@@ -69,9 +69,7 @@ func (s IdentityServer) validate() []error {
 				bad(fmt.Sprintf("oidc.algorithms[%d]", i), "%q is not allowed: want one of %s (never none or HS*)", a, strings.Join(OIDCAlgorithms, ", "))
 			}
 		}
-		if o.ClockSkew < 0 || o.ClockSkew > 10*time.Minute {
-			bad("oidc.clock_skew", "must be between 0s and 10m, got %s", o.ClockSkew)
-		}
+		errs = append(errs, checkBounds([]bounded{{"identity_server.oidc.clock_skew", o.ClockSkew, 0, 10 * time.Minute}})...)
 	}
 	for i, origin := range s.CORSOrigins {
 		if err := checkOrigin(origin); err != nil {
