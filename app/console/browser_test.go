@@ -22,13 +22,6 @@ import (
 	"github.com/idvault/idvault/app/identity"
 )
 
-// newBrowser starts headless Chromium (apptest.Browser: Debian's chromium or IDVAULT_CHROMIUM;
-// skipped when missing, unless IDVAULT_REQUIRE_EXTERNAL=1).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	return apptest.Browser(t)
-}
-
 // outputDir is where the screenshots go (gitignored; printed in the test log).
 func outputDir(t *testing.T) string {
 	t.Helper()
@@ -82,7 +75,7 @@ func adminGet(t *testing.T, p *apptest.Proc, token, path string) (int, map[strin
 // its token, toggle an option, a form without its CSRF token, delete, sign out.
 func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := newBrowser(t)
+	ctx := apptest.Browser(t)
 	dir := t.TempDir()
 	p := apptest.Start(t, dir, apptest.DataEnv(t, dir))
 	token := p.AdminToken(t)

@@ -16,7 +16,7 @@ import (
 // right token then gets a readable 429 sign-in page; the admin API is locked for it too.
 func TestConsoleLockedSignInInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := newBrowser(t)
+	ctx := apptest.Browser(t)
 	dir := t.TempDir()
 	p := apptest.Start(t, dir, append(apptest.DataEnv(t, dir), "IDVAULT_ADMIN__MAX_WRONG_TOKENS=2"))
 	token := p.AdminToken(t)
