@@ -12,11 +12,13 @@ VERSION   ?= $(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[
 REVISION  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
 LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVISION)
 BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
-MAILDEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/maildev
+# Where `make deps` installs the npm tools, and where the tests look for them (apptest.CacheDir, mailtest.MailDevDir).
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault
+MAILDEV_DIR ?= $(TOOLS_CACHE)/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)
-OIDC_DIR    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/oidc
+OIDC_DIR    ?= $(TOOLS_CACHE)/oidc
 export IDVAULT_OIDC_DIR := $(OIDC_DIR)
-OPENAPI_TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault/openapi-tools
+OPENAPI_TOOLS_DIR ?= $(TOOLS_CACHE)/openapi-tools
 export IDVAULT_OPENAPI_TOOLS_DIR := $(OPENAPI_TOOLS_DIR)
 
 # `make release` cross-compiles these into $(DIST), with SHA256SUMS.
