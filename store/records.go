@@ -36,7 +36,8 @@ func recordKey(appID []byte, email string) []byte {
 
 // Record returns the record of (appID, email), or ErrNotFound. email must be normalised.
 func (s *Store) Record(appID []byte, email string) (Record, error) {
-	return s.readRecord(appID, email, true)
+	r, _, err := s.readRecord(appID, email, true)
+	return r, err
 }
 
 // PrivateRecord is Record without the public identities (left ""): for a read that answers
@@ -47,28 +48,24 @@ func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
 	if r, ok := s.cache.private(appID, email); ok {
 		return cachedPrivate(appID, email, r), nil
 	}
-	var r Record
-	var txid uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		txid = uint64(tx.ID())
-		r, err = s.getRecord(tx, appID, email, false)
-		return err
-	})
+	r, txid, err := s.readRecord(appID, email, false)
 	if err == nil {
 		s.cache.fillPrivate(txid, appID, email, r)
 	}
 	return r, err
 }
 
-func (s *Store) readRecord(appID []byte, email string, public bool) (Record, error) {
+// readRecord is getRecord in a read transaction of its own, whose ID it returns.
+func (s *Store) readRecord(appID []byte, email string, public bool) (Record, uint64, error) {
 	var r Record
+	var txid uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
+		txid = uint64(tx.ID())
 		r, err = s.getRecord(tx, appID, email, public)
 		return err
 	})
-	return r, err
+	return r, txid, err
 }
 
 // getRecord reads and unseals a record; public=false leaves its public identities sealed.
