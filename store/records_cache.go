@@ -35,8 +35,7 @@ const DefaultRecordCacheBytes = 32 << 20
 type recordCache struct {
 	mu        sync.RWMutex
 	apps      map[string]map[string]*cacheEntry // app ID -> email -> entry
-	entries   int
-	bytes     int
+	bytes     int                               // the sum of the entries' sizes
 	maxBytes  int
 	lastWrite uint64 // highest transaction ID of a record write or app deletion applied
 }
@@ -88,7 +87,7 @@ func (c *recordCache) off() bool { return c.maxBytes < 0 }
 func (c *recordCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.apps, c.entries, c.bytes, c.maxBytes = map[string]map[string]*cacheEntry{}, 0, 0, -1
+	c.apps, c.bytes, c.maxBytes = map[string]map[string]*cacheEntry{}, 0, -1
 }
 
 // publics sets out[i] to the cached Public of each email of one app and returns the positions
@@ -178,7 +177,6 @@ func (c *recordCache) dropApp(txid uint64, appID []byte) {
 	}
 	c.lastWrite = max(c.lastWrite, txid)
 	for _, e := range c.apps[string(appID)] {
-		c.entries--
 		c.bytes -= e.size
 	}
 	delete(c.apps, string(appID))
@@ -201,8 +199,6 @@ func (c *recordCache) put(appID []byte, email string, v cacheVersion, set func(*
 	default:
 		if e != nil {
 			c.bytes -= e.size
-		} else {
-			c.entries++
 		}
 		e = &cacheEntry{v: v}
 		m[email] = e
@@ -210,27 +206,27 @@ func (c *recordCache) put(appID []byte, email string, v cacheVersion, set func(*
 	set(e)
 	e.measure(string(appID), email)
 	c.bytes += e.size
-	for c.bytes > c.maxBytes && c.entries > 1 {
-		c.evict(string(appID), email)
+	for c.bytes > c.maxBytes && c.evict(string(appID), email) {
 	}
 }
 
-// evict drops a random entry other than (keepApp, keepEmail) (map order is random).
-func (c *recordCache) evict(keepApp, keepEmail string) {
+// evict drops a random entry other than (keepApp, keepEmail) (map order is random); false when
+// there is none.
+func (c *recordCache) evict(keepApp, keepEmail string) bool {
 	for app, m := range c.apps {
 		for email := range m {
 			if app != keepApp || email != keepEmail {
 				c.drop(app, email)
-				return
+				return true
 			}
 		}
 	}
+	return false
 }
 
 func (c *recordCache) drop(appID, email string) {
 	m := c.apps[appID]
 	if e := m[email]; e != nil {
-		c.entries--
 		c.bytes -= e.size
 		delete(m, email)
 		if len(m) == 0 {
