@@ -119,7 +119,10 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 	var txid, seq uint64
 	err := s.group.update(func(tx *bolt.Tx) error {
 		txid, seq = uint64(tx.ID()), s.writeSeq.Add(1)
-		r, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
+		r, stored, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
+		if !stored {
+			seq = 0
+		}
 		out = r
 		return err
 	})
@@ -131,20 +134,21 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 	return out, err
 }
 
-// updateOne is one record's read-decide-write inside tx. Errors before the write are clean
+// updateOne is one record's read-decide-write inside tx; stored says whether the record it
+// returns is in the file (it existed or was written). Errors before the write are clean
 // (nothing written), so the rest of a shared transaction can still commit.
-func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (Record, error) {
-	r, err := s.getRecord(tx, appID, email, true)
+func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (r Record, stored bool, err error) {
+	r, err = s.getRecord(tx, appID, email, true)
 	exists := err == nil
 	if err != nil && err != ErrNotFound {
-		return Record{}, clean(err)
+		return Record{}, false, clean(err)
 	}
 	if !exists {
 		r = Record{AppID: append([]byte(nil), appID...), Email: email}
 	}
 	write, err := fn(&r, exists)
 	if err != nil {
-		return Record{}, clean(err)
+		return Record{}, false, clean(err)
 	}
 	if write {
 		if !exists {
@@ -152,10 +156,10 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 		}
 		r.UpdatedAt = now
 		if err := s.putRecord(tx, r); err != nil {
-			return Record{}, err
+			return Record{}, false, err
 		}
 	}
-	return r, nil
+	return r, exists || write, nil
 }
 
 // putRecord seals the record's identities and stores it. Each identity is sealed straight into

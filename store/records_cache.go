@@ -146,7 +146,8 @@ func (c *recordCache) fillPrivate(txid uint64, appID []byte, email string, r Rec
 }
 
 // written applies records stored by a write in transaction txid, r[i] stored with sequence
-// seq[i]; err != nil (the write failed, or may have) drops their entries instead.
+// seq[i] (0: not in the file, as a record fn declined to create, whose entry is dropped);
+// err != nil (the write failed, or may have) drops their entries instead.
 func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -161,6 +162,10 @@ func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err err
 	}
 	c.lastWrite = txid
 	for i, r := range recs {
+		if seqs[i] == 0 {
+			c.drop(string(r.AppID), r.Email)
+			continue
+		}
 		c.put(r.AppID, r.Email, cacheVersion{txid, seqs[i]}, func(e *cacheEntry) {
 			e.pub, e.hasPub = publicPart(r), true
 			e.priv, e.hasPriv = privatePart(r), true

@@ -172,3 +172,22 @@ func (c *recordCache) len() int {
 	}
 	return n
 }
+
+// A write that declines to store a record that does not exist leaves it absent for the reads
+// that follow, as without the cache: no empty record is answered from memory.
+func TestDeclinedWriteOfANewRecordCachesNothing(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t, newKey(t))
+	app := testApp(1).ID
+	_, err := s.UpdateRecord(app, "new@y.io", func(*Record, bool) (bool, error) { return false, nil })
+	require.NoError(t, err)
+	_, err = s.UpdateRecords(app, []string{"other@y.io"}, func(int, *Record, bool) (bool, error) { return false, nil })
+	require.NoError(t, err)
+	for _, e := range []string{"new@y.io", "other@y.io"} {
+		_, err = s.PrivateRecord(app, e)
+		require.ErrorIs(t, err, ErrNotFound, "a record never stored is answered")
+		pubs, err := s.Publics(app, []string{e})
+		require.NoError(t, err)
+		require.Equal(t, []Public{{}}, pubs, "a record never stored is answered")
+	}
+}
