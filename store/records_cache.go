@@ -167,7 +167,7 @@ func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err err
 			continue
 		}
 		c.put(r.AppID, r.Email, cacheVersion{txid, seqs[i]}, func(e *cacheEntry) {
-			e.pub, e.hasPub = publicPart(r), true
+			e.pub, e.hasPub = r.Public(), true
 			e.priv, e.hasPriv = privatePart(r), true
 		})
 	}
@@ -237,13 +237,6 @@ func (c *recordCache) drop(appID, email string) {
 		if len(m) == 0 {
 			delete(c.apps, appID)
 		}
-	}
-}
-
-func publicPart(r Record) Public {
-	return Public{
-		Found: true, HasPermanent: r.PermanentIdentity != "", HasProvisional: r.ProvisionalIdentity != "",
-		Registered: r.Registered, PublicPermanent: r.PublicPermanent, PublicProvisional: r.PublicProvisional,
 	}
 }
 

@@ -184,10 +184,7 @@ func (p Policy) publicOf(r store.Public) (string, publicState) {
 
 // publicOfRecord is the public identity p answers with for a full record that has one.
 func (p Policy) publicOfRecord(r store.Record) (string, error) {
-	pub, state := p.publicOf(store.Public{
-		Found: true, HasPermanent: r.PermanentIdentity != "", HasProvisional: r.ProvisionalIdentity != "",
-		Registered: r.Registered, PublicPermanent: r.PublicPermanent, PublicProvisional: r.PublicProvisional,
-	})
+	pub, state := p.publicOf(r.Public())
 	switch state {
 	case stored:
 		return pub, nil
