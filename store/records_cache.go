@@ -197,16 +197,16 @@ func (c *recordCache) put(appID []byte, email string, v cacheVersion, set func(*
 	}
 	e := m[email]
 	switch {
-	case e != nil && v.less(e.v):
-		return
-	case e != nil && e.v == v:
-		c.bytes -= e.size
-	default:
-		if e != nil {
-			c.bytes -= e.size
-		}
+	case e == nil:
 		e = &cacheEntry{v: v}
 		m[email] = e
+	case v.less(e.v):
+		return
+	default:
+		c.bytes -= e.size
+		if e.v != v { // an older state: replaced in place, not merged
+			*e = cacheEntry{v: v}
+		}
 	}
 	set(e)
 	e.measure(string(appID), email)
