@@ -36,7 +36,8 @@ func recordKey(appID []byte, email string) []byte {
 
 // Record returns the record of (appID, email), or ErrNotFound. email must be normalised.
 func (s *Store) Record(appID []byte, email string) (Record, error) {
-	return s.readRecord(appID, email, true)
+	r, _, err := s.readRecord(appID, email, true)
+	return r, err
 }
 
 // PrivateRecord is Record without the public identities (left ""): for a read that answers
@@ -47,28 +48,24 @@ func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
 	if r, ok := s.cache.private(appID, email); ok {
 		return cachedPrivate(appID, email, r), nil
 	}
-	var r Record
-	var txid uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		txid = uint64(tx.ID())
-		r, err = s.getRecord(tx, appID, email, false)
-		return err
-	})
+	r, txid, err := s.readRecord(appID, email, false)
 	if err == nil {
 		s.cache.fillPrivate(txid, appID, email, r)
 	}
 	return r, err
 }
 
-func (s *Store) readRecord(appID []byte, email string, public bool) (Record, error) {
+// readRecord is getRecord in a read transaction of its own, whose ID it returns.
+func (s *Store) readRecord(appID []byte, email string, public bool) (Record, uint64, error) {
 	var r Record
+	var txid uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
+		txid = uint64(tx.ID())
 		r, err = s.getRecord(tx, appID, email, public)
 		return err
 	})
-	return r, err
+	return r, txid, err
 }
 
 // getRecord reads and unseals a record; public=false leaves its public identities sealed.
@@ -122,7 +119,10 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 	var txid, seq uint64
 	err := s.group.update(func(tx *bolt.Tx) error {
 		txid, seq = uint64(tx.ID()), s.writeSeq.Add(1)
-		r, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
+		r, stored, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
+		if !stored {
+			seq = 0
+		}
 		out = r
 		return err
 	})
@@ -134,20 +134,21 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 	return out, err
 }
 
-// updateOne is one record's read-decide-write inside tx. Errors before the write are clean
+// updateOne is one record's read-decide-write inside tx; stored says whether the record it
+// returns is in the file (it existed or was written). Errors before the write are clean
 // (nothing written), so the rest of a shared transaction can still commit.
-func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (Record, error) {
-	r, err := s.getRecord(tx, appID, email, true)
+func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (r Record, stored bool, err error) {
+	r, err = s.getRecord(tx, appID, email, true)
 	exists := err == nil
 	if err != nil && err != ErrNotFound {
-		return Record{}, clean(err)
+		return Record{}, false, clean(err)
 	}
 	if !exists {
 		r = Record{AppID: append([]byte(nil), appID...), Email: email}
 	}
 	write, err := fn(&r, exists)
 	if err != nil {
-		return Record{}, clean(err)
+		return Record{}, false, clean(err)
 	}
 	if write {
 		if !exists {
@@ -155,10 +156,10 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 		}
 		r.UpdatedAt = now
 		if err := s.putRecord(tx, r); err != nil {
-			return Record{}, err
+			return Record{}, false, err
 		}
 	}
-	return r, nil
+	return r, exists || write, nil
 }
 
 // putRecord seals the record's identities and stores it. Each identity is sealed straight into

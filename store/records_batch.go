@@ -20,9 +20,12 @@ func (s *Store) UpdateRecords(appID []byte, emails []string, fn func(i int, r *R
 		txid = uint64(tx.ID())
 		for i, email := range emails {
 			seqs[i] = s.writeSeq.Add(1)
-			r, err := s.updateOne(tx, now, appID, email, func(r *Record, exists bool) (bool, error) {
+			r, stored, err := s.updateOne(tx, now, appID, email, func(r *Record, exists bool) (bool, error) {
 				return fn(i, r, exists)
 			})
+			if !stored {
+				seqs[i] = 0
+			}
 			if err != nil {
 				if i > 0 {
 					return unwrapClean(err) // earlier emails were written: the transaction must roll back

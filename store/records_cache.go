@@ -35,8 +35,7 @@ const DefaultRecordCacheBytes = 32 << 20
 type recordCache struct {
 	mu        sync.RWMutex
 	apps      map[string]map[string]*cacheEntry // app ID -> email -> entry
-	entries   int
-	bytes     int
+	bytes     int                               // the sum of the entries' sizes
 	maxBytes  int
 	lastWrite uint64 // highest transaction ID of a record write or app deletion applied
 }
@@ -88,7 +87,7 @@ func (c *recordCache) off() bool { return c.maxBytes < 0 }
 func (c *recordCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.apps, c.entries, c.bytes, c.maxBytes = map[string]map[string]*cacheEntry{}, 0, 0, -1
+	c.apps, c.bytes, c.maxBytes = map[string]map[string]*cacheEntry{}, 0, -1
 }
 
 // publics sets out[i] to the cached Public of each email of one app and returns the positions
@@ -147,7 +146,8 @@ func (c *recordCache) fillPrivate(txid uint64, appID []byte, email string, r Rec
 }
 
 // written applies records stored by a write in transaction txid, r[i] stored with sequence
-// seq[i]; err != nil (the write failed, or may have) drops their entries instead.
+// seq[i] (0: not in the file, as a record fn declined to create, whose entry is dropped);
+// err != nil (the write failed, or may have) drops their entries instead.
 func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -162,8 +162,12 @@ func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err err
 	}
 	c.lastWrite = txid
 	for i, r := range recs {
+		if seqs[i] == 0 {
+			c.drop(string(r.AppID), r.Email)
+			continue
+		}
 		c.put(r.AppID, r.Email, cacheVersion{txid, seqs[i]}, func(e *cacheEntry) {
-			e.pub, e.hasPub = publicPart(r), true
+			e.pub, e.hasPub = r.Public(), true
 			e.priv, e.hasPriv = privatePart(r), true
 		})
 	}
@@ -178,7 +182,6 @@ func (c *recordCache) dropApp(txid uint64, appID []byte) {
 	}
 	c.lastWrite = max(c.lastWrite, txid)
 	for _, e := range c.apps[string(appID)] {
-		c.entries--
 		c.bytes -= e.size
 	}
 	delete(c.apps, string(appID))
@@ -194,55 +197,46 @@ func (c *recordCache) put(appID []byte, email string, v cacheVersion, set func(*
 	}
 	e := m[email]
 	switch {
-	case e != nil && v.less(e.v):
-		return
-	case e != nil && e.v == v:
-		c.bytes -= e.size
-	default:
-		if e != nil {
-			c.bytes -= e.size
-		} else {
-			c.entries++
-		}
+	case e == nil:
 		e = &cacheEntry{v: v}
 		m[email] = e
+	case v.less(e.v):
+		return
+	default:
+		c.bytes -= e.size
+		if e.v != v { // an older state: replaced in place, not merged
+			*e = cacheEntry{v: v}
+		}
 	}
 	set(e)
 	e.measure(string(appID), email)
 	c.bytes += e.size
-	for c.bytes > c.maxBytes && c.entries > 1 {
-		c.evict(string(appID), email)
+	for c.bytes > c.maxBytes && c.evict(string(appID), email) {
 	}
 }
 
-// evict drops a random entry other than (keepApp, keepEmail) (map order is random).
-func (c *recordCache) evict(keepApp, keepEmail string) {
+// evict drops a random entry other than (keepApp, keepEmail) (map order is random); false when
+// there is none.
+func (c *recordCache) evict(keepApp, keepEmail string) bool {
 	for app, m := range c.apps {
 		for email := range m {
 			if app != keepApp || email != keepEmail {
 				c.drop(app, email)
-				return
+				return true
 			}
 		}
 	}
+	return false
 }
 
 func (c *recordCache) drop(appID, email string) {
 	m := c.apps[appID]
 	if e := m[email]; e != nil {
-		c.entries--
 		c.bytes -= e.size
 		delete(m, email)
 		if len(m) == 0 {
 			delete(c.apps, appID)
 		}
-	}
-}
-
-func publicPart(r Record) Public {
-	return Public{
-		Found: true, HasPermanent: r.PermanentIdentity != "", HasProvisional: r.ProvisionalIdentity != "",
-		Registered: r.Registered, PublicPermanent: r.PublicPermanent, PublicProvisional: r.PublicProvisional,
 	}
 }
 

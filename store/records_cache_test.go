@@ -91,7 +91,7 @@ func TestCacheKeepsTheNewestState(t *testing.T) {
 
 	c := newRecordCache(0)
 	c.written(5, []Record{rec(true)}, []uint64{1}, nil)
-	c.fillPublics(4, app, []string{"x@y.io"}, []Public{publicPart(rec(false))})
+	c.fillPublics(4, app, []string{"x@y.io"}, []Public{rec(false).Public()})
 	c.fillPrivate(4, app, "x@y.io", rec(false))
 	require.True(t, registered(c), "a read older than the write replaced its state")
 
@@ -106,7 +106,7 @@ func TestCacheKeepsTheNewestState(t *testing.T) {
 	out := make([]Public, 1)
 	require.Len(t, c.publics(app, []string{"x@y.io"}, out), 1, "an older commit applied late must drop the entry")
 	c.fillPrivate(7, app, "x@y.io", rec(false)) // reads that began before the write of transaction 8
-	c.fillPublics(7, app, []string{"x@y.io"}, []Public{publicPart(rec(false))})
+	c.fillPublics(7, app, []string{"x@y.io"}, []Public{rec(false).Public()})
 	_, ok := c.private(app, "x@y.io")
 	require.False(t, ok, "a read older than the last write applied filled the cache")
 	require.Len(t, c.publics(app, []string{"x@y.io"}, out), 1, "a read older than the last write applied filled the cache")
@@ -145,8 +145,8 @@ func TestRecordCacheIsBounded(t *testing.T) {
 	s.cache.mu.RLock()
 	defer s.cache.mu.RUnlock()
 	require.LessOrEqual(t, s.cache.bytes, bound)
-	require.Less(t, s.cache.entries, 200)
-	require.NotZero(t, s.cache.entries)
+	require.Less(t, s.cache.len(), 200)
+	require.NotZero(t, s.cache.len())
 }
 
 // A closed store answers no read from memory.
@@ -162,4 +162,32 @@ func TestClosedStoreAnswersNothing(t *testing.T) {
 	require.Error(t, err)
 	_, err = s.PrivateRecord(app, "x@y.io")
 	require.Error(t, err)
+}
+
+// len is the number of cached entries.
+func (c *recordCache) len() int {
+	n := 0
+	for _, m := range c.apps {
+		n += len(m)
+	}
+	return n
+}
+
+// A write that declines to store a record that does not exist leaves it absent for the reads
+// that follow, as without the cache: no empty record is answered from memory.
+func TestDeclinedWriteOfANewRecordCachesNothing(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t, newKey(t))
+	app := testApp(1).ID
+	_, err := s.UpdateRecord(app, "new@y.io", func(*Record, bool) (bool, error) { return false, nil })
+	require.NoError(t, err)
+	_, err = s.UpdateRecords(app, []string{"other@y.io"}, func(int, *Record, bool) (bool, error) { return false, nil })
+	require.NoError(t, err)
+	for _, e := range []string{"new@y.io", "other@y.io"} {
+		_, err = s.PrivateRecord(app, e)
+		require.ErrorIs(t, err, ErrNotFound, "a record never stored is answered")
+		pubs, err := s.Publics(app, []string{e})
+		require.NoError(t, err)
+		require.Equal(t, []Public{{}}, pubs, "a record never stored is answered")
+	}
 }

@@ -19,6 +19,14 @@ type Public struct {
 	PublicPermanent, PublicProvisional string
 }
 
+// Public is the Public of a found record r.
+func (r Record) Public() Public {
+	return Public{
+		Found: true, HasPermanent: r.PermanentIdentity != "", HasProvisional: r.ProvisionalIdentity != "",
+		Registered: r.Registered, PublicPermanent: r.PublicPermanent, PublicProvisional: r.PublicProvisional,
+	}
+}
+
 // Publics returns the Public of each email of one app, in order, in one read transaction. Only
 // the public identities are unsealed: the private ones stay sealed.
 //

@@ -33,7 +33,7 @@ func (d *Directory) PublicIdentities(app apps.App, emails []string, policy Polic
 	for i, p := range found {
 		pub, state := policy.publicOf(p)
 		if state != stored {
-			return d.publicIdentities(app, emails, policy)
+			return d.publicIdentities(app, emails, found, policy)
 		}
 		pubs[i] = pub
 	}
@@ -41,23 +41,22 @@ func (d *Directory) PublicIdentities(app apps.App, emails []string, policy Polic
 }
 
 // publicIdentities is PublicIdentities when some email has no stored public identity to answer
-// with: the emails are resolved once each, the missing identities created in one write.
-func (d *Directory) publicIdentities(app apps.App, emails []string, policy Policy) ([]string, error) {
+// with, given what was read for each email (found): the emails are resolved once each, the
+// missing identities created in one write.
+func (d *Directory) publicIdentities(app apps.App, emails []string, found []store.Public, policy Policy) ([]string, error) {
 	index := make(map[string]int, len(emails)) // email -> position in unique
 	unique := make([]string, 0, len(emails))
-	for _, e := range emails {
+	uniqueFound := make([]store.Public, 0, len(emails))
+	for k, e := range emails {
 		if _, ok := index[e]; !ok {
 			index[e] = len(unique)
 			unique = append(unique, e)
+			uniqueFound = append(uniqueFound, found[k])
 		}
-	}
-	found, err := d.st.Publics(app.ID, unique)
-	if err != nil {
-		return nil, err
 	}
 	pubs := make([]string, len(unique))
 	var missing, legacy []int // positions in unique
-	for i, p := range found {
+	for i, p := range uniqueFound {
 		switch pub, state := policy.publicOf(p); state {
 		case stored:
 			pubs[i] = pub
@@ -184,10 +183,7 @@ func (p Policy) publicOf(r store.Public) (string, publicState) {
 
 // publicOfRecord is the public identity p answers with for a full record that has one.
 func (p Policy) publicOfRecord(r store.Record) (string, error) {
-	pub, state := p.publicOf(store.Public{
-		Found: true, HasPermanent: r.PermanentIdentity != "", HasProvisional: r.ProvisionalIdentity != "",
-		Registered: r.Registered, PublicPermanent: r.PublicPermanent, PublicProvisional: r.PublicProvisional,
-	})
+	pub, state := p.publicOf(r.Public())
 	switch state {
 	case stored:
 		return pub, nil

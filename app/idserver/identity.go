@@ -36,7 +36,7 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("identity", err)
 	}
-	return h.sendJSON(c, IdentityResponse{
+	return jsonw.Send(c, IdentityResponse{
 		ID: r.UserID, ServiceIdentity: r.PermanentIdentity, TankerIdentity: r.PermanentIdentity,
 		ProvisionalIdentity: r.ProvisionalIdentity, Registered: r.Registered,
 	}.appendJSON)

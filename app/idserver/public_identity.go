@@ -26,7 +26,7 @@ func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("public identity", err)
 	}
-	return h.sendJSON(c, PublicIdentityResponse{PublicIdentity: pub}.appendJSON)
+	return jsonw.Send(c, PublicIdentityResponse{PublicIdentity: pub}.appendJSON)
 }
 
 // appendJSON writes the response as encoding/json would (a test compares them), without

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"log/slog"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,6 +24,7 @@ func LogBulk(log *slog.Logger, now time.Time, level slog.Level, msg string, attr
 		if fl.w.writeLine(fl.fast, now, level, msg, attrs) {
 			return
 		}
+		h = fl.Handler // what the fast format cannot write: slog's handler (bulk: no flush)
 	}
 	r := slog.NewRecord(now, level, msg, 0)
 	r.AddAttrs(attrs...)
@@ -40,8 +40,6 @@ type fastFormat struct {
 	// clock keeps the formatted second of the last line (nil: every time formatted in full).
 	clock *clock
 }
-
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // plain reports whether s prints unquoted in text and unescaped in JSON.
 func plain(s string) bool {
@@ -64,9 +62,9 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
-// write formats r into a pooled buffer and hands it to out; false when r needs slog.
-func (f *fastFormat) write(r slog.Record, out func([]byte) error) (bool, error) {
-	var attrs [8]slog.Attr
+// recordAttrs puts the attributes of r in attrs; false when they do not fit (more than a
+// request line has: slog writes the record).
+func recordAttrs(r slog.Record, attrs *[8]slog.Attr) (int, bool) {
 	n, more := 0, false
 	r.Attrs(func(a slog.Attr) bool {
 		if n == len(attrs) {
@@ -77,17 +75,7 @@ func (f *fastFormat) write(r slog.Record, out func([]byte) error) (bool, error) 
 		n++
 		return true
 	})
-	if more {
-		return false, nil
-	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	b, ok := f.appendLine((*bp)[:0], r.Time, r.Level, r.Message, attrs[:n])
-	*bp = b
-	if !ok {
-		return false, nil
-	}
-	return true, out(b)
+	return n, !more
 }
 
 // appendLine appends the line of a record to b; false (b then holds a partial line) when the

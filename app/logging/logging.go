@@ -62,8 +62,9 @@ type flushing struct {
 func (f flushing) Handle(ctx context.Context, r slog.Record) error {
 	bulk, _ := ctx.Value(bulkKey{}).(bool)
 	if bulk && f.fast != nil && r.Level < slog.LevelWarn {
-		if done, err := f.fast.write(r, func(b []byte) error { _, err := f.w.Write(b); return err }); done {
-			return err
+		var attrs [8]slog.Attr
+		if n, ok := recordAttrs(r, &attrs); ok && f.w.writeLine(f.fast, r.Time, r.Level, r.Message, attrs[:n]) {
+			return nil
 		}
 	}
 	err := f.Handler.Handle(ctx, r)
@@ -97,18 +98,24 @@ func (b *Writer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
+	return len(p), b.queuedLocked()
+}
+
+// queuedLocked writes the buffer out once BufferSize bytes are pending, or arms the timer that
+// writes it FlushDelay later.
+func (b *Writer) queuedLocked() error {
 	if len(b.buf) >= BufferSize {
-		return len(p), b.flushLocked()
+		return b.flushLocked()
 	}
 	if !b.pending {
 		b.pending = true
 		time.AfterFunc(FlushDelay, func() { _ = b.Flush() })
 	}
-	return len(p), nil
+	return nil
 }
 
-// writeLine formats a bulk line straight into the buffer (see LogBulk); false, with nothing
-// written, when f cannot format it.
+// writeLine formats a bulk line straight into the buffer (see LogBulk and flushing.Handle);
+// false, with nothing written, when f cannot format it.
 func (b *Writer) writeLine(f *fastFormat, t time.Time, level slog.Level, msg string, attrs []slog.Attr) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -118,14 +125,7 @@ func (b *Writer) writeLine(f *fastFormat, t time.Time, level slog.Level, msg str
 		b.buf = b.buf[:n]
 		return false
 	}
-	if len(b.buf) >= BufferSize {
-		_ = b.flushLocked() // as Write: a failed write of the log is not the request's error
-		return true
-	}
-	if !b.pending {
-		b.pending = true
-		time.AfterFunc(FlushDelay, func() { _ = b.Flush() })
-	}
+	_ = b.queuedLocked() // a failed write of the log is not the request's error
 	return true
 }
 

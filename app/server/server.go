@@ -76,6 +76,7 @@ func ReadBufferSize(maxEmails int) int {
 // Server is the HTTP application with its dependencies.
 type Server struct {
 	deps    Deps
+	proxies clientip.Proxies // server.trusted_proxies, parsed once
 	ready   *readiness
 	console *console.Handler
 	App     *fiber.App
@@ -87,8 +88,8 @@ func (s *Server) Close() { s.ready.close() }
 
 // New builds the fiber application.
 func New(d Deps) *Server {
-	s := &Server{deps: d, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	proxies := clientip.ParseValid(d.Server.TrustedProxies)
+	s := &Server{deps: d, proxies: proxies, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	handleErr := errorHandler(d.Logger)
 	readBuffer := ReadBufferSize(0)
 	if d.FakeAuth != nil {
@@ -123,7 +124,7 @@ func New(d Deps) *Server {
 			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: proxies,
 		})
 	}
-	s.routes(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	s.routes(s.MetricsHandler())
 	s.refuseUnknownMethods(handleErr)
 	httpguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
@@ -133,12 +134,11 @@ func New(d Deps) *Server {
 // capped by server.max_connections and server.max_connections_per_ip (the trusted proxies'
 // addresses are not counted per address).
 func (s *Server) Serve(ln net.Listener) error {
-	proxies := clientip.ParseValid(s.deps.Server.TrustedProxies)
 	return s.App.Listener(netguard.Listen(ln, netguard.Config{
 		MaxConns: s.deps.Server.MaxConnections, MaxConnsPerIP: s.deps.Server.MaxConnectionsPerIP,
 		Exempt: func(ip net.IP) bool {
 			a, ok := netip.AddrFromSlice(ip)
-			return ok && proxies.Trusted(a.Unmap())
+			return ok && s.proxies.Trusted(a.Unmap())
 		}, Logger: s.deps.Logger,
 	}))
 }
