@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/idvault/idvault/app/address"
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/idtoken"
 )
@@ -74,7 +75,7 @@ func (h *Handler) idToken(c *fiber.Ctx, token string) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="idvault identity server", error="invalid_token", error_description="`+r.Reason+`"`)
 		return apierr.InvalidToken.Msg("invalid ID token: %s", r.Reason)
 	}
-	e, err := normalize(id.Email)
+	e, err := address.Normalize(id.Email)
 	if err != nil {
 		h.count("unverified")
 		return apierr.NoEmailClaim.Msg("the ID token's email claim is not a valid address")

@@ -29,16 +29,12 @@ func email(c *fiber.Ctx) (string, error) {
 			return "", err
 		}
 	}
-	e, err := normalize(s)
+	e, err := address.Normalize(s)
 	if err != nil {
 		return "", apierr.InvalidEmailIS.New()
 	}
 	return e, nil
 }
-
-// normalize is the server's one email normalisation (package address), for bodies and ID
-// tokens alike.
-func normalize(s string) (string, error) { return address.Normalize(s) }
 
 // plainEmailBody reads the body every client sends, {"email":"..."} with a value free of
 // escapes and control characters (white space around the tokens allowed), without encoding/json,
