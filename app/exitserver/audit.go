@@ -48,10 +48,7 @@ type KeyAudit struct {
 func (s *Server) audit(c *fiber.Ctx) error {
 	// The body, and an answer of up to MaxHolders holders per ID (an ID takes at least 27
 	// bytes of body), reserved in the memory budget while they live.
-	size := int64(c.Request().Header.ContentLength())
-	if size < 0 || size > auditBodyBytes {
-		size = auditBodyBytes
-	}
+	size := bodyBound(c, auditBodyBytes)
 	ids := min(size/27+1, AuditBatchIDs)
 	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*48+64), budgetWait)
 	if err != nil {

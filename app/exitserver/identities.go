@@ -25,11 +25,7 @@ type importRequest struct {
 func (s *Server) importIdentities(c *fiber.Ctx) error {
 	limit := int64(s.cfg.BatchLimit)*perIdentityBytes + 4096
 	// The body and what is decoded from it, reserved in the memory budget while they live.
-	need := limit
-	if n := int64(c.Request().Header.ContentLength()); n >= 0 && n < limit {
-		need = n
-	}
-	release, err := s.budget.reserve(2*need, budgetWait)
+	release, err := s.budget.reserve(2*bodyBound(c, limit), budgetWait)
 	if err != nil {
 		return err
 	}
@@ -104,6 +100,16 @@ func (s *stickyEOF) Read(p []byte) (int, error) {
 		s.eof = true
 	}
 	return n, err
+}
+
+// bodyBound is the body size a handler reserves memory for: the announced Content-Length, or
+// limit when there is none or it is over limit (the read stops past limit).
+func bodyBound(c *fiber.Ctx, limit int64) int64 {
+	n := int64(c.Request().Header.ContentLength())
+	if n < 0 || n > limit {
+		return limit
+	}
+	return n
 }
 
 // readLimited reads all of r, or answers payload_too_large past limit bytes.
