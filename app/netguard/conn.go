@@ -69,19 +69,18 @@ func EndBody(nc net.Conn) {
 // AwaitRequest puts a connection whose answer was written outside the HTTP server (a hijacked
 // stream) back to waiting for a request, as a new one: reads leave the body's idle limit (and
 // a cut of it), and until a byte of the next request arrives the connection counts as a spare
-// one (ReadNothing), which a header time limit closes without an answer. It reports whether
-// nc is a guarded connection; others are left as they are.
-func AwaitRequest(nc net.Conn) bool {
+// one (ReadNothing), which a header time limit closes without an answer. Connections that
+// are not guarded are left as they are.
+func AwaitRequest(nc net.Conn) {
 	c, ok := nc.(*Conn)
 	if !ok {
-		return false
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.readIdle.Store(0)
 	c.readCut = false
 	c.readAny.Store(false)
-	return true
 }
 
 // armRead sets the read deadline an idle limit from now (c.mu held).
