@@ -1,10 +1,8 @@
 package exitserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -22,6 +20,9 @@ const auditBodyBytes = 1 << 20
 type auditRequest struct {
 	IDs []string `json:"ids"`
 }
+
+// auditShape is the body POST /v1/audit wants, for its error messages.
+const auditShape = `{"ids": ["<base64 of a 16-byte ID>", ...]}`
 
 // AuditAnswer is the answer of POST /v1/audit.
 type AuditAnswer struct {
@@ -48,31 +49,19 @@ type KeyAudit struct {
 func (s *Server) audit(c *fiber.Ctx) error {
 	// The body, and an answer of up to MaxHolders holders per ID (an ID takes at least 27
 	// bytes of body), reserved in the memory budget while they live.
-	size := int64(c.Request().Header.ContentLength())
-	if size < 0 || size > auditBodyBytes {
-		size = auditBodyBytes
-	}
+	size := bodyBound(c, auditBodyBytes)
 	ids := min(size/27+1, AuditBatchIDs)
 	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*48+64), budgetWait)
 	if err != nil {
 		return err
 	}
 	defer release()
-	raw, err := readLimited(requestBody(c), auditBodyBytes)
-	if err != nil {
+	var req auditRequest
+	if err := readJSON(c, auditBodyBytes, &req, auditShape); err != nil {
 		return err
 	}
-	var req auditRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return apierr.InvalidBody.Msg("want {\"ids\": [\"<base64 of a 16-byte ID>\", ...]}: %s", jsonProblem(err))
-	}
-	if dec.More() {
-		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
-	}
 	if req.IDs == nil {
-		return apierr.InvalidBody.Msg("want {\"ids\": [\"<base64 of a 16-byte ID>\", ...]}: ids is missing")
+		return apierr.InvalidBody.Msg("want %s: ids is missing", auditShape)
 	}
 	if len(req.IDs) > AuditBatchIDs {
 		return apierr.PayloadTooLarge.Msg("%d IDs in one audit; the limit is %d", len(req.IDs), AuditBatchIDs)

@@ -41,11 +41,7 @@ const (
 func (s *Server) decryptBatch(c *fiber.Ctx) error {
 	// The body and the answer (clear bytes are shorter than their ciphertexts; an error takes
 	// a few dozen bytes), reserved in the memory budget until the answer is written.
-	size := int64(c.Request().Header.ContentLength())
-	if size < 0 || size > DecryptBatchBytes {
-		size = DecryptBatchBytes
-	}
-	res, err := s.budget.hold(2*size+64<<10, budgetWait)
+	res, err := s.budget.hold(2*bodyBound(c, DecryptBatchBytes)+64<<10, budgetWait)
 	if err != nil {
 		return err
 	}

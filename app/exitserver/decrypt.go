@@ -62,9 +62,8 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 		return err
 	}
 	defer res.done()
-	handedOver := false
 	defer func() {
-		if !handedOver {
+		if !res.handedOver {
 			_ = dr.Close() // stops the read-ahead before the body is drained or the handler returns
 		}
 	}()
@@ -94,7 +93,6 @@ func (s *Server) decrypt(c *fiber.Ctx) error {
 	st.keepAlive = keepable(raw) && c.Context().Request.Header.IsHTTP11() && !c.Context().Request.Header.ConnectionClose()
 	s.streams.Add(1)
 	release := res.handOver()
-	handedOver = true
 	c.Context().HijackSetNoResponse(true)
 	c.Context().Hijack(func(hj net.Conn) {
 		ok := st.run(raw)

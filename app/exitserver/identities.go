@@ -21,34 +21,24 @@ type importRequest struct {
 	Identities []string `json:"identities"`
 }
 
+// importShape is the body PUT /v1/identities wants, for its error messages.
+const importShape = `{"identities": ["<private identity>", ...]}`
+
 // importIdentities is PUT /v1/identities: all or nothing, 201 with the counts.
 func (s *Server) importIdentities(c *fiber.Ctx) error {
 	limit := int64(s.cfg.BatchLimit)*perIdentityBytes + 4096
 	// The body and what is decoded from it, reserved in the memory budget while they live.
-	need := limit
-	if n := int64(c.Request().Header.ContentLength()); n >= 0 && n < limit {
-		need = n
-	}
-	release, err := s.budget.reserve(2*need, budgetWait)
+	release, err := s.budget.reserve(2*bodyBound(c, limit), budgetWait)
 	if err != nil {
 		return err
 	}
 	defer release()
-	raw, err := readLimited(requestBody(c), limit)
-	if err != nil {
+	var req importRequest
+	if err := readJSON(c, limit, &req, importShape); err != nil {
 		return err
 	}
-	var req importRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return apierr.InvalidBody.Msg("want {\"identities\": [\"<private identity>\", ...]}: %s", jsonProblem(err))
-	}
-	if dec.More() {
-		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
-	}
 	if req.Identities == nil {
-		return apierr.InvalidBody.Msg("want {\"identities\": [\"<private identity>\", ...]}: identities is missing")
+		return apierr.InvalidBody.Msg("want %s: identities is missing", importShape)
 	}
 	if len(req.Identities) > s.cfg.BatchLimit {
 		return apierr.PayloadTooLarge.Msg("%d identities in one request; the limit is %d (exit.batch_limit)",
@@ -104,6 +94,34 @@ func (s *stickyEOF) Read(p []byte) (int, error) {
 		s.eof = true
 	}
 	return n, err
+}
+
+// bodyBound is the body size a handler reserves memory for: the announced Content-Length, or
+// limit when there is none or it is over limit (the read stops past limit).
+func bodyBound(c *fiber.Ctx, limit int64) int64 {
+	n := int64(c.Request().Header.ContentLength())
+	if n < 0 || n > limit {
+		return limit
+	}
+	return n
+}
+
+// readJSON reads a body of up to limit bytes that holds one JSON object, without unknown
+// fields, into v; shape is the body wanted, for the error message.
+func readJSON(c *fiber.Ctx, limit int64, v any, shape string) error {
+	raw, err := readLimited(requestBody(c), limit)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return apierr.InvalidBody.Msg("want %s: %s", shape, jsonProblem(err))
+	}
+	if dec.More() {
+		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
+	}
+	return nil
 }
 
 // readLimited reads all of r, or answers payload_too_large past limit bytes.

@@ -19,14 +19,17 @@ type Conn struct {
 	closeOnce sync.Once
 	born      time.Time
 
-	mu        sync.Mutex
-	readIdle  atomic.Int64 // nanoseconds; > 0 while a request body is read (StartBody)
-	writeIdle atomic.Int64 // nanoseconds; > 0 when the listener has a write idle limit
-	readArmed atomic.Int64 // nanoseconds since born when the read deadline was last set
-	wroteArm  atomic.Int64 // same for the write deadline
-	readCut   bool         // a deadline in the past was asked for: never refreshed again
-	writeCut  bool
-	readAny   atomic.Bool // a byte has arrived (since AwaitRequest)
+	mu      sync.Mutex
+	read    idleLimit   // on while a request body is read (StartBody)
+	write   idleLimit   // on when the listener has a write idle limit
+	readAny atomic.Bool // a byte has arrived (since AwaitRequest)
+}
+
+// idleLimit is the idle limit of one direction of a Conn.
+type idleLimit struct {
+	idle  atomic.Int64 // nanoseconds; > 0 while the limit applies
+	armed atomic.Int64 // nanoseconds since born when the deadline was last set
+	cut   bool         // a deadline in the past was asked for: never refreshed again (c.mu)
 }
 
 // Close closes the connection and frees its place under the caps (once).
@@ -50,9 +53,9 @@ func StartBody(nc net.Conn, idle time.Duration) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.readCut = false
-	c.readIdle.Store(int64(idle))
-	c.armRead(time.Now())
+	c.read.cut = false
+	c.read.idle.Store(int64(idle))
+	c.arm(&c.read, time.Now())
 }
 
 // EndBody gives the read deadline back to the HTTP server (the request is answered).
@@ -63,52 +66,71 @@ func EndBody(nc net.Conn) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.readIdle.Store(0)
+	c.read.idle.Store(0)
 }
 
 // AwaitRequest puts a connection whose answer was written outside the HTTP server (a hijacked
 // stream) back to waiting for a request, as a new one: reads leave the body's idle limit (and
 // a cut of it), and until a byte of the next request arrives the connection counts as a spare
-// one (ReadNothing), which a header time limit closes without an answer. It reports whether
-// nc is a guarded connection; others are left as they are.
-func AwaitRequest(nc net.Conn) bool {
+// one (ReadNothing), which a header time limit closes without an answer. Connections that
+// are not guarded are left as they are.
+func AwaitRequest(nc net.Conn) {
 	c, ok := nc.(*Conn)
 	if !ok {
-		return false
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.readIdle.Store(0)
-	c.readCut = false
+	c.read.idle.Store(0)
+	c.read.cut = false
 	c.readAny.Store(false)
-	return true
 }
 
-// armRead sets the read deadline an idle limit from now (c.mu held).
-func (c *Conn) armRead(now time.Time) {
-	if idle := time.Duration(c.readIdle.Load()); idle > 0 && !c.readCut {
-		_ = c.Conn.SetReadDeadline(now.Add(idle))
-		c.readArmed.Store(int64(now.Sub(c.born)))
+// arm sets l's deadline an idle limit from now (c.mu held).
+func (c *Conn) arm(l *idleLimit, now time.Time) {
+	if idle := time.Duration(l.idle.Load()); idle > 0 && !l.cut {
+		_ = c.setRaw(l, now.Add(idle))
+		l.armed.Store(int64(now.Sub(c.born)))
 	}
 }
 
-func (c *Conn) armWrite(now time.Time) {
-	if idle := time.Duration(c.writeIdle.Load()); idle > 0 && !c.writeCut {
-		_ = c.Conn.SetWriteDeadline(now.Add(idle))
-		c.wroteArm.Store(int64(now.Sub(c.born)))
+// refresh arms l again when an eighth of its limit went by since it was set.
+func (c *Conn) refresh(l *idleLimit) {
+	if idle := l.idle.Load(); idle > 0 {
+		now := time.Now()
+		if int64(now.Sub(c.born))-l.armed.Load() > idle/8 {
+			c.mu.Lock()
+			c.arm(l, now)
+			c.mu.Unlock()
+		}
 	}
+}
+
+// setRaw sets the wrapped connection's deadline of l's direction (l is c.read or c.write).
+func (c *Conn) setRaw(l *idleLimit, t time.Time) error {
+	if l == &c.write {
+		return c.Conn.SetWriteDeadline(t)
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// setDeadline sets the deadline of l's direction, except under its idle limit: then only a
+// deadline in the past (a cut) applies.
+func (c *Conn) setDeadline(l *idleLimit, t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.idle.Load() > 0 {
+		if t.IsZero() || t.After(time.Now()) {
+			return nil
+		}
+		l.cut = true
+	}
+	return c.setRaw(l, t)
 }
 
 // Read reads, refreshing the body idle deadline when an eighth of it went by since it was set.
 func (c *Conn) Read(p []byte) (int, error) {
-	if idle := c.readIdle.Load(); idle > 0 {
-		now := time.Now()
-		if int64(now.Sub(c.born))-c.readArmed.Load() > idle/8 {
-			c.mu.Lock()
-			c.armRead(now)
-			c.mu.Unlock()
-		}
-	}
+	c.refresh(&c.read)
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.readAny.Load() {
 		c.readAny.Store(true)
@@ -127,26 +149,15 @@ func ReadNothing(nc net.Conn) bool {
 
 // Write writes, refreshing the write idle deadline the same way.
 func (c *Conn) Write(p []byte) (int, error) {
-	c.refreshWrite()
+	c.refresh(&c.write)
 	return c.Conn.Write(p)
 }
 
 // WriteBuffers writes bufs as Write would, in one writev: net.Buffers uses writev only on the
 // net package's own connections, which this wrapper hides.
 func (c *Conn) WriteBuffers(bufs *net.Buffers) (int64, error) {
-	c.refreshWrite()
+	c.refresh(&c.write)
 	return bufs.WriteTo(c.Conn)
-}
-
-func (c *Conn) refreshWrite() {
-	if idle := c.writeIdle.Load(); idle > 0 {
-		now := time.Now()
-		if int64(now.Sub(c.born))-c.wroteArm.Load() > idle/8 {
-			c.mu.Lock()
-			c.armWrite(now)
-			c.mu.Unlock()
-		}
-	}
 }
 
 // SetDeadline sets both deadlines (see SetReadDeadline and SetWriteDeadline).
@@ -159,28 +170,8 @@ func (c *Conn) SetDeadline(t time.Time) error {
 
 // SetReadDeadline sets the read deadline, except while a body is read under its idle limit:
 // then only a deadline in the past (a cut) applies.
-func (c *Conn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.readIdle.Load() > 0 {
-		if t.IsZero() || t.After(time.Now()) {
-			return nil
-		}
-		c.readCut = true
-	}
-	return c.Conn.SetReadDeadline(t)
-}
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.setDeadline(&c.read, t) }
 
 // SetWriteDeadline sets the write deadline, except under a write idle limit: then only a
 // deadline in the past (a cut) applies.
-func (c *Conn) SetWriteDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.writeIdle.Load() > 0 {
-		if t.IsZero() || t.After(time.Now()) {
-			return nil
-		}
-		c.writeCut = true
-	}
-	return c.Conn.SetWriteDeadline(t)
-}
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.setDeadline(&c.write, t) }

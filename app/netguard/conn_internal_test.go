@@ -53,7 +53,7 @@ func TestCutStaysUnderTheIdleLimit(t *testing.T) {
 	StartBody(c, time.Hour)
 	require.NoError(t, c.SetDeadline(time.Now()))
 	require.True(t, errors.Is(readErr(t, c), os.ErrDeadlineExceeded))
-	c.readArmed.Store(-int64(time.Hour)) // as if the last refresh were long ago
+	c.read.armed.Store(-int64(time.Hour)) // as if the last refresh were long ago
 	require.True(t, errors.Is(readErr(t, c), os.ErrDeadlineExceeded), "the cut is not refreshed away")
 }
 

@@ -153,8 +153,8 @@ func (l *Listener) admit(c net.Conn) net.Conn {
 	}
 	gc := &Conn{Conn: c, release: func() { l.release(key) }, born: time.Now()}
 	if l.cfg.WriteIdle > 0 {
-		gc.writeIdle.Store(int64(l.cfg.WriteIdle))
-		gc.armWrite(gc.born)
+		gc.write.idle.Store(int64(l.cfg.WriteIdle))
+		gc.arm(&gc.write, gc.born)
 	}
 	return gc
 }

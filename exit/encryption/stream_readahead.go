@@ -61,7 +61,6 @@ type pipeline struct {
 	stop  chan struct{}
 	cur   []byte // the buffer d.out points into (Read), given back once consumed
 	ended bool   // the reader ended: full was drained to its close
-	done  bool   // the buffers went back to the cache
 }
 
 // readingAhead reports whether chunks come through the read-ahead pipeline.
@@ -147,7 +146,7 @@ func (d *streamDecrypter) nextAhead() error {
 
 // abort stops a pipeline after a failure or a Close: a reader still running
 // is interrupted and waited for, and the buffers go back to the cache
-// (those a writer still holds, it gives back itself). It returns err.
+// (one a writer still holds goes to free, for Close to give back). It returns err.
 func (d *streamDecrypter) abort(err error) error {
 	p := d.pipe
 	if p == nil {
@@ -167,12 +166,13 @@ func (d *streamDecrypter) abort(err error) error {
 
 // releasePipeline gives the buffers of a pipeline whose reader ended back to
 // the cache: those in free and the one Read was returning (d.out is dropped).
+// A later call gives back what came to free since (a buffer a failed
+// WriteTo's writer returned after the abort), so Close sweeps it.
 func (d *streamDecrypter) releasePipeline() {
 	p := d.pipe
-	if p == nil || p.done || !p.ended {
+	if p == nil || !p.ended {
 		return
 	}
-	p.done = true
 	for len(p.free) > 0 {
 		putChunkBuffer(<-p.free)
 	}

@@ -40,6 +40,10 @@ type DB struct {
 	cache *keyCache
 }
 
+// errInvalidDSN is why a DSN cannot be used: pgx's own message may quote the DSN, password
+// included, so it is never passed on.
+var errInvalidDSN = errors.New("exit database: invalid DSN: not a PostgreSQL connection string or URL")
+
 // Open connects (pgx pool), checks the dump's tables and the app's
 // trustchains row exist (*SchemaError naming what is missing otherwise),
 // and creates the tool's own exit_* tables if missing, safely when several
@@ -50,8 +54,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
-		// pgx's message may quote the DSN, password included.
-		return nil, errors.New("exit database: invalid DSN: not a PostgreSQL connection string or URL")
+		return nil, errInvalidDSN
 	}
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns

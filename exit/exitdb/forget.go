@@ -2,7 +2,6 @@ package exitdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -117,8 +116,7 @@ func countRows(ctx context.Context, tx pgx.Tx, withRows bool) ([]TableRows, erro
 func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		// pgx's message may quote the DSN, password included.
-		return nil, errors.New("exit database: invalid DSN: not a PostgreSQL connection string or URL")
+		return nil, errInvalidDSN
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -240,19 +239,4 @@ func writeRecords(b *testing.B, path string, sessions map[encryption.SimpleID][]
 		b.Fatal(err)
 	}
 	return cts, want.Sum(nil)
-}
-
-// procKiB reads a field of /proc/PID/status in KiB, if the process is still there.
-func procKiB(pid int, field string) (float64, bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
 }
