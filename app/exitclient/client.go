@@ -10,6 +10,7 @@
 package exitclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -323,6 +324,19 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 			}
 		}
 	}
+}
+
+// send is Do for a request whose body is in memory: method on c.URL+path with body, of
+// contentType.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
+	return c.Do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequest(method, c.URL+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", contentType)
+		return req, nil
+	})
 }
 
 // Code is the error code of err for a report: the server's code, "connection_failed" when

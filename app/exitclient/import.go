@@ -381,13 +381,7 @@ func (c *Client) importOnce(ctx context.Context, part []Identity) (importResult,
 	if err != nil {
 		return importResult{}, err
 	}
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequest(http.MethodPut, c.URL+"/v1/identities", bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		return req, err
-	})
+	resp, err := c.send(ctx, http.MethodPut, "/v1/identities", "application/json", body)
 	if err != nil {
 		return importResult{}, err
 	}
