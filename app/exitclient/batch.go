@@ -70,7 +70,7 @@ func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error)
 	}
 	var api *APIError
 	switch {
-	case errors.As(err, new(*UnavailableError)), errors.As(err, new(*ConfigError)), ctx.Err() != nil:
+	case stopsRun(err), ctx.Err() != nil:
 		return BatchResult{}, err
 	case errors.As(err, &api):
 		return BatchResult{Code: api.Code, Message: api.Message}, nil

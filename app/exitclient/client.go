@@ -339,6 +339,12 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 	})
 }
 
+// stopsRun reports whether err ends a whole run rather than failing one item: the retry budget
+// tripped (*UnavailableError) or the server refused the token (*ConfigError).
+func stopsRun(err error) bool {
+	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError))
+}
+
 // Code is the error code of err for a report: the server's code, "connection_failed" when
 // the server could not be reached, "server_unavailable" when the run's retry budget ran out,
 // "stream_aborted" when a decrypt stream was cut midway, "unsafe_output" when a clear file

@@ -131,12 +131,10 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 			return // the run is over: the file is not started
 		}
 		n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
-		var unav *UnavailableError
-		var cfg *ConfigError
 		switch {
 		case runCtx.Err() != nil:
 			return // the run is over: the file is neither done nor failed
-		case errors.As(err, &unav) || errors.As(err, &cfg):
+		case stopsRun(err):
 			mu.Lock()
 			if runErr == nil {
 				runErr = err
