@@ -78,14 +78,14 @@ func appCreate(c *cmdline) runFunc {
 		}
 		if *out != "" {
 			// Checked before the app exists, so a refusal loses no secret.
-			if err := checkOutFile(*out, *force); err != nil {
+			if err := checkOutFile("--out", *out, *force); err != nil {
 				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
 				return exitFail
 			}
 		}
 		if *idEnv != "" {
-			if err := checkOutFile(*idEnv, false); err != nil {
-				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", strings.Replace(err.Error(), "--out", "--identity-server-env", 1))
+			if err := checkOutFile("--identity-server-env", *idEnv, false); err != nil {
+				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
 				return exitFail
 			}
 		}
@@ -142,21 +142,21 @@ func writeEnv(w io.Writer, cr admin.CreateResponse) {
 	fmt.Fprintf(w, "APP_ID='%s'\nURL_ID='%s'\nAPP_SECRET='%s'\nAUTH_TOKEN='%s'\n", cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken)
 }
 
-// checkOutFile refuses an --out that cannot be written: an existing file without force, a
-// directory, or a missing parent directory.
-func checkOutFile(path string, force bool) error {
+// checkOutFile refuses the output file of flag (--out, --identity-server-env) when it cannot be
+// written: an existing file without force, a directory, or a missing parent directory.
+func checkOutFile(flag, path string, force bool) error {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
-		return fmt.Errorf("--out %s is a directory: give a file name", path)
+		return fmt.Errorf("%s %s is a directory: give a file name", flag, path)
 	case err == nil && !force:
-		return fmt.Errorf("--out %s exists: use --force to replace it", path)
+		return fmt.Errorf("%s %s exists: use --force to replace it", flag, path)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("--out %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("--out %s: directory %s does not exist", path, dir)
+		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
 	}
 	return nil
 }

@@ -93,10 +93,7 @@ const topHolders = 20
 func (p *prog) audit(ctx context.Context, c *exitclient.Client, in string, opts exitclient.AuditOptions, asJSON bool) int {
 	const cmd = "exit audit"
 	if err := c.Probe(ctx); err != nil {
-		if code, stopped := clientStop(p, cmd, err); !stopped {
-			return code
-		}
-		return finishStopped(ctx, p, cmd, err, "nothing audited")
+		return clientStopped(ctx, p, cmd, err, "nothing audited", nil)
 	}
 	// Items go to a temporary file of JSON lines while the audit runs, so that memory stays
 	// flat whatever their number, and the summary can come first in the JSON output.
@@ -127,10 +124,7 @@ func (p *prog) audit(ctx context.Context, c *exitclient.Client, in string, opts 
 	summary := fmt.Sprintf("%d items: %d reachable, %d missing, %d invalid", s.Total, s.Reachable, s.Missing, s.Invalid)
 	if err != nil {
 		pr.Fail()
-		if code, stopped := clientStop(p, cmd, err); !stopped {
-			return code
-		}
-		return finishStopped(ctx, p, cmd, err, summary+" so far")
+		return clientStopped(ctx, p, cmd, err, summary+" so far", nil)
 	}
 	pr.Done(summary)
 	if asJSON {

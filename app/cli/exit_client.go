@@ -15,27 +15,24 @@ import (
 // report it).
 const exitInterrupted = 130
 
-// clientStop handles an error that ended a bulk client (exit decrypt, import, decrypt-records,
-// audit) before it started any work: a configuration or usage error is one line on stderr and
-// exit 2. stopped is true
-// when the run had started (or may have) and the caller reports what it did, then calls
-// finishStopped.
-func clientStop(p *prog, name string, err error) (code int, stopped bool) {
+// clientStopped reports the error that ended a bulk client (exit decrypt, import,
+// decrypt-records, audit) and returns its exit code. A configuration or usage error, found
+// before any work, is one line on stderr and exit 2. Otherwise the run had started (or may
+// have): details, when set, prints what it did, then one line says why it stopped and what it
+// did (summary): 130 for Ctrl-C (no Go error text), 1 otherwise.
+func clientStopped(ctx context.Context, p *prog, name string, err error, summary string, details func()) int {
 	var cfg *exitclient.ConfigError
 	if errors.As(err, &cfg) {
 		fmt.Fprintf(p.stderr, "idvault %s: %s\n", name, printable(cfg.Error()))
-		return exitUsage, false
+		return exitUsage
 	}
 	if errors.As(err, new(*exitclient.UsageError)) {
 		fmt.Fprintf(p.stderr, "idvault %s: %s\n", name, printable(err.Error()))
-		return exitUsage, false
+		return exitUsage
 	}
-	return 0, true
-}
-
-// finishStopped prints the one line that says why a run stopped and what it did (summary), and
-// returns its exit code: 130 for Ctrl-C (no Go error text), 1 otherwise.
-func finishStopped(ctx context.Context, p *prog, name string, err error, summary string) int {
+	if details != nil {
+		details()
+	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		fmt.Fprintf(p.stderr, "idvault %s: interrupted: %s\n", name, summary)
 		return exitInterrupted

@@ -49,15 +49,13 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 		rep.Total, rep.Decrypted, float64(rep.Bytes)/1e6, rep.Skipped, len(rep.Failures))
 	if err != nil {
 		pr.Fail()
-		if code, stopped := clientStop(p, "exit decrypt", err); !stopped {
-			return code
-		}
-		printDecryptFailures(p, rep)
 		if rep.Total == 0 {
-			return finishStopped(ctx, p, "exit decrypt", err, "nothing decrypted")
+			summary = "nothing decrypted"
+		} else {
+			left := rep.Total - rep.Decrypted - rep.Skipped - len(rep.Failures)
+			summary = fmt.Sprintf("%s, %d not done; rerun to continue", summary, left)
 		}
-		left := rep.Total - rep.Decrypted - rep.Skipped - len(rep.Failures)
-		return finishStopped(ctx, p, "exit decrypt", err, fmt.Sprintf("%s, %d not done; rerun to continue", summary, left))
+		return clientStopped(ctx, p, "exit decrypt", err, summary, func() { printDecryptFailures(p, rep) })
 	}
 	pr.Done(summary)
 	if len(rep.Failures) == 0 {

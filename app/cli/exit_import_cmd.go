@@ -58,12 +58,9 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	}})
 	if err != nil {
 		pr.Fail()
-		if code, stopped := clientStop(p, "exit import", err); !stopped {
-			return code
-		}
-		printRefused(p, pos[0], sum)
-		return finishStopped(ctx, p, "exit import", err, fmt.Sprintf("%d of %d identities handled: %d imported, %d already imported, %d refused; rerun to continue (importing is idempotent)",
-			sum.Imported+sum.AlreadyImported+len(sum.Refused), sum.Total, sum.Imported, sum.AlreadyImported, len(sum.Refused)))
+		return clientStopped(ctx, p, "exit import", err, fmt.Sprintf("%d of %d identities handled: %d imported, %d already imported, %d refused; rerun to continue (importing is idempotent)",
+			sum.Imported+sum.AlreadyImported+len(sum.Refused), sum.Total, sum.Imported, sum.AlreadyImported, len(sum.Refused)),
+			func() { printRefused(p, pos[0], sum) })
 	}
 	pr.Done(fmt.Sprintf("%d identities: %d imported, %d already imported, %d refused (%.0f/s)",
 		sum.Total, sum.Imported, sum.AlreadyImported, len(sum.Refused), float64(sum.Total)/time.Since(start).Seconds()))

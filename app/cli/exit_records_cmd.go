@@ -108,10 +108,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	const name = "idvault " + cmd
 	// The server, its token and its database are checked before anything is read or written.
 	if err := c.Probe(ctx); err != nil {
-		if code, stopped := clientStop(p, cmd, err); !stopped {
-			return code
-		}
-		return finishStopped(ctx, p, cmd, err, "nothing written")
+		return clientStopped(ctx, p, cmd, err, "nothing written", nil)
 	}
 	var r io.Reader = p.env.Stdin
 	if in != "-" {
@@ -166,14 +163,11 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
 	if err != nil {
 		pr.Fail()
-		if code, stopped := clientStop(p, cmd, err); !stopped {
-			return code
-		}
 		written := "no output file written"
 		if out == "-" {
 			written = "the output is cut short"
 		}
-		return finishStopped(ctx, p, cmd, err, summary+"; "+written)
+		return clientStopped(ctx, p, cmd, err, summary+"; "+written, nil)
 	}
 	pr.Done(summary)
 	if rep.Failed > 0 {

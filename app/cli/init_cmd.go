@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -137,8 +135,8 @@ func (p *initFiles) write() (err error) {
 		return err
 	}
 	written = append(written, p.key)
-	tok := make([]byte, 32)
-	if _, err := rand.Read(tok); err != nil {
+	tok, err := newToken()
+	if err != nil {
 		return fmt.Errorf("generate admin token: %w", err)
 	}
 	files := []struct {
@@ -146,7 +144,7 @@ func (p *initFiles) write() (err error) {
 		data string
 		mode os.FileMode
 	}{
-		{p.token, base64.RawURLEncoding.EncodeToString(tok) + "\n", 0o600},
+		{p.token, tok + "\n", 0o600},
 		{p.config, p.configYAML(), 0o644},
 		{p.unit, p.systemdUnit(), 0o644},
 	}
@@ -189,8 +187,8 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 // the app just created, with a new random bearer token (the identity server then refuses any
 // request without it, wherever it listens).
 func writeIdentityServerEnv(path string, cr admin.CreateResponse) error {
-	tok := make([]byte, 32)
-	if _, err := rand.Read(tok); err != nil {
+	tok, err := newToken()
+	if err != nil {
 		return fmt.Errorf("generate the identity server token: %w", err)
 	}
 	text := fmt.Sprintf(`# Written by "idvault app create --identity-server-env" for app %q: the identity server
@@ -198,6 +196,6 @@ func writeIdentityServerEnv(path string, cr admin.CreateResponse) error {
 IDVAULT_IDENTITY_SERVER__ENABLED=true
 IDVAULT_IDENTITY_SERVER__APP_ID=%s
 IDVAULT_IDENTITY_SERVER__TOKEN=%s
-`, cr.App.Name, cr.App.ID, base64.RawURLEncoding.EncodeToString(tok))
+`, cr.App.Name, cr.App.ID, tok)
 	return writePrivateFile(path, []byte(text), false)
 }

@@ -135,11 +135,10 @@ func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
+	tok, err := newToken()
+	if err != nil {
 		return "", err
 	}
-	tok := base64.RawURLEncoding.EncodeToString(raw)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
@@ -163,6 +162,17 @@ func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error
 		log.Warn("generated the admin token; it is not printed (stdout is not a terminal): read it from the token file", "token_file", path)
 	}
 	return tok, nil
+}
+
+// newToken is a new bearer token: 32 random bytes, base64url without padding. The admin token
+// (generated on first start or by init) and the identity server's token of app create are
+// made by it.
+func newToken() (string, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
 }
 
 // recordCacheBytes is store.record_cache_mib as store.Options.RecordCacheBytes (negative: off).

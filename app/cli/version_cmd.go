@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -73,9 +74,9 @@ func isRelease(v string) bool {
 }
 
 func (b BuildInfo) withDefaults() BuildInfo {
-	b.Version = or(b.Version, develVersion)
-	b.Revision = or(b.Revision, "unknown")
-	b.GoVersion = or(b.GoVersion, runtime.Version())
+	b.Version = cmp.Or(b.Version, develVersion)
+	b.Revision = cmp.Or(b.Revision, "unknown")
+	b.GoVersion = cmp.Or(b.GoVersion, runtime.Version())
 	return b
 }
 
@@ -100,11 +101,4 @@ func (p *prog) printVersion() {
 	b := p.env.Build.withDefaults()
 	fmt.Fprintf(p.stdout, "idvault %s\ncommit: %s\ngo:     %s %s/%s\n",
 		b.Version, b.Revision, b.GoVersion, runtime.GOOS, runtime.GOARCH)
-}
-
-func or(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }

@@ -1,7 +1,6 @@
 package exitclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -513,14 +512,7 @@ func (c *Client) auditIDs(ctx context.Context, ids []encryption.SimpleID) (*audi
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		r, err := http.NewRequest(http.MethodPost, c.URL+"/v1/audit", bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("Content-Type", "application/json")
-		return r, nil
-	})
+	resp, err := c.send(ctx, http.MethodPost, "/v1/audit", "application/json", body)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package exitclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -35,14 +34,7 @@ type BatchResult struct {
 // batches under the server's limits (10000 items, 8 MiB).
 func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResult, error) {
 	body := EncodeBatch(items)
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt-batch", bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/octet-stream")
-		return req, nil
-	})
+	resp, err := c.send(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", body)
 	if err != nil {
 		return nil, err
 	}
@@ -67,14 +59,7 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 // The error is for the run (the server unreachable past the budget, a refused token); the
 // value's own failure is in the result.
 func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", bytes.NewReader(ct))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/octet-stream")
-		return req, nil
-	})
+	resp, err := c.send(ctx, http.MethodPost, "/v1/decrypt", "application/octet-stream", ct)
 	if err == nil {
 		defer resp.Body.Close()
 		var clear []byte
@@ -85,7 +70,7 @@ func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error)
 	}
 	var api *APIError
 	switch {
-	case errors.As(err, new(*UnavailableError)), errors.As(err, new(*ConfigError)), ctx.Err() != nil:
+	case stopsRun(err), ctx.Err() != nil:
 		return BatchResult{}, err
 	case errors.As(err, &api):
 		return BatchResult{Code: api.Code, Message: api.Message}, nil

@@ -10,6 +10,7 @@
 package exitclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -323,6 +324,25 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 			}
 		}
 	}
+}
+
+// send is Do for a request whose body is in memory: method on c.URL+path with body, of
+// contentType.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
+	return c.Do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequest(method, c.URL+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", contentType)
+		return req, nil
+	})
+}
+
+// stopsRun reports whether err ends a whole run rather than failing one item: the retry budget
+// tripped (*UnavailableError) or the server refused the token (*ConfigError).
+func stopsRun(err error) bool {
+	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError))
 }
 
 // Code is the error code of err for a report: the server's code, "connection_failed" when

@@ -116,8 +116,6 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		handled int
 		runErr  error
 		bytes   atomic.Int64
-		next    = make(chan string)
-		wg      sync.WaitGroup
 	)
 	finish := func(f func()) {
 		mu.Lock()
@@ -128,46 +126,30 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 			opts.Progress(handled, rep.Total, bytes.Load())
 		}
 	}
-	for range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rel := range next {
-				n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
-				var unav *UnavailableError
-				var cfg *ConfigError
-				switch {
-				case runCtx.Err() != nil:
-					return // the run is over: the file is neither done nor failed
-				case errors.As(err, &unav) || errors.As(err, &cfg):
-					mu.Lock()
-					if runErr == nil {
-						runErr = err
-					}
-					mu.Unlock()
-					stop()
-					return
-				case skipped:
-					finish(func() { rep.Skipped++ })
-				case err != nil:
-					finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
-				default:
-					bytes.Add(n)
-					finish(func() { rep.Decrypted++; rep.Bytes += n })
-				}
-			}
-		}()
-	}
-feed:
-	for _, rel := range files {
-		select {
-		case next <- rel:
-		case <-runCtx.Done():
-			break feed
+	inParallel(runCtx, jobs, files, func(rel string) {
+		if runCtx.Err() != nil {
+			return // the run is over: the file is not started
 		}
-	}
-	close(next)
-	wg.Wait()
+		n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
+		switch {
+		case runCtx.Err() != nil:
+			return // the run is over: the file is neither done nor failed
+		case stopsRun(err):
+			mu.Lock()
+			if runErr == nil {
+				runErr = err
+			}
+			mu.Unlock()
+			stop()
+		case skipped:
+			finish(func() { rep.Skipped++ })
+		case err != nil:
+			finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
+		default:
+			bytes.Add(n)
+			finish(func() { rep.Decrypted++; rep.Bytes += n })
+		}
+	})
 	sort.Slice(rep.Failures, func(i, j int) bool { return rep.Failures[i].File < rep.Failures[j].File })
 	if runErr != nil {
 		return rep, runErr

@@ -262,49 +262,34 @@ func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptio
 		sum      = ImportSummary{Total: len(ids)}
 		done     int
 		firstErr error
-		wg       sync.WaitGroup
-		starts   = make(chan int)
+		parts    [][]Identity
 	)
-	for range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for start := range starts {
-				part := ids[start:min(start+batch, len(ids))]
-				var local ImportSummary
-				err := c.importBatch(ctx, part, &local, func(n int) {
-					if n == 0 {
-						return
-					}
-					mu.Lock()
-					defer mu.Unlock()
-					done += n
-					if opts.Progress != nil {
-						opts.Progress(done, len(ids))
-					}
-				})
-				mu.Lock()
-				sum.Imported += local.Imported
-				sum.AlreadyImported += local.AlreadyImported
-				sum.Refused = append(sum.Refused, local.Refused...)
-				if err != nil && firstErr == nil && (ctx.Err() == nil || parent.Err() == nil) {
-					firstErr = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
 	for start := 0; start < len(ids); start += batch {
-		select {
-		case starts <- start:
-		case <-ctx.Done():
-			break feed
-		}
+		parts = append(parts, ids[start:min(start+batch, len(ids))])
 	}
-	close(starts)
-	wg.Wait()
+	inParallel(ctx, parallel, parts, func(part []Identity) {
+		var local ImportSummary
+		err := c.importBatch(ctx, part, &local, func(n int) {
+			if n == 0 {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			done += n
+			if opts.Progress != nil {
+				opts.Progress(done, len(ids))
+			}
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		sum.Imported += local.Imported
+		sum.AlreadyImported += local.AlreadyImported
+		sum.Refused = append(sum.Refused, local.Refused...)
+		if err != nil && firstErr == nil && (ctx.Err() == nil || parent.Err() == nil) {
+			firstErr = err
+			cancel()
+		}
+	})
 	sort.Slice(sum.Refused, func(i, j int) bool { return sum.Refused[i].Line < sum.Refused[j].Line })
 	if firstErr == nil {
 		firstErr = parent.Err() // batches skipped because the caller gave up
@@ -381,13 +366,7 @@ func (c *Client) importOnce(ctx context.Context, part []Identity) (importResult,
 	if err != nil {
 		return importResult{}, err
 	}
-	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequest(http.MethodPut, c.URL+"/v1/identities", bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		return req, err
-	})
+	resp, err := c.send(ctx, http.MethodPut, "/v1/identities", "application/json", body)
 	if err != nil {
 		return importResult{}, err
 	}

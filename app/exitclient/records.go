@@ -159,13 +159,6 @@ type recBatch struct {
 	err  error
 }
 
-// DecryptRecords reads records from in, decrypts the named fields through the exit server
-// (POST /v1/decrypt-batch, several batches in flight) and writes every record to out in input
-// order, with the fields that decrypted replaced by their clear value and everything else
-// byte for byte as it came. A field that does not decrypt keeps its ciphertext and is given
-// to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
-// The error is for the run as a whole: unreadable input, the server unreachable after the
-// retries or refusing the token, out failing; out then holds a part of the records.
 // newRecordReader reads the records of format (csv or jsonl) from in, with the fields named;
 // mem, when set, holds the fields' bytes, and reuseCSV lets a CSV reader reuse its record.
 func newRecordReader(format string, in io.Reader, fields []string, mem *arena, reuseCSV bool) (recordReader, error) {
@@ -185,6 +178,13 @@ func newRecordReader(format string, in io.Reader, fields []string, mem *arena, r
 	return nil, &UsageError{fmt.Sprintf("unknown record format %q: want csv or jsonl", format)}
 }
 
+// DecryptRecords reads records from in, decrypts the named fields through the exit server
+// (POST /v1/decrypt-batch, several batches in flight) and writes every record to out in input
+// order, with the fields that decrypted replaced by their clear value and everything else
+// byte for byte as it came. A field that does not decrypt keeps its ciphertext and is given
+// to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
+// The error is for the run as a whole: unreadable input, the server unreachable after the
+// retries or refusing the token, out failing; out then holds a part of the records.
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
 	var rep RecordsReport
 	if _, err := DecodeCiphertext(opts.Encoding, nil); err != nil {
