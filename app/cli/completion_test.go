@@ -62,10 +62,7 @@ func TestFishCompletion(t *testing.T) {
 	t.Parallel()
 	fish, err := exec.LookPath("fish")
 	if err != nil {
-		if os.Getenv("IDVAULT_REQUIRE_EXTERNAL") != "" {
-			t.Fatal("fish is not installed (Debian package fish)")
-		}
-		t.Skip("fish is not installed: the fish completion script is not exercised")
+		apptest.MissingExternal(t, "fish is not installed (Debian package fish): the fish completion script is not exercised")
 	}
 	empty := t.TempDir()
 	script := `idvault completion fish | source

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func headingAnchors(text string) map[string]bool {
 		}
 		slug := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
 		if n := seen[slug]; n > 0 {
-			anchors[slug+"-"+string(rune('0'+n))] = true
+			anchors[slug+"-"+strconv.Itoa(n)] = true
 		} else {
 			anchors[slug] = true
 		}

@@ -17,8 +17,8 @@ const DefaultIdle = 60 * time.Second
 // watchdog cancels one attempt when neither its upload nor its answer moved for idle: a server
 // that hangs or a network that drops packets silently, which no connection error reports. It
 // looks every quarter of idle rather than being reset on each read, so that counting costs an
-// atomic add (no timer reset per read), and an upload from a file is followed by the file's offset: the body stays the
-// *os.File that net/http hands to sendfile.
+// atomic add (no timer reset per read), and an upload from a file is followed by the file's
+// offset: the body stays the *os.File that net/http hands to sendfile.
 type watchdog struct {
 	idle   time.Duration
 	cancel context.CancelFunc
