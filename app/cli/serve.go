@@ -142,19 +142,9 @@ func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("write admin token file: %w", err)
-	}
-	_, err = f.WriteString(tok + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("write admin token file: %w", err)
+	// A new file, never one in place: a failed write leaves no partial token behind.
+	if err := writeNew(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("admin token file: %w", err)
 	}
 	if isTerminal(p.stdout) {
 		fmt.Fprintf(p.stdout, "Generated the admin token (shown once; kept in %s, mode 0600):\n  %s\n", path, tok)
