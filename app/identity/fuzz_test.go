@@ -100,42 +100,25 @@ func FuzzUpgrade(f *testing.F) {
 }
 
 func FuzzParsePermanent(f *testing.F) {
-	fuzzSeeds(f)
 	appID, _, appPublicKey := vecApp(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, in := range fuzzInputs(data) {
-			p, err := ParsePermanent(in, appID, appPublicKey)
-			requireNoEcho(t, data, err)
-			if err != nil {
-				require.Nil(t, p)
-				continue
-			}
-			// Whatever the strict parser accepts, the permissive functions
-			// read the same way.
-			pub, err := PublicIdentity(in)
-			require.NoError(t, err)
-			m := requireJSONObject(t, pub)
-			require.Equal(t, base64.StdEncoding.EncodeToString(p.AppID), m[keyTrustchainID])
-			require.Equal(t, TargetUser, m[keyTarget])
-			require.Equal(t, base64.StdEncoding.EncodeToString(p.UserID), m[keyValue])
-			p2, err := ParsePermanent(p.SecretIdentity(), appID, appPublicKey)
-			require.NoError(t, err)
-			require.Equal(t, p, p2)
-			up, err := Upgrade(in)
-			require.NoError(t, err)
-			p2, err = ParsePermanent(up, appID, appPublicKey)
-			require.NoError(t, err)
-			require.Equal(t, p, p2)
-		}
-	})
+	fuzzParseSecret(f, func(in string) (*Permanent, error) { return ParsePermanent(in, appID, appPublicKey) },
+		func(p *Permanent) ([]byte, string, []byte) { return p.AppID, TargetUser, p.UserID })
 }
 
 func FuzzParseProvisional(f *testing.F) {
-	fuzzSeeds(f)
 	appID, _, _ := vecApp(f)
+	fuzzParseSecret(f, func(in string) (*Provisional, error) { return ParseProvisional(in, appID) },
+		func(p *Provisional) ([]byte, string, []byte) { return p.AppID, "hashed_" + p.Target, p.HashedValue() })
+}
+
+// fuzzParseSecret fuzzes a secret identity parser: whatever it accepts, the permissive
+// PublicIdentity reads the same way (the trustchain_id, target and value that public gives),
+// and parsing again the canonical form or the Upgrade of the input gives the same identity.
+func fuzzParseSecret[P interface{ SecretIdentity() string }](f *testing.F, parse func(string) (P, error), public func(P) (appID []byte, target string, value []byte)) {
+	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, in := range fuzzInputs(data) {
-			p, err := ParseProvisional(in, appID)
+			p, err := parse(in)
 			requireNoEcho(t, data, err)
 			if err != nil {
 				require.Nil(t, p)
@@ -144,15 +127,16 @@ func FuzzParseProvisional(f *testing.F) {
 			pub, err := PublicIdentity(in)
 			require.NoError(t, err)
 			m := requireJSONObject(t, pub)
-			require.Equal(t, base64.StdEncoding.EncodeToString(p.AppID), m[keyTrustchainID])
-			require.Equal(t, "hashed_"+p.Target, m[keyTarget])
-			require.Equal(t, base64.StdEncoding.EncodeToString(p.HashedValue()), m[keyValue])
-			p2, err := ParseProvisional(p.SecretIdentity(), appID)
+			appID, target, value := public(p)
+			require.Equal(t, base64.StdEncoding.EncodeToString(appID), m[keyTrustchainID])
+			require.Equal(t, target, m[keyTarget])
+			require.Equal(t, base64.StdEncoding.EncodeToString(value), m[keyValue])
+			p2, err := parse(p.SecretIdentity())
 			require.NoError(t, err)
 			require.Equal(t, p, p2)
 			up, err := Upgrade(in)
 			require.NoError(t, err)
-			p2, err = ParseProvisional(up, appID)
+			p2, err = parse(up)
 			require.NoError(t, err)
 			require.Equal(t, p, p2)
 		}

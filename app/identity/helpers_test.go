@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -87,4 +88,34 @@ func newTestApp(t testing.TB, seed byte) (appID, appSecret []byte) {
 	appID, appSecret, err := GenerateApp(bytes.NewReader(bytes.Repeat([]byte{seed}, 32)))
 	require.NoError(t, err)
 	return appID, appSecret
+}
+
+// parseErrorCase is a bad identity and what parsing it must report: every sentinel in is,
+// and contains in the message.
+type parseErrorCase struct {
+	name     string
+	identity string
+	is       []error
+	contains string
+}
+
+// requireParseErrors parses each case's identity and requires no identity and an error that
+// matches the case, starts with prefix and holds none of secrets.
+func requireParseErrors[T any](t *testing.T, tests []parseErrorCase, parse func(string) (*T, error), prefix string, secrets ...string) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := parse(tc.identity)
+			require.Nil(t, p)
+			require.Error(t, err)
+			for _, is := range tc.is {
+				require.ErrorIs(t, err, is)
+			}
+			require.True(t, strings.HasPrefix(err.Error(), prefix), err.Error())
+			require.Contains(t, err.Error(), tc.contains)
+			for _, s := range secrets {
+				require.NotContains(t, err.Error(), s)
+			}
+		})
+	}
 }

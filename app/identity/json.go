@@ -404,3 +404,34 @@ func (o *object) binaryField(key string, size int) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// binaryKey names a required binary key, its size and where its decoded value goes.
+type binaryKey struct {
+	key  string
+	size int
+	dst  *[]byte
+}
+
+// binaryFields decodes each key with binaryField, in order, and stops at the first error.
+func (o *object) binaryFields(keys ...binaryKey) error {
+	for _, k := range keys {
+		v, err := o.binaryField(k.key, k.size)
+		if err != nil {
+			return err
+		}
+		*k.dst = v
+	}
+	return nil
+}
+
+// appID returns the trustchain_id, which must be appID (ErrWrongApp otherwise).
+func (o *object) appID(appID []byte) ([]byte, error) {
+	id, err := o.binaryField(keyTrustchainID, AppIDSize)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(id, appID) {
+		return nil, invalidf(ErrWrongApp, "")
+	}
+	return id, nil
+}

@@ -147,6 +147,12 @@ func checkAppKeys(appID, appSecret []byte) error {
 	return nil
 }
 
+// signatureKeyPairMatches reports whether priv is the private half of pub: its
+// second half is pub and its seed derives it.
+func signatureKeyPairMatches(priv, pub []byte) bool {
+	return subtle.ConstantTimeCompare(priv[ed25519.SeedSize:], pub) == 1 && keyPairMatches(priv)
+}
+
 // keyPairMatches reports whether a 64-byte Ed25519 private key's seed derives
 // the public key stored in its second half.
 func keyPairMatches(priv []byte) bool {

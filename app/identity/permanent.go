@@ -156,33 +156,22 @@ func parsePermanent(identity string, appID, appPublicKey []byte) (*Permanent, er
 		return nil, invalidf(ErrUnsupportedTarget, "target %s is not %q", describeTarget(target), TargetUser)
 	}
 	p := &Permanent{}
-	if p.AppID, err = o.binaryField(keyTrustchainID, AppIDSize); err != nil {
+	if p.AppID, err = o.appID(appID); err != nil {
 		return nil, err
-	}
-	if !bytes.Equal(p.AppID, appID) {
-		return nil, invalidf(ErrWrongApp, "")
 	}
 	if _, ok := o.get(keyUserSecret); !ok {
 		return nil, invalidf(ErrPublicIdentity, "")
 	}
-	fields := []struct {
-		key  string
-		size int
-		dst  *[]byte
-	}{
-		{keyValue, UserIDSize, &p.UserID},
-		{keyDelegationSignature, SignatureSize, &p.DelegationSignature},
-		{keyEphemeralPublicSignatureKey, SignaturePublicKeySize, (*[]byte)(&p.EphemeralPublicSignatureKey)},
-		{keyEphemeralPrivateSignatureKey, SignaturePrivateKeySize, (*[]byte)(&p.EphemeralPrivateSignatureKey)},
-		{keyUserSecret, UserSecretSize, &p.UserSecret},
+	if err := o.binaryFields(
+		binaryKey{keyValue, UserIDSize, &p.UserID},
+		binaryKey{keyDelegationSignature, SignatureSize, &p.DelegationSignature},
+		binaryKey{keyEphemeralPublicSignatureKey, SignaturePublicKeySize, (*[]byte)(&p.EphemeralPublicSignatureKey)},
+		binaryKey{keyEphemeralPrivateSignatureKey, SignaturePrivateKeySize, (*[]byte)(&p.EphemeralPrivateSignatureKey)},
+		binaryKey{keyUserSecret, UserSecretSize, &p.UserSecret},
+	); err != nil {
+		return nil, err
 	}
-	for _, f := range fields {
-		if *f.dst, err = o.binaryField(f.key, f.size); err != nil {
-			return nil, err
-		}
-	}
-	if subtle.ConstantTimeCompare(p.EphemeralPrivateSignatureKey[ed25519.SeedSize:], p.EphemeralPublicSignatureKey) != 1 ||
-		!keyPairMatches(p.EphemeralPrivateSignatureKey) {
+	if !signatureKeyPairMatches(p.EphemeralPrivateSignatureKey, p.EphemeralPublicSignatureKey) {
 		return nil, invalidf(ErrKeyMismatch, "ephemeral signature key pair")
 	}
 	if !ed25519.Verify(appPublicKey, delegationPayload(p.EphemeralPublicSignatureKey, p.UserID), p.DelegationSignature) {

@@ -115,12 +115,7 @@ func TestParsePermanentErrors(t *testing.T) {
 	badSeed := bytes.Clone(ephPriv)
 	badSeed[0] ^= 1
 
-	tests := []struct {
-		name     string
-		identity string
-		is       []error
-		contains string
-	}{
+	tests := []parseErrorCase{
 		{"not base64", "some identity", []error{ErrMalformedIdentity}, "illegal base64 data at input byte 4"},
 		{"unpadded base64", strings.TrimRight(vecPermanent, "="), []error{ErrMalformedIdentity}, "illegal base64"},
 		{"not json", enc("not json"), []error{ErrMalformedIdentity}, "invalid character"},
@@ -150,20 +145,8 @@ func TestParsePermanentErrors(t *testing.T) {
 		{"duplicate key", enc(strings.Replace(dec(t, vecPermanent), `"target":"user"`, `"target":"user","target":"user"`, 1)), []error{ErrMalformedIdentity}, `duplicate key "target"`},
 		{"case variant key", enc(strings.Replace(dec(t, vecPermanent), `"target":"user"`, `"target":"user","Trustchain_ID":"x"`, 1)), []error{ErrMalformedIdentity}, `"Trustchain_ID" differs from "trustchain_id" only by case`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParsePermanent(tc.identity, appID, appPublicKey)
-			require.Nil(t, p)
-			require.Error(t, err)
-			for _, is := range tc.is {
-				require.ErrorIs(t, err, is)
-			}
-			require.True(t, strings.HasPrefix(err.Error(), "parse permanent identity: "), err.Error())
-			require.Contains(t, err.Error(), tc.contains)
-			require.NotContains(t, err.Error(), vecUserSecret)
-			require.NotContains(t, err.Error(), vecEphemeralPrivateKey)
-		})
-	}
+	requireParseErrors(t, tests, func(s string) (*Permanent, error) { return ParsePermanent(s, appID, appPublicKey) },
+		"parse permanent identity: ", vecUserSecret, vecEphemeralPrivateKey)
 }
 
 func TestParsePermanentAppErrors(t *testing.T) {

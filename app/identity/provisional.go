@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/subtle"
 	"encoding/base64"
@@ -155,11 +154,8 @@ func parseProvisional(identity string, appID []byte) (*Provisional, error) {
 	if !validProvisionalTarget(p.Target) {
 		return nil, invalidf(ErrUnsupportedTarget, "target %s is not a secret provisional target", describeTarget(p.Target))
 	}
-	if p.AppID, err = o.binaryField(keyTrustchainID, AppIDSize); err != nil {
+	if p.AppID, err = o.appID(appID); err != nil {
 		return nil, err
-	}
-	if !bytes.Equal(p.AppID, appID) {
-		return nil, invalidf(ErrWrongApp, "")
 	}
 	if p.Value, err = o.stringField(keyValue); err != nil {
 		return nil, err
@@ -169,27 +165,19 @@ func parseProvisional(identity string, appID []byte) (*Provisional, error) {
 	if !hasEnc || !hasSig {
 		return nil, invalidf(ErrPublicIdentity, "")
 	}
-	fields := []struct {
-		key  string
-		size int
-		dst  *[]byte
-	}{
-		{keyPublicEncryptionKey, EncryptionKeySize, &p.PublicEncryptionKey},
-		{keyPrivateEncryptionKey, EncryptionKeySize, &p.PrivateEncryptionKey},
-		{keyPublicSignatureKey, SignaturePublicKeySize, (*[]byte)(&p.PublicSignatureKey)},
-		{keyPrivateSignatureKey, SignaturePrivateKeySize, (*[]byte)(&p.PrivateSignatureKey)},
-	}
-	for _, f := range fields {
-		if *f.dst, err = o.binaryField(f.key, f.size); err != nil {
-			return nil, err
-		}
+	if err := o.binaryFields(
+		binaryKey{keyPublicEncryptionKey, EncryptionKeySize, &p.PublicEncryptionKey},
+		binaryKey{keyPrivateEncryptionKey, EncryptionKeySize, &p.PrivateEncryptionKey},
+		binaryKey{keyPublicSignatureKey, SignaturePublicKeySize, (*[]byte)(&p.PublicSignatureKey)},
+		binaryKey{keyPrivateSignatureKey, SignaturePrivateKeySize, (*[]byte)(&p.PrivateSignatureKey)},
+	); err != nil {
+		return nil, err
 	}
 	derived, err := X25519Base(p.PrivateEncryptionKey)
 	if err != nil || subtle.ConstantTimeCompare(derived, p.PublicEncryptionKey) != 1 {
 		return nil, invalidf(ErrKeyMismatch, "encryption key pair")
 	}
-	if subtle.ConstantTimeCompare(p.PrivateSignatureKey[ed25519.SeedSize:], p.PublicSignatureKey) != 1 ||
-		!keyPairMatches(p.PrivateSignatureKey) {
+	if !signatureKeyPairMatches(p.PrivateSignatureKey, p.PublicSignatureKey) {
 		return nil, invalidf(ErrKeyMismatch, "signature key pair")
 	}
 	return p, nil

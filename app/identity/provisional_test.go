@@ -136,12 +136,7 @@ func TestParseProvisionalErrors(t *testing.T) {
 	badSeed := bytes.Clone(sigPriv)
 	badSeed[3] ^= 1
 
-	tests := []struct {
-		name     string
-		identity string
-		is       []error
-		contains string
-	}{
+	tests := []parseErrorCase{
 		{"not base64", "some identity", []error{ErrMalformedIdentity}, "illegal base64 data at input byte 4"},
 		{"not json", enc("{"), []error{ErrMalformedIdentity}, "unexpected end of JSON input"},
 		{"public identity", vecPublicProvisionalEmail, []error{ErrInvalidIdentity, ErrUnsupportedTarget}, `target "hashed_email"`},
@@ -161,20 +156,8 @@ func TestParseProvisionalErrors(t *testing.T) {
 		{"duplicate key", enc(strings.Replace(dec(t, vecProvisionalEmail), `"target":"email"`, `"target":"email","value":"x"`, 1)), []error{ErrMalformedIdentity}, `duplicate key "value"`},
 		{"case variant key", enc(strings.Replace(dec(t, vecProvisionalEmail), `"target":"email"`, `"target":"email","Target":"phone_number"`, 1)), []error{ErrMalformedIdentity}, "only by case"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseProvisional(tc.identity, appID)
-			require.Nil(t, p)
-			require.Error(t, err)
-			for _, is := range tc.is {
-				require.ErrorIs(t, err, is)
-			}
-			require.True(t, strings.HasPrefix(err.Error(), "parse provisional identity: "), err.Error())
-			require.Contains(t, err.Error(), tc.contains)
-			require.NotContains(t, err.Error(), vecEmailEncPriv)
-			require.NotContains(t, err.Error(), vecEmailSigPriv)
-		})
-	}
+	requireParseErrors(t, tests, func(s string) (*Provisional, error) { return ParseProvisional(s, appID) },
+		"parse provisional identity: ", vecEmailEncPriv, vecEmailSigPriv)
 
 	_, err = ParseProvisional(vecProvisionalEmail, appID[:3])
 	require.ErrorIs(t, err, ErrInvalidAppID)
