@@ -1,15 +1,14 @@
 package mail_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/external"
 	"github.com/idvault/idvault/mail"
 	"github.com/idvault/idvault/mail/mailtest"
 )
@@ -31,29 +30,11 @@ func testConfig(srv *mailtest.Server) mail.Config {
 	}
 }
 
-// logBuffer captures a Sender's debug logs so tests can check nothing secret is logged.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // newSender builds a Sender for cfg, closed when the test ends, with logs captured in the
 // returned buffer.
-func newSender(tb testing.TB, cfg mail.Config) (*mail.Sender, *logBuffer) {
+func newSender(tb testing.TB, cfg mail.Config) (*mail.Sender, *external.Output) {
 	tb.Helper()
-	logs := &logBuffer{}
+	logs := &external.Output{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := mail.New(cfg, logger)
 	require.NoError(tb, err)

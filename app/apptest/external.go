@@ -1,59 +1,29 @@
 package apptest
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
-// EnvRequireExternal=1 (as `make test` sets it, after `make deps`) turns a missing external
-// tool (node and its npm packages, Chromium, age, systemd-analyze, fish) into a test failure
-// instead of a skip.
-const EnvRequireExternal = "IDVAULT_REQUIRE_EXTERNAL"
+// EnvRequireExternal is external.EnvRequire: set to 1 (as `make test` does, after `make deps`),
+// it turns a missing external tool (node and its npm packages, Chromium, age, systemd-analyze,
+// fish) into a test failure instead of a skip.
+const EnvRequireExternal = external.EnvRequire
 
-// MissingExternal ends a test that needs an external tool which is not there: it skips the test,
-// or fails it under IDVAULT_REQUIRE_EXTERNAL=1. msg names the tool and how to install it.
+// MissingExternal is external.Missing: it skips the test, or fails it under
+// IDVAULT_REQUIRE_EXTERNAL=1. msg names the tool and how to install it.
 func MissingExternal(tb testing.TB, msg string) {
 	tb.Helper()
-	if os.Getenv(EnvRequireExternal) == "1" {
-		tb.Fatal(msg + " (" + EnvRequireExternal + "=1)")
-	}
-	tb.Skip(msg)
+	external.Missing(tb, msg)
 }
 
-// CacheDir is where `make deps` installs a tool the tests run: $env when set, else
-// ${XDG_CACHE_HOME:-$HOME/.cache}/idvault/name (the Makefile's default).
-func CacheDir(env, name string) string {
-	if d := os.Getenv(env); d != "" {
-		return d
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "idvault", name)
-}
+// CacheDir is external.CacheDir: where `make deps` installs a tool the tests run.
+func CacheDir(env, name string) string { return external.CacheDir(env, name) }
 
-// NodeModules returns the path of node, when it is on $PATH and each of modules is installed
-// under dir/node_modules; otherwise it calls MissingExternal, with install as the way to
-// install them.
+// NodeModules is external.NodeModules: the path of node, when each of modules is installed
+// under dir/node_modules (MissingExternal otherwise).
 func NodeModules(tb testing.TB, dir, install string, modules ...string) string {
 	tb.Helper()
-	node, err := exec.LookPath("node")
-	for _, m := range modules {
-		if err != nil {
-			break
-		}
-		_, err = os.Stat(filepath.Join(dir, "node_modules", m, "package.json"))
-	}
-	if err != nil {
-		MissingExternal(tb, fmt.Sprintf("node with %v in %s is needed: %v; run `make deps` (%s)", modules, dir, err, install))
-	}
-	return node
+	return external.NodeModules(tb, dir, install, modules...)
 }

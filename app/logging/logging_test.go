@@ -1,37 +1,20 @@
 package logging
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestBulkLinesWaitOthersFlushInOrder(t *testing.T) {
 	t.Parallel()
-	out := &syncBuf{}
+	out := &external.Output{}
 	log, w := New(Options{Level: "info", Format: "json"}, out)
 	log.InfoContext(Bulk, "request", "n", 1)
 	log.InfoContext(Bulk, "request", "n", 2)
@@ -56,7 +39,7 @@ func TestBulkLinesWaitOthersFlushInOrder(t *testing.T) {
 
 func TestBulkLinesAreWrittenAfterTheDelay(t *testing.T) {
 	t.Parallel()
-	out := &syncBuf{}
+	out := &external.Output{}
 	log, _ := New(Options{}, out)
 	log.Log(Bulk, slog.LevelInfo, "request", "n", 1)
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "n=1") }, 5*time.Second, FlushDelay/5)
@@ -64,7 +47,7 @@ func TestBulkLinesAreWrittenAfterTheDelay(t *testing.T) {
 
 func TestAFullBufferIsWrittenAtOnce(t *testing.T) {
 	t.Parallel()
-	out := &syncBuf{}
+	out := &external.Output{}
 	log, _ := New(Options{}, out)
 	attrs := log.With("pad", strings.Repeat("x", 1000))
 	for range BufferSize/1000 + 1 {

@@ -20,16 +20,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
-// Environment variables read by this package.
-const (
-	// EnvPGBin names the directory holding initdb and postgres; when set, no other place is
-	// searched.
-	EnvPGBin = "IDVAULT_PG_BIN"
-	// EnvRequireExternal=1 turns a missing PostgreSQL into a test failure instead of a skip.
-	EnvRequireExternal = "IDVAULT_REQUIRE_EXTERNAL"
-)
+// EnvPGBin names the directory holding initdb and postgres; when set, no other place is
+// searched. (A missing PostgreSQL skips the test, or fails it under IDVAULT_REQUIRE_EXTERNAL=1:
+// external.Missing.)
+const EnvPGBin = "IDVAULT_PG_BIN"
 
 // dirPrefix names the cluster directories; the test process ID follows, so a later run can
 // tell the directories of dead runs.
@@ -98,10 +96,7 @@ func get(tb testing.TB) *cluster {
 	tb.Helper()
 	startOnce.Do(func() { shared, skipMsg, startErr = start() })
 	if skipMsg != "" {
-		if os.Getenv(EnvRequireExternal) == "1" {
-			tb.Fatal("pgtest: " + skipMsg + " (IDVAULT_REQUIRE_EXTERNAL=1)")
-		}
-		tb.Skip("pgtest: " + skipMsg)
+		external.Missing(tb, "pgtest: "+skipMsg)
 	}
 	if startErr != nil {
 		tb.Fatalf("pgtest: starting PostgreSQL: %v", startErr)

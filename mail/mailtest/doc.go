@@ -5,5 +5,6 @@
 // MailDev process with a client for its REST API (StartMailDev).
 //
 // It is meant for tests of any idvault package that sends mail, and imports no idvault
-// package.
+// package but the leaf app/apptest/external (the rule for a missing MailDev, where npm
+// installed it, a buffer for its output).
 package mailtest

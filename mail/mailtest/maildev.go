@@ -1,19 +1,18 @@
 package mailtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // MailDevVersion is the MailDev release the harness is written against.
@@ -23,9 +22,6 @@ const MailDevVersion = "2.2.1"
 const (
 	// EnvMailDevDir overrides the npm prefix MailDev was installed into.
 	EnvMailDevDir = "IDVAULT_MAILDEV_DIR"
-	// EnvRequireExternal=1 turns a missing MailDev (or node) into a test failure instead of
-	// a skip.
-	EnvRequireExternal = "IDVAULT_REQUIRE_EXTERNAL"
 )
 
 // MailDev is a running MailDev instance: an SMTP catcher (no STARTTLS, no AUTH: use
@@ -69,20 +65,7 @@ type MailDevEnvelope struct {
 
 // MailDevDir returns the npm prefix MailDev is expected under: $IDVAULT_MAILDEV_DIR, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/idvault/maildev.
-func MailDevDir() string {
-	if d := os.Getenv(EnvMailDevDir); d != "" {
-		return d
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "idvault", "maildev")
-}
+func MailDevDir() string { return external.CacheDir(EnvMailDevDir, "maildev") }
 
 // MailDevInstallCommand is the command that installs MailDev where StartMailDev looks.
 func MailDevInstallCommand() string {
@@ -94,17 +77,8 @@ func MailDevInstallCommand() string {
 // fails it if IDVAULT_REQUIRE_EXTERNAL=1.
 func StartMailDev(tb testing.TB) *MailDev {
 	tb.Helper()
+	node := external.NodeModules(tb, MailDevDir(), MailDevInstallCommand(), "maildev")
 	entry := filepath.Join(MailDevDir(), "node_modules", "maildev", "bin", "maildev")
-	node, nodeErr := exec.LookPath("node")
-	_, entryErr := os.Stat(entry)
-	if nodeErr != nil || entryErr != nil {
-		msg := fmt.Sprintf("MailDev %s not available (node: %v, entry point %s: %v); run `make test`, "+
-			"which installs it (%s)", MailDevVersion, nodeErr, entry, entryErr, MailDevInstallCommand())
-		if os.Getenv(EnvRequireExternal) == "1" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
 
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -133,8 +107,8 @@ func startMailDev(tb testing.TB, node, entry string) (*MailDev, error) {
 		"--mail-directory", tb.TempDir(),
 	}
 	cmd := exec.Command(node, args...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &external.Output{Limit: 64 << 10} // for the error message only
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", node, err)
 	}
@@ -248,25 +222,4 @@ func smtpReady(port int) bool {
 	}
 	_ = c.Close()
 	return true
-}
-
-// syncBuffer collects a child process's output for error messages.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
