@@ -1,12 +1,10 @@
 package exitpg_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -31,7 +29,7 @@ import (
 func benchDump(b *testing.B, opts dump.Options) string {
 	b.Helper()
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("idvault-bench-dump-u%d-r%d-s%d", opts.Users, opts.Resources, opts.Seed))
-	if _, err := os.Stat(filepath.Join(dir, "manifest.jsonl")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, dump.ManifestFile)); err == nil {
 		return dir
 	}
 	tmp := dir + ".tmp"
@@ -55,15 +53,11 @@ func loadBench(b *testing.B, dir string) *loaded {
 	if _, err := dump.Load(ctx, l.dsn, dir, nil); err != nil {
 		b.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "app.json"))
+	app, err := dump.ReadApp(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var app dump.AppInfo
-	if err := json.Unmarshal(raw, &app); err != nil {
-		b.Fatal(err)
-	}
-	l.appID, _ = base64.StdEncoding.DecodeString(app.AppID)
+	l.appID = app.ID
 	return l
 }
 
@@ -83,7 +77,7 @@ func psql(b *testing.B, dsn, sql string) string {
 func BenchmarkImport10kUsers(b *testing.B) {
 	l := loadBench(b, benchDump(b, dump.Options{Users: 10_000, Groups: 10, Resources: 10, Seed: 1}))
 	in := serve(b, l, 0)
-	ids := in.identities(b, l)
+	ids := identities(b, l.dir)
 	var rates []float64
 	for b.Loop() {
 		b.StopTimer()
@@ -132,13 +126,7 @@ func BenchmarkStream1GiBServerRSS(b *testing.B) {
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := startExitBinary(b, l, url)
 	c := exitclient.New(url, token)
-	f, _ := os.Open(filepath.Join(dir, "identities.jsonl"))
-	ids, err := exitclient.ReadIdentities(f)
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Import(context.Background(), ids, exitclient.ImportOptions{}); err != nil {
+	if _, err := c.Import(context.Background(), identities(b, dir), exitclient.ImportOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	const size = 1 << 30
@@ -185,31 +173,19 @@ func BenchmarkStream1GiBServerRSS(b *testing.B) {
 // streamKey finds a format 8 resource of the dump that decrypts, and its key.
 func streamKey(b *testing.B, dir string) (encryption.SimpleID, []byte) {
 	b.Helper()
-	keys := map[string]string{}
-	kf, err := os.Open(filepath.Join(dir, dump.KeysFile))
+	keyEntries, err := dump.ReadKeys(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer kf.Close()
-	sc := bufio.NewScanner(kf)
-	for sc.Scan() {
-		var k dump.KeyEntry
-		if err := json.Unmarshal(sc.Bytes(), &k); err != nil {
-			b.Fatal(err)
-		}
+	keys := map[string]string{}
+	for _, k := range keyEntries {
 		keys[k.File] = k.Key
 	}
-	mf, err := os.Open(filepath.Join(dir, "manifest.jsonl"))
+	manifest, err := dump.ReadManifest(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer mf.Close()
-	sc = bufio.NewScanner(mf)
-	for sc.Scan() {
-		var e dump.ManifestEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			b.Fatal(err)
-		}
+	for _, e := range manifest {
 		if e.Format != 8 || e.Expected != dump.ExpectOK || keys[e.File] == "" {
 			continue
 		}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -24,7 +22,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 	t.Parallel()
 	l := loadDump(t, dump.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
 	a, b := serve(t, l, 0), serve(t, l, 0)
-	ids := a.identities(t, l)
+	ids := identities(t, l.dir)
 	require.NotEmpty(t, ids)
 	userIDs := userIDsByEmail(t, l)
 
@@ -115,12 +113,10 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 // identity (the identity's "value").
 func userIDsByEmail(t *testing.T, l *loaded) map[string]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(l.dir, "identities.jsonl"))
+	lines, err := dump.ReadIdentities(l.dir)
 	require.NoError(t, err)
 	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var e struct{ Email, Identity string }
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range lines {
 		dec, err := base64.StdEncoding.DecodeString(e.Identity)
 		require.NoError(t, err)
 		var id struct {

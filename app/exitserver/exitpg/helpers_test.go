@@ -1,7 +1,6 @@
 package exitpg_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -45,16 +44,8 @@ func loadDump(t testing.TB, opts dump.Options) *loaded {
 	l.appID = sum.AppID
 	_, err = dump.Load(ctx, l.dsn, l.dir, nil)
 	require.NoError(t, err)
-	f, err := os.Open(filepath.Join(l.dir, "manifest.jsonl"))
+	l.manifest, err = dump.ReadManifest(l.dir)
 	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e dump.ManifestEntry
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
-		l.manifest = append(l.manifest, e)
-	}
-	require.NoError(t, sc.Err())
 	return l
 }
 
@@ -93,9 +84,10 @@ func startExitBinary(t testing.TB, l *loaded, url string) *apptest.Proc {
 		"--app-id", base64.StdEncoding.EncodeToString(l.appID), "--listen", strings.TrimPrefix(url, "http://"), "--log-level", "warn")
 }
 
-func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
+// identities reads the dump's identities.jsonl as the exit client imports it.
+func identities(t testing.TB, dir string) []exitclient.Identity {
 	t.Helper()
-	f, err := os.Open(filepath.Join(l.dir, "identities.jsonl"))
+	f, err := os.Open(filepath.Join(dir, dump.IdentitiesFile))
 	require.NoError(t, err)
 	defer f.Close()
 	ids, err := exitclient.ReadIdentities(f)
@@ -106,7 +98,7 @@ func (in *instance) identities(t testing.TB, l *loaded) []exitclient.Identity {
 // importAll imports every identity of the dump through the server.
 func (in *instance) importAll(t testing.TB, l *loaded) {
 	t.Helper()
-	_, err := in.client.Import(context.Background(), in.identities(t, l), exitclient.ImportOptions{})
+	_, err := in.client.Import(context.Background(), identities(t, l.dir), exitclient.ImportOptions{})
 	require.NoError(t, err)
 }
 

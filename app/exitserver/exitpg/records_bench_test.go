@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/exitdb"
@@ -51,14 +50,8 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	f, _ := os.Open(filepath.Join(dir, "identities.jsonl"))
-	ids, err := exitclient.ReadIdentities(f)
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
 	var values []string
-	for _, id := range ids {
+	for _, id := range identities(b, dir) {
 		values = append(values, id.Value)
 	}
 	if _, err := db.Import(ctx, values); err != nil {
