@@ -301,3 +301,26 @@ func withSchemas(components, schemas m) m {
 	}
 	return components
 }
+
+// codeNames is the sorted names of a catalogue's codes, each once.
+func codeNames(cat []apierr.Code) []string {
+	var names []string
+	for _, c := range cat {
+		if !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// catalogueTable is a catalogue as a Markdown table sorted by code: its status and default
+// message (of the code's first entry, where a code has several).
+func catalogueTable(cat []apierr.Code) string {
+	rows := []string{"| code | status | default message |", "|---|---|---|"}
+	for _, n := range codeNames(cat) {
+		i := slices.IndexFunc(cat, func(c apierr.Code) bool { return c.Name == n })
+		rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", n, cat[i].Status, cat[i].Message))
+	}
+	return strings.Join(rows, "\n")
+}

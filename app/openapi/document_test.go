@@ -3,11 +3,8 @@ package openapi
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"slices"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,13 +21,19 @@ import (
 var update = flag.Bool("update", false, "rewrite openapi.json and exit.json from their descriptions (document_test.go, exit_document_test.go)")
 
 func TestDocumentIsUpToDate(t *testing.T) {
-	got := build()
+	requireUpToDate(t, "openapi.json", build(), JSON, "document_test.go")
+}
+
+// requireUpToDate fails unless got, the document built from its description in source, is
+// the embedded file name; with -update it writes got to name instead.
+func requireUpToDate(t *testing.T, name string, got, embedded []byte, source string) {
+	t.Helper()
 	if *update {
-		require.NoError(t, os.WriteFile("openapi.json", got, 0o644))
+		require.NoError(t, os.WriteFile(name, got, 0o644))
 		return
 	}
-	if !bytes.Equal(got, JSON) {
-		t.Fatal("openapi.json differs from the description in document_test.go: run go test ./app/openapi -update and commit it")
+	if !bytes.Equal(got, embedded) {
+		t.Fatalf("%s differs from the description in %s: run go test ./app/openapi -update and commit it", name, source)
 	}
 }
 
@@ -187,23 +190,10 @@ func build() []byte {
 
 // description is the document's introduction, with the catalogue as a table.
 func description() string {
-	var names []string
-	seen := map[string][]apierr.Code{}
-	for _, c := range apierr.Catalog {
-		if _, ok := seen[c.Name]; !ok {
-			names = append(names, c.Name)
-		}
-		seen[c.Name] = append(seen[c.Name], c)
-	}
-	sort.Strings(names)
-	var rows []string
-	for _, n := range names {
-		rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", n, seen[n][0].Status, seen[n][0].Message))
-	}
 	return "Every HTTP interface of one `idvault serve`: operations, the admin API, the fake authentication server, the reference identity server and the email verification API. Interfaces switched off in the configuration answer `feature_not_enabled` (404).\n\n" +
 		"Error bodies: the admin API, fake authentication, verification and unknown routes answer `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); the verification send route answers `{\"status\", \"code\", \"message\"}` for apps with `legacy_errors`; the identity server answers `{\"error\": \"<message>\"}`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405 (also for a method that is not HTTP's), `body_too_large` 413, `host_not_allowed` 421 (a Host header outside `server.allowed_hosts`), `malformed_request` 400 (two `Host` headers, or `Content-Length` with `Transfer-Encoding`; the connection is then closed), `request_header_too_large` 431 and `internal_error` 500.\n\n" +
 		"Routes marked `x-idvault-any-content-type` read their body as JSON whatever its Content-Type, except that an identity server without a token (and without OIDC) takes only `application/json` (`unsupported_media_type` 415, so that a cross-site form cannot drive it). The identity server accepts the app token or, with `identity_server.oidc` on, an OpenID Connect ID token (security scheme `idToken`); the origins of `identity_server.cors_origins` get CORS preflight answers (OPTIONS, 204) and grants on its routes. The test suite checks every answer its HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
-		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
+		catalogueTable(apierr.Catalog)
 }
 
 func components(examples, appExample m) m {
@@ -211,13 +201,7 @@ func components(examples, appExample m) m {
 	creds := func(more m) m {
 		return merge(m{"app_id": m{"type": "string", "description": "the app ID, standard or URL-safe base64, padded or not"}, "auth_token": m{"type": "string"}}, more)
 	}
-	var codes []string
-	for _, c := range apierr.Catalog {
-		if !slices.Contains(codes, c.Name) {
-			codes = append(codes, c.Name)
-		}
-	}
-	sort.Strings(codes)
+	codes := codeNames(apierr.Catalog)
 	mailFields := m{}
 	for _, k := range []string{"subject", "to_email", "html", "text", "from_name", "to_name", "reply_to_email", "reply_to_name"} {
 		mailFields[k] = m{"type": "string"}

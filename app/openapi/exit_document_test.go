@@ -1,12 +1,8 @@
 package openapi
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,14 +16,7 @@ import (
 // app/exitserver (apptest.ServeChecked).
 
 func TestExitDocumentIsUpToDate(t *testing.T) {
-	got := buildExit()
-	if *update {
-		require.NoError(t, os.WriteFile("exit.json", got, 0o644))
-		return
-	}
-	if !bytes.Equal(got, ExitJSON) {
-		t.Fatal("exit.json differs from the description in exit_document_test.go: run go test ./app/openapi -update and commit it")
-	}
+	requireUpToDate(t, "exit.json", buildExit(), ExitJSON, "exit_document_test.go")
 }
 
 // Every code of the exit catalogue is in the exit document, and nothing else.
@@ -37,18 +26,7 @@ func TestExitDocumentCodesAreTheExitCatalogue(t *testing.T) {
 		want = append(want, c.Name)
 	}
 	sort.Strings(want)
-	require.Equal(t, want, exitCodes())
-}
-
-func exitCodes() []string {
-	var codes []string
-	for _, c := range apierr.ExitCatalog {
-		if !slices.Contains(codes, c.Name) {
-			codes = append(codes, c.Name)
-		}
-	}
-	sort.Strings(codes)
-	return codes
+	require.Equal(t, want, codeNames(apierr.ExitCatalog))
 }
 
 func buildExit() []byte {
@@ -131,22 +109,12 @@ func buildExit() []byte {
 
 // exitDescription is the exit document's introduction, with the exit catalogue as a table.
 func exitDescription() string {
-	var rows []string
-	seen := map[string]bool{}
-	cat := slices.Clone(apierr.ExitCatalog)
-	sort.Slice(cat, func(i, j int) bool { return cat[i].Name < cat[j].Name })
-	for _, c := range cat {
-		if !seen[c.Name] {
-			seen[c.Name] = true
-			rows = append(rows, fmt.Sprintf("| `%s` | %d | %s |", c.Name, c.Status, c.Message))
-		}
-	}
 	return "The HTTP interface of `idvault exit`, a separate server over a PostgreSQL database restored from an exit dump: it imports the users' private identities, then decrypts any of the app's data. Several instances may share one database.\n\n" +
 		"Authentication: with a token (`--token`, `exit.token`), every route but `/healthz` and `/openapi.json` needs `Authorization: Bearer <token>` (`unauthorized` 401 with `WWW-Authenticate` otherwise); without one the server listens on loopback only, unless `--insecure`.\n\n" +
 		"Errors are `{\"error\": {\"status\", \"code\", \"message\", \"trace_id\"}}` (`trace_id` is the `X-Request-ID` of the answer); `invalid_identity` adds `entries`, `[{\"index\", \"reason\"}]`. `database_unavailable` and `server_busy` 503 carry `Retry-After`. Any route may answer `not_found` 404 (unknown path), `method_not_allowed` 405, `malformed_request` 400 (two `Host` headers, or `Content-Length` with `Transfer-Encoding`; the connection is then closed), `host_not_allowed` 421 (a `Host` outside `exit.allowed_hosts`; on a loopback listen address only loopback names by default), `request_header_too_large` 431 (a request line and headers over 4 KiB) and `internal_error` 500. " +
 		"After an early error the server reads up to 64 MiB of the unread body, so that a client still sending sees the answer, then closes the connection.\n\n" +
 		"Routes marked `x-idvault-any-content-type` read their body as their one media type whatever the Content-Type sent. The test suite checks every answer the exit server's HTTP tests receive against this document (app/apptest/openapi.go).\n\n" +
-		"| code | status | default message |\n|---|---|---|\n" + strings.Join(rows, "\n")
+		catalogueTable(apierr.ExitCatalog)
 }
 
 func exitComponents(examples m) m {
@@ -160,7 +128,7 @@ func exitComponents(examples m) m {
 		"securitySchemes": m{
 			"exitToken": m{"type": "http", "scheme": "bearer", "description": "the server's token (`--token`, `exit.token`, `IDVAULT_EXIT__TOKEN`); required when it is set"}},
 		"schemas": m{
-			"ErrorCode":  m{"type": "string", "enum": exitCodes(), "description": "a code of the exit catalogue (apierr.ExitCatalog in app/apierr/catalog.go)"},
+			"ErrorCode":  m{"type": "string", "enum": codeNames(apierr.ExitCatalog), "description": "a code of the exit catalogue (apierr.ExitCatalog in app/apierr/catalog.go)"},
 			"EntryError": merge(entry, m{"example": m{"index": 2, "reason": "the user is not in the dump"}}),
 			"TankerError": merge(obj([]string{"error"}, m{"error": obj([]string{"status", "code", "message", "trace_id"}, m{
 				"status": httpStatus, "code": ref("ErrorCode"), "message": m{"type": "string", "minLength": 1}, "trace_id": m{"type": "string", "minLength": 1},
