@@ -2,14 +2,12 @@ package apptest
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/stretchr/testify/require"
 )
 
 // EchoApp is a fiber app with one route, POST /echo, that answers the JSON body it gets: the
@@ -27,13 +25,10 @@ func EchoApp() *fiber.App {
 // an HTTP client that keeps connections alive (enough idle connections for parallel use).
 func Serve(tb testing.TB, app *fiber.App) (string, *http.Client) {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(tb, err)
-	go func() { _ = app.Listener(ln) }()
-	tb.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
+	addr := ServeLoopback(tb, app.Listener, func() error { return app.ShutdownWithTimeout(5 * time.Second) })
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
 	tb.Cleanup(tr.CloseIdleConnections)
-	return "http://" + ln.Addr().String(), &http.Client{Transport: tr, Timeout: time.Minute}
+	return "http://" + addr, &http.Client{Transport: tr, Timeout: time.Minute}
 }
 
 // BenchHTTP sends requests made by next (i counts from 0 across all goroutines) from

@@ -26,3 +26,17 @@ func ServeTCP(tb testing.TB, handle func(net.Conn)) string {
 	}()
 	return ln.Addr().String()
 }
+
+// ServeLoopback runs serve on a free loopback port (a server's own Serve, as the binary runs
+// it: netguard's listener and idle limits, or a fiber app's Listener), calls stop when tb ends,
+// and returns the address (host:port).
+func ServeLoopback(tb testing.TB, serve func(net.Listener) error, stop func() error) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go func() { _ = serve(ln) }()
+	tb.Cleanup(func() { _ = stop() })
+	return ln.Addr().String()
+}

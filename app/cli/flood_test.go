@@ -54,9 +54,7 @@ func TestFloodChild(t *testing.T) {
 		}
 	}
 	db := exitfake.New()
-	who, _ := db.AddUser()
-	_, err := db.Import(ctx, []string{who})
-	require.NoError(t, err)
+	who := db.AddImportedUser()
 	db.Publish(who, attackSessionID, attackKey)
 	e.OpenExitDB = func(context.Context, config.Exit) (exitserver.DB, func(), error) {
 		return db, func() {}, nil

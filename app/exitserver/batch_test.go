@@ -101,9 +101,7 @@ func TestDecryptBatchRefusals(t *testing.T) {
 func TestDecryptBatchKeepsToTheMemoryBudget(t *testing.T) {
 	t.Parallel()
 	db := exitfake.New()
-	who, _ := db.AddUser()
-	_, err := db.Import(t.Context(), []string{who})
-	require.NoError(t, err)
+	who := db.AddImportedUser()
 	srv := exitserver.New(db, exitserver.Config{MemoryBudget: 1 << 20})
 	url, client := apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
 	post := func(body []byte) (int, []byte) {

@@ -89,10 +89,7 @@ func median(xs []float64) float64 {
 // memory) beside a bare fiber route returning a 1 KiB body. Goal: at least 40 %.
 func BenchmarkDecrypt1KiBFormat10VsBareRoute(b *testing.B) {
 	db := exitfake.New()
-	who, _ := db.AddUser()
-	if _, err := db.Import(b.Context(), []string{who}); err != nil {
-		b.Fatal(err)
-	}
+	who := db.AddImportedUser()
 	enc, err := db.Encrypt(who, encryption.V10, bytes.Repeat([]byte{0xa5}, 1024), encryption.EncryptOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -124,23 +121,14 @@ func BenchmarkDecrypt1KiBFormat10VsBareRoute(b *testing.B) {
 func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 	const size = 64 << 20
 	db := exitfake.New()
-	who, _ := db.AddUser()
-	if _, err := db.Import(b.Context(), []string{who}); err != nil {
-		b.Fatal(err)
-	}
+	who := db.AddImportedUser()
 	enc, err := db.Encrypt(who, encryption.V11, bytes.Repeat([]byte{0xa5}, size), encryption.EncryptOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Served as `idvault exit` serves it: netguard's listener, the body idle limit, the budget.
 	srv := exitserver.New(db, exitserver.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	b.Cleanup(func() { _ = srv.Shutdown(5 * time.Second) })
-	url := "http://" + ln.Addr().String()
+	url := "http://" + apptest.ServeLoopback(b, srv.Serve, func() error { return srv.Shutdown(5 * time.Second) })
 	// The client of `idvault exit decrypt`, sending the ciphertext from a file as it does
 	// (net/http then hands the file to sendfile).
 	client := exitclient.New(url, "").HTTP

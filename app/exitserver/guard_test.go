@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
@@ -31,14 +32,8 @@ func newGuarded(t *testing.T, cfg exitserver.Config) *guarded {
 	t.Helper()
 	g := &guarded{db: exitfake.New()}
 	g.srv = exitserver.New(g.db, cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	g.addr = ln.Addr().String()
-	go func() { _ = g.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = g.srv.Shutdown(5 * time.Second) })
-	g.who, _ = g.db.AddUser()
-	_, err = g.db.Import(t.Context(), []string{g.who})
-	require.NoError(t, err)
+	g.addr = apptest.ServeLoopback(t, g.srv.Serve, func() error { return g.srv.Shutdown(5 * time.Second) })
+	g.who = g.db.AddImportedUser()
 	return g
 }
 

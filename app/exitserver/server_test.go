@@ -43,13 +43,10 @@ func newFixture(t *testing.T, cfg exitserver.Config) *fixture {
 	srv := exitserver.New(f.db, cfg)
 	// Served as `idvault exit` serves it (Server.Serve: netguard's listener and idle limits);
 	// every answer is checked against exit.json.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown(5 * time.Second) })
+	addr := apptest.ServeLoopback(t, srv.Serve, func() error { return srv.Shutdown(5 * time.Second) })
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
 	t.Cleanup(tr.CloseIdleConnections)
-	f.url = "http://" + ln.Addr().String()
+	f.url = "http://" + addr
 	f.client = &http.Client{Transport: apptest.CheckTransport(tr, apptest.LoadExitAPIDoc), Timeout: time.Minute}
 	return f
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -143,13 +142,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 		IdentityServer: idserver.New(is.ID, env.Apps, env.Dir, config.IdentityServer{Enabled: true}, env.Prom, log),
 		FakeAuth:       fakeauth.New(env.Apps, env.Dir, config.Default().FakeAuth, env.Prom, log),
 	})
-	srvLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Serve(srvLn) }()
-	b.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
-	addr := srvLn.Addr().String()
+	addr := apptest.ServeLoopback(b, srv.Serve, func() error { return srv.App.ShutdownWithTimeout(5 * time.Second) })
 	known := make([]string, 100)
 	for i := range known {
 		known[i] = knownEmail(i)
@@ -164,18 +157,9 @@ func BenchmarkHTTPLoad(b *testing.B) {
 
 	// The exit server, with one user's keys, and its two ciphertexts in files.
 	db := exitfake.New()
-	who, _ := db.AddUser()
-	if _, err := db.Import(b.Context(), []string{who}); err != nil {
-		b.Fatal(err)
-	}
+	who := db.AddImportedUser()
 	exitSrv := exitserver.New(db, exitserver.Config{})
-	exitLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = exitSrv.Serve(exitLn) }()
-	b.Cleanup(func() { _ = exitSrv.Shutdown(5 * time.Second) })
-	exitAddr := exitLn.Addr().String()
+	exitAddr := apptest.ServeLoopback(b, exitSrv.Serve, func() error { return exitSrv.Shutdown(5 * time.Second) })
 	cipherFile := func(name string, v encryption.Version, size int) string {
 		enc, err := db.Encrypt(who, v, bytes.Repeat([]byte{0xa5}, size), encryption.EncryptOptions{ChunkSize: 1 << 20})
 		if err != nil {
@@ -409,25 +393,13 @@ func thousands(v float64) string {
 
 // listen serves app on 127.0.0.1:0 until the benchmark ends and returns its address.
 func listen(b *testing.B, app *fiber.App) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	b.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
-	return ln.Addr().String()
+	return apptest.ServeLoopback(b, app.Listener, func() error { return app.ShutdownWithTimeout(5 * time.Second) })
 }
 
 // listenHTTP serves h with net/http on 127.0.0.1:0 until the benchmark ends.
 func listenHTTP(b *testing.B, h http.Handler) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	b.Cleanup(func() { _ = srv.Close() })
-	return ln.Addr().String()
+	return apptest.ServeLoopback(b, srv.Serve, srv.Close)
 }
 
 func envInt(name string, def int) int {

@@ -51,6 +51,16 @@ func (d *DB) AddUser() (identity string, userID []byte) {
 	return identity, userID
 }
 
+// AddImportedUser makes a user, as AddUser, already imported (as Import leaves it), and
+// returns its identity: a user whose keys the server finds.
+func (d *DB) AddImportedUser() string {
+	identity, _ := d.AddUser()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.imported[identity] = true
+	return identity
+}
+
 // AddNamedUser makes a user whose user ID is the hash of name under the fake's app ID, as
 // Tanker hashes the user IDs an app gives createIdentity, and returns its (fake) identity.
 func (d *DB) AddNamedUser(name string) (identity string, userID []byte) {
