@@ -16,9 +16,8 @@ import (
 // Stopping PostgreSQL during decrypts gives database_unavailable (503), and once it is back
 // the same server decrypts again, without a restart. Not parallel: it stops the cluster.
 func TestDatabaseDownThenBack(t *testing.T) {
-	l := loadDump(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11})
-	in := serve(t, l, 1) // a one-key cache: nearly every decrypt asks the database
-	in.importAll(t, l)
+	// A one-key cache: nearly every decrypt asks the database.
+	l, in := servedWithIdentities(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11}, 1)
 	var ok []dump.ManifestEntry
 	for _, e := range l.manifest {
 		if e.Expected == dump.ExpectOK {

@@ -49,6 +49,17 @@ func loadDump(t testing.TB, opts dump.Options) *loaded {
 	return l
 }
 
+// servedWithIdentities loads a dump generated with opts, serves it (keyCache: the key cache's
+// size, 0 for the default) and imports every identity of the dump through the server.
+func servedWithIdentities(t testing.TB, opts dump.Options, keyCache int) (*loaded, *instance) {
+	t.Helper()
+	l := loadDump(t, opts)
+	in := serve(t, l, keyCache)
+	_, err := in.client.Import(context.Background(), identities(t, l.dir), exitclient.ImportOptions{})
+	require.NoError(t, err)
+	return l, in
+}
+
 // instance is one exit server over the dump's database.
 type instance struct {
 	url    string
@@ -93,13 +104,6 @@ func identities(t testing.TB, dir string) []exitclient.Identity {
 	ids, err := exitclient.ReadIdentities(f)
 	require.NoError(t, err)
 	return ids
-}
-
-// importAll imports every identity of the dump through the server.
-func (in *instance) importAll(t testing.TB, l *loaded) {
-	t.Helper()
-	_, err := in.client.Import(context.Background(), identities(t, l.dir), exitclient.ImportOptions{})
-	require.NoError(t, err)
 }
 
 // decrypt posts a file and returns the status, the SHA-256 of a 200 body (hex) or the error

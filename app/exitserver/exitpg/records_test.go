@@ -31,9 +31,7 @@ func TestPsqlCopyPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs psql")
 	}
-	l := loadDump(t, dump.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23})
-	in := serve(t, l, 0)
-	in.importAll(t, l)
+	l, in := servedWithIdentities(t, dump.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23}, 0)
 	psql := pgtest.Bin(t, "psql")
 	dir := t.TempDir()
 

@@ -57,9 +57,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	l := loadDump(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12})
-	in := serve(t, l, 0)
-	in.importAll(t, l)
+	l, in := servedWithIdentities(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12}, 0)
 	url := "http://" + slowProxy(t, strings.TrimPrefix(in.url, "http://"), 16<<20)
 
 	out := filepath.Join(t.TempDir(), "clear")
