@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitserver"
+	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -30,11 +31,28 @@ func streamFixture(t *testing.T) (*fixture, []byte, encryption.SimpleID) {
 	who, _ := f.db.AddUser()
 	status, raw, _ := f.do(t, "PUT", "/v1/identities", "", importBody(who))
 	require.Equal(t, 201, status, "%s", raw)
+	key, sid := publishSession(f.db, who)
+	return f, key, sid
+}
+
+// publishSession publishes a random v11 session key for who and returns it with its session ID.
+func publishSession(db *exitfake.DB, who string) ([]byte, encryption.SimpleID) {
 	key := randomBytes(32)
 	var sid encryption.SimpleID
 	copy(sid[:], randomBytes(16))
-	f.db.Publish(who, sid, key)
-	return f, key, sid
+	db.Publish(who, sid, key)
+	return key, sid
+}
+
+// stream returns n random chunks of clear text and their format 11 stream, under a session key
+// published for g.who.
+func (g *guarded) stream(t *testing.T, n int) (clear, enc []byte) {
+	t.Helper()
+	key, sid := publishSession(g.db, g.who)
+	clear = randomBytes(n * chunk)
+	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
+	require.NoError(t, err)
+	return clear, enc
 }
 
 // A stream that fails midway drops the connection: the client gets an error, never a clean
@@ -237,13 +255,7 @@ func postStream(t *testing.T, c net.Conn, br *bufio.Reader, enc []byte) (*http.R
 func TestDecryptStreamsKeepTheConnection(t *testing.T) {
 	t.Parallel()
 	g := newGuarded(t, exitserver.Config{HeaderTimeout: 300 * time.Millisecond})
-	key := randomBytes(32)
-	var sid encryption.SimpleID
-	copy(sid[:], randomBytes(16))
-	g.db.Publish(g.who, sid, key)
-	clear := randomBytes(20 * chunk)
-	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
-	require.NoError(t, err)
+	clear, enc := g.stream(t, 20)
 
 	c := g.dial(t)
 	br := bufio.NewReader(c)
@@ -253,7 +265,7 @@ func TestDecryptStreamsKeepTheConnection(t *testing.T) {
 		require.False(t, resp.Close, "stream %d: the answer keeps the connection", i)
 		require.True(t, bytes.Equal(clear, got), "stream %d", i)
 	}
-	_, err = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	require.NoError(t, err)
 	resp, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)
@@ -288,13 +300,7 @@ func TestDecryptStreamsKeepTheConnection(t *testing.T) {
 func TestShutdownClosesKeptConnections(t *testing.T) {
 	t.Parallel()
 	g := newGuarded(t, exitserver.Config{}) // header_timeout 30 s: longer than Shutdown's time
-	key := randomBytes(32)
-	var sid encryption.SimpleID
-	copy(sid[:], randomBytes(16))
-	g.db.Publish(g.who, sid, key)
-	clear := randomBytes(10 * chunk)
-	enc, _, err := encryption.Encrypt(encryption.V11, key, clear, encryption.EncryptOptions{ChunkSize: chunk, SessionID: &sid})
-	require.NoError(t, err)
+	clear, enc := g.stream(t, 10)
 	c := g.dial(t)
 	resp, got := postStream(t, c, bufio.NewReader(c), enc)
 	require.False(t, resp.Close)
