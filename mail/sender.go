@@ -32,16 +32,14 @@ type Sender struct {
 // a Sender. It does not connect: call Check for that. A nil logger discards logs.
 func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	cfg = cfg.withDefaults()
-	if err := cfg.Validate(); err != nil {
+	roots, err := cfg.validate()
+	if err != nil {
 		return nil, fmt.Errorf("mail: invalid config: %w", err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	tlsConfig, err := cfg.tlsConfig()
-	if err != nil {
-		return nil, fmt.Errorf("mail: invalid config: %w", err)
-	}
+	tlsConfig := cfg.tlsConfig(roots)
 	if cfg.TLSSkipVerify && cfg.TLS != TLSNone {
 		logger.Warn(skipVerifyWarning)
 	}

@@ -10,8 +10,9 @@ import (
 
 // tlsConfig is the TLS client configuration towards the SMTP server: the system's roots plus
 // the certificates of mail.ca_file (a private CA), and the name the certificate must carry,
-// mail.server_name or else mail.host.
-func (c Config) tlsConfig() (*tls.Config, error) {
+// mail.server_name or else mail.host. roots is the pool validate loaded for mail.ca_file, nil
+// without one (the system's roots then).
+func (c Config) tlsConfig(roots *x509.CertPool) *tls.Config {
 	cfg := &tls.Config{
 		ServerName:         c.Host,
 		MinVersion:         tls.VersionTLS12,
@@ -20,14 +21,8 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	if c.ServerName != "" {
 		cfg.ServerName = c.ServerName
 	}
-	if c.CAFile != "" {
-		roots, err := loadRoots(c.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		cfg.RootCAs = roots
-	}
-	return cfg, nil
+	cfg.RootCAs = roots
+	return cfg
 }
 
 // loadRoots is the system's certificate pool (empty where the system has none) with the PEM

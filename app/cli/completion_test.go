@@ -43,10 +43,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 // would offer.
 func TestZshCompletion(t *testing.T) {
 	t.Parallel()
-	zsh, err := exec.LookPath("zsh")
-	if err != nil {
-		t.Skip("zsh is not installed: the zsh completion script is not exercised")
-	}
+	zsh := apptest.Command(t, "zsh", "zsh")
 	script := `compdef() { :; }
 compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }
 _files() { print -- FILES; }
@@ -60,10 +57,7 @@ _idvault`
 // offers (fish's own file names, when idvault offers nothing, are those of an empty directory).
 func TestFishCompletion(t *testing.T) {
 	t.Parallel()
-	fish, err := exec.LookPath("fish")
-	if err != nil {
-		apptest.MissingExternal(t, "fish is not installed (Debian package fish): the fish completion script is not exercised")
-	}
+	fish := apptest.Command(t, "fish", "fish")
 	empty := t.TempDir()
 	script := `idvault completion fish | source
 cd ` + empty + `

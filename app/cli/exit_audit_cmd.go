@@ -42,7 +42,14 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 				if *server.budget <= 0 {
 					return c.usageError("--retry-budget must be positive")
 				}
-				st, err := os.Stat(*in)
+				// --in is opened and examined once: the audit reads the records from f, or
+				// walks the directory.
+				f, err := os.Open(*in)
+				if err != nil {
+					return c.usageError("--in: %v", err)
+				}
+				defer f.Close()
+				st, err := f.Stat()
 				if err != nil {
 					return c.usageError("--in: %v", err)
 				}
@@ -63,7 +70,14 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 						return c.usageError("--users: %v", err)
 					}
 				}
-				return p.audit(ctx, server.client(p), *in, opts, *asJSON)
+				cl := server.client(p)
+				run := func(ctx context.Context, opts exitclient.AuditOptions) (exitclient.AuditReport, error) {
+					if st.IsDir() {
+						return cl.AuditTree(ctx, *in, opts)
+					}
+					return cl.AuditRecords(ctx, f, opts)
+				}
+				return p.audit(ctx, cl, run, opts, *asJSON)
 			}
 		},
 	}
@@ -90,7 +104,8 @@ func readUserIDs(path string) ([]string, error) {
 // topHolders is how many holders the text report lists.
 const topHolders = 20
 
-func (p *prog) audit(ctx context.Context, c *exitclient.Client, in string, opts exitclient.AuditOptions, asJSON bool) int {
+// audit probes the server with c, then runs the audit with opts and prints its report.
+func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context.Context, exitclient.AuditOptions) (exitclient.AuditReport, error), opts exitclient.AuditOptions, asJSON bool) int {
 	const cmd = "exit audit"
 	if err := c.Probe(ctx); err != nil {
 		return clientStopped(ctx, p, cmd, err, "nothing audited", nil)
@@ -116,7 +131,7 @@ func (p *prog) audit(ctx context.Context, c *exitclient.Client, in string, opts 
 	}
 	pr := newProgress(p.stderr, "auditing", 0)
 	opts.Progress = func(n int64) { pr.Update("auditing", n, 0) }
-	rep, err := c.Audit(ctx, in, opts)
+	rep, err := run(ctx, opts)
 	if err == nil {
 		err = items.Flush()
 	}

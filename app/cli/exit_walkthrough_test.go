@@ -27,10 +27,9 @@ import (
 func TestReadmeExitWalkthrough(t *testing.T) {
 	t.Parallel()
 	pgtest.Bin(t, "initdb") // skips (or fails under IDVAULT_REQUIRE_EXTERNAL) without PostgreSQL
-	for _, tool := range []string{"jq", "openssl", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
+	// The same for the tools the block runs, each in the Debian package of its name.
+	for _, tool := range []string{"jq", "openssl", "make", "curl"} {
+		apptest.Command(t, tool, tool)
 	}
 	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)

@@ -64,6 +64,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	blocks := walkthroughBlocks(t, string(raw), walkthroughMarker)
 	require.GreaterOrEqual(t, len(blocks), 5, "the README's walkthrough blocks are marked with %s", walkthroughMarker)
 
+	apptest.Command(t, "curl", "curl")
 	md := mailtest.StartMailDev(t)
 	dir := t.TempDir()
 	require.NoError(t, os.Symlink(apptest.Binary(t), filepath.Join(dir, "idvault")))

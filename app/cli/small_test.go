@@ -41,9 +41,7 @@ func TestAppShowTextShowsURLID(t *testing.T) {
 // input, and returns what the terminal showed and the exit code.
 func onTerminal(t *testing.T, dir string, env []string, input string, args ...string) (string, int) {
 	t.Helper()
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("script(1) (util-linux) is needed to run a command on a terminal")
-	}
+	apptest.Command(t, "script", "bsdutils") // runs a command on a terminal
 	cmdline := apptest.Binary(t)
 	for _, a := range args {
 		cmdline += " '" + a + "'"

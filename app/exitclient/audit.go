@@ -118,18 +118,43 @@ const (
 // Audit reads only the headers of the ciphertexts under in (a directory of files, or a file
 // of records), asks the server (POST /v1/audit) which of their keys the imported identities
 // reach, and reports without decrypting anything: each item that is not reachable goes to
-// opts.Item with its holders, and the report counts them and ranks the holders.
+// opts.Item with its holders, and the report counts them and ranks the holders. in is opened
+// and examined once; a caller that has done so already calls AuditTree or AuditRecords.
 func (c *Client) Audit(ctx context.Context, in string, opts AuditOptions) (AuditReport, error) {
-	a := &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{}}
-	st, err := os.Stat(in)
+	f, err := os.Open(in)
+	if err != nil {
+		return AuditReport{}, fmt.Errorf("audit: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return AuditReport{}, fmt.Errorf("audit: %w", err)
 	}
 	if st.IsDir() {
-		err = a.tree(ctx, in)
-	} else {
-		err = a.records(ctx, in)
+		return c.AuditTree(ctx, in, opts)
 	}
+	return c.AuditRecords(ctx, f, opts)
+}
+
+// AuditTree is Audit of every regular file under the directory dir, in lexical order.
+func (c *Client) AuditTree(ctx context.Context, dir string, opts AuditOptions) (AuditReport, error) {
+	a := newAuditor(c, opts)
+	return a.finish(ctx, a.tree(ctx, dir))
+}
+
+// AuditRecords is Audit of the opts.Fields of the records read from in (opts.Format).
+func (c *Client) AuditRecords(ctx context.Context, in io.Reader, opts AuditOptions) (AuditReport, error) {
+	a := newAuditor(c, opts)
+	return a.finish(ctx, a.records(ctx, in))
+}
+
+func newAuditor(c *Client, opts AuditOptions) *auditor {
+	return &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{}}
+}
+
+// finish audits what is still pending after the input was read (err, what reading said) and
+// ranks the holders.
+func (a *auditor) finish(ctx context.Context, err error) (AuditReport, error) {
 	if err == nil {
 		err = a.flush(ctx)
 	}
@@ -226,13 +251,8 @@ func (e *auditEntry) fromHeader(data []byte) {
 // records audits the fields of a file of records; empty and null fields are not items.
 // Reading the records and their headers runs beside the audit of their keys: one batch is
 // read while the one before it is audited.
-func (a *auditor) records(ctx context.Context, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	defer f.Close()
-	rr, err := newRecordReader(a.opts.Format, f, a.opts.Fields, nil, true)
+func (a *auditor) records(ctx context.Context, in io.Reader) error {
+	rr, err := newRecordReader(a.opts.Format, in, a.opts.Fields, nil, true)
 	if err != nil {
 		return err
 	}

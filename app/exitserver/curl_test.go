@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/exit/encryption"
 )
@@ -17,9 +18,7 @@ import (
 // exits non-zero when a stream fails after its first chunk.
 func TestCurlStreams(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl not installed")
-	}
+	apptest.Command(t, "curl", "curl")
 	f := newFixture(t, exitserver.Config{})
 	who, _ := f.db.AddUser()
 	status, _, _ := f.do(t, "PUT", "/v1/identities", "", importBody(who))

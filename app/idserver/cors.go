@@ -37,13 +37,8 @@ func (h *Handler) CORS(c *fiber.Ctx) error {
 	if len(h.cors.origins) == 0 {
 		return c.Next()
 	}
-	var methods string
-	switch strings.TrimSuffix(strings.ToLower(c.Path()), "/") {
-	case "/identity":
-		methods = "POST, PATCH"
-	case "/public_identity":
-		methods = "POST"
-	default:
+	methods := corsMethods(c.Path())
+	if methods == "" {
 		return c.Next()
 	}
 	c.Vary(fiber.HeaderOrigin)
@@ -65,4 +60,18 @@ func (h *Handler) CORS(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderAccessControlExposeHeaders, "WWW-Authenticate, X-Request-ID, Retry-After")
 	}
 	return c.Next()
+}
+
+// corsMethods are the methods a preflight for path may use: those of /identity or
+// /public_identity, matched as the router matches (any case, with or without a trailing
+// slash), or "" for any other path. It compares without allocating.
+func corsMethods(path string) string {
+	path = strings.TrimSuffix(path, "/")
+	switch {
+	case strings.EqualFold(path, "/identity"):
+		return "POST, PATCH"
+	case strings.EqualFold(path, "/public_identity"):
+		return "POST"
+	}
+	return ""
 }

@@ -288,7 +288,9 @@ func TestCORS(t *testing.T) {
 		return apptest.Do(t, f.http, http.MethodOptions, path, nil, "Origin", origin,
 			"Access-Control-Request-Method", method, "Access-Control-Request-Headers", "authorization,content-type")
 	}
-	for path, methods := range map[string]string{"/identity": "POST, PATCH", "/public_identity": "POST"} {
+	// The paths as the router matches them: in any case, with or without a trailing slash.
+	for path, methods := range map[string]string{"/identity": "POST, PATCH", "/public_identity": "POST",
+		"/Identity/": "POST, PATCH", "/PUBLIC_IDENTITY": "POST", "/Public_Identity/": "POST"} {
 		resp := preflight(path, allowed, http.MethodPost)
 		require.Equal(t, http.StatusNoContent, resp.Status, "body: %s", resp.Body)
 		require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"))
@@ -318,8 +320,10 @@ func TestCORS(t *testing.T) {
 	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
 
 	// Other routes get no grant; without cors_origins nothing is granted.
-	resp = apptest.Do(t, f.http, http.MethodOptions, "/healthz", nil, "Origin", allowed, "Access-Control-Request-Method", "GET")
-	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+	for _, path := range []string{"/healthz", "/identities", "/IDENTITY/x", "/public_identity//"} {
+		resp = apptest.Do(t, f.http, http.MethodOptions, path, nil, "Origin", allowed, "Access-Control-Request-Method", "GET")
+		require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), path)
+	}
 	g := newFixture(t, withOIDC(iss.URL))
 	resp = apptest.Do(t, g.http, http.MethodOptions, "/identity", nil, "Origin", allowed, "Access-Control-Request-Method", "POST")
 	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
