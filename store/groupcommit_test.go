@@ -38,7 +38,7 @@ func BenchmarkRecordWrites(b *testing.B) {
 						for range per {
 							email := fmt.Sprintf("u%d@example.com", n.Add(1))
 							err := p.write(s, func(tx *bolt.Tx) error {
-								_, _, err := s.updateOne(tx, time.Now(), app, email, nil, func(r *Record, _ bool) (bool, error) {
+								_, _, err := s.updateOne(tx, time.Now(), app, email, func(r *Record, _ bool) (bool, error) {
 									r.UserID, r.PermanentIdentity, r.PublicPermanent = "id", "perm", "pub"
 									return true, nil
 								})

@@ -88,10 +88,10 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string, public bool) 
 		name   string
 		out    *string
 	}{
-		{d.permanent, fieldPermanent, &r.PermanentIdentity},
-		{d.provisional, fieldProvisional, &r.ProvisionalIdentity},
-		{d.publicPermanent, fieldPublicPermanent, &r.PublicPermanent},
-		{d.publicProvisional, fieldPublicProvisional, &r.PublicProvisional},
+		{d.permanent, "permanent", &r.PermanentIdentity},
+		{d.provisional, "provisional", &r.ProvisionalIdentity},
+		{d.publicPermanent, "public permanent", &r.PublicPermanent},
+		{d.publicProvisional, "public provisional", &r.PublicProvisional},
 	}
 	if !public {
 		fields = fields[:2]
@@ -115,17 +115,11 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string, public bool) 
 // Concurrent calls share one commit (see groupCommit), so fn may run twice (it must decide from
 // the record it is given); UpdateRecord returns only once the record is on disk.
 func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exists bool) (write bool, err error)) (Record, error) {
-	return s.UpdateRecordDraft(appID, email, nil, fn)
-}
-
-// UpdateRecordDraft is UpdateRecord with the identities fn may store sealed beforehand (see
-// Draft); d may be nil.
-func (s *Store) UpdateRecordDraft(appID []byte, email string, d *Draft, fn func(r *Record, exists bool) (write bool, err error)) (Record, error) {
 	var out Record
 	var txid, seq uint64
 	err := s.group.update(func(tx *bolt.Tx) error {
 		txid, seq = uint64(tx.ID()), s.writeSeq.Add(1)
-		r, stored, err := s.updateOne(tx, s.now().UTC(), appID, email, d, fn)
+		r, stored, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
 		if !stored {
 			seq = 0
 		}
@@ -143,7 +137,7 @@ func (s *Store) UpdateRecordDraft(appID []byte, email string, d *Draft, fn func(
 // updateOne is one record's read-decide-write inside tx; stored says whether the record it
 // returns is in the file (it existed or was written). Errors before the write are clean
 // (nothing written), so the rest of a shared transaction can still commit.
-func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, d *Draft, fn func(r *Record, exists bool) (bool, error)) (r Record, stored bool, err error) {
+func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (r Record, stored bool, err error) {
 	r, err = s.getRecord(tx, appID, email, true)
 	exists := err == nil
 	if err != nil && err != ErrNotFound {
@@ -161,7 +155,7 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 			r.CreatedAt = now
 		}
 		r.UpdatedAt = now
-		if err := s.putRecord(tx, r, d); err != nil {
+		if err := s.putRecord(tx, r); err != nil {
 			return Record{}, false, err
 		}
 	}
@@ -170,52 +164,35 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 
 // putRecord seals the record's identities and stores it. Each identity is sealed straight into
 // the record's value (one buffer for the whole record, one associated-data buffer reused),
-// rather than into a buffer of its own that the encoding then copies. An identity d sealed
-// beforehand for this record is copied instead of sealed again (d may be nil).
-func (s *Store) putRecord(tx *bolt.Tx, r Record, d *Draft) error {
+// rather than into a buffer of its own that the encoding then copies.
+func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 	key := recordKey(r.AppID, r.Email)
-	fields := recordFields(r)
+	fields := [...]struct{ clear, name string }{
+		{r.PermanentIdentity, "permanent"},
+		{r.ProvisionalIdentity, "provisional"},
+		{r.PublicPermanent, "public permanent"},
+		{r.PublicProvisional, "public provisional"},
+	}
 	size := recordHeaderSize + 5*binary.MaxVarintLen64 + len(r.UserID)
 	for _, f := range fields {
-		size += sealedSize(len(f))
+		size += sealedSize(len(f.clear))
 	}
 	out := appendRecordHeader(make([]byte, 0, size), r.Registered, r.CreatedAt, r.UpdatedAt)
 	out = appendRecordField(out, []byte(r.UserID))
-	ad := make([]byte, 0, len(bucketRecords)+len(key)+len(longestFieldName)+2)
-	for i, clear := range fields {
-		if clear == "" {
+	ad := make([]byte, 0, len(bucketRecords)+len(key)+len("public provisional")+2)
+	for _, f := range fields {
+		if f.clear == "" {
 			out = appendRecordField(out, nil)
 			continue
 		}
-		out = binary.AppendUvarint(out, uint64(sealedSize(len(clear))))
-		if sealed, ok := d.sealedFor(key, i, clear); ok {
-			out = append(out, sealed...)
-			continue
-		}
-		ad = appendAD(ad[:0], bucketRecords, key, recordFieldNames[i])
+		out = binary.AppendUvarint(out, uint64(sealedSize(len(f.clear))))
+		ad = appendAD(ad[:0], bucketRecords, key, f.name)
 		var err error
-		if out, err = s.seal.appendSeal(out, clear, ad); err != nil {
+		if out, err = s.seal.appendSeal(out, f.clear, ad); err != nil {
 			return err
 		}
 	}
 	return tx.Bucket(bucketRecords).Put(key, out)
-}
-
-// The names of a record's sealed identities: each is part of its identity's associated data.
-const (
-	fieldPermanent         = "permanent"
-	fieldProvisional       = "provisional"
-	fieldPublicPermanent   = "public permanent"
-	fieldPublicProvisional = "public provisional"
-	longestFieldName       = fieldPublicProvisional
-)
-
-// recordFieldNames are the names of a record's sealed identities in the order of its value.
-var recordFieldNames = [...]string{fieldPermanent, fieldProvisional, fieldPublicPermanent, fieldPublicProvisional}
-
-// recordFields are r's identities in the order of recordFieldNames.
-func recordFields(r Record) [len(recordFieldNames)]string {
-	return [...]string{r.PermanentIdentity, r.ProvisionalIdentity, r.PublicPermanent, r.PublicProvisional}
 }
 
 // CountRecords returns how many identity records an app has (admin views, metrics).

@@ -12,12 +12,6 @@ import (
 //
 // Like UpdateRecord, concurrent calls share one commit and fn may run twice.
 func (s *Store) UpdateRecords(appID []byte, emails []string, fn func(i int, r *Record, exists bool) (write bool, err error)) ([]Record, error) {
-	return s.UpdateRecordsDrafts(appID, emails, nil, fn)
-}
-
-// UpdateRecordsDrafts is UpdateRecords with drafts[i] (nil, or a Draft of emails[i]) holding the
-// identities fn may store for emails[i], sealed beforehand; drafts may be nil.
-func (s *Store) UpdateRecordsDrafts(appID []byte, emails []string, drafts []*Draft, fn func(i int, r *Record, exists bool) (write bool, err error)) ([]Record, error) {
 	out := make([]Record, len(emails))
 	seqs := make([]uint64, len(emails))
 	var txid uint64
@@ -26,11 +20,7 @@ func (s *Store) UpdateRecordsDrafts(appID []byte, emails []string, drafts []*Dra
 		txid = uint64(tx.ID())
 		for i, email := range emails {
 			seqs[i] = s.writeSeq.Add(1)
-			var d *Draft
-			if i < len(drafts) {
-				d = drafts[i]
-			}
-			r, stored, err := s.updateOne(tx, now, appID, email, d, func(r *Record, exists bool) (bool, error) {
+			r, stored, err := s.updateOne(tx, now, appID, email, func(r *Record, exists bool) (bool, error) {
 				return fn(i, r, exists)
 			})
 			if !stored {

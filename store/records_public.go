@@ -86,10 +86,10 @@ func (s *Store) readPublics(appID []byte, emails []string) ([]Public, error) {
 				return err
 			}
 			p := Public{Found: true, HasPermanent: len(d.permanent) > 0, HasProvisional: len(d.provisional) > 0, Registered: d.registered}
-			if p.PublicPermanent, err = open(d.publicPermanent, fieldPublicPermanent); err != nil {
+			if p.PublicPermanent, err = open(d.publicPermanent, "public permanent"); err != nil {
 				return err
 			}
-			if p.PublicProvisional, err = open(d.publicProvisional, fieldPublicProvisional); err != nil {
+			if p.PublicProvisional, err = open(d.publicProvisional, "public provisional"); err != nil {
 				return err
 			}
 			out[i] = p

@@ -89,18 +89,14 @@ func (d *Directory) createProvisionals(app apps.App, unique []string, missing []
 	provs := make([]string, len(missing))
 	provPubs := make([]string, len(missing))
 	batch := make([]string, len(missing))
-	drafts := make([]*store.Draft, len(missing))
 	for j, i := range missing {
 		prov, pub, err := identity.CreateProvisionalPair(app.ID, identity.TargetEmail, unique[i], nil)
 		if err != nil {
 			return fmt.Errorf("directory: %w", err)
 		}
 		provs[j], provPubs[j], batch[j] = prov, pub, unique[i]
-		if drafts[j], err = d.st.SealDraft(app.ID, unique[i], store.Record{ProvisionalIdentity: prov, PublicProvisional: pub}); err != nil {
-			return err
-		}
 	}
-	recs, err := d.st.UpdateRecordsDrafts(app.ID, batch, drafts, func(j int, r *store.Record, _ bool) (bool, error) {
+	recs, err := d.st.UpdateRecords(app.ID, batch, func(j int, r *store.Record, _ bool) (bool, error) {
 		if policy.usePermanent(r.PermanentIdentity != "", r.ProvisionalIdentity != "", r.Registered) || r.ProvisionalIdentity != "" {
 			return false, nil // changed since the read: answer from the stored record
 		}

@@ -32,11 +32,6 @@ type Store interface {
 	Publics(appID []byte, emails []string) ([]store.Public, error)
 	UpdateRecord(appID []byte, email string, fn func(r *store.Record, exists bool) (bool, error)) (store.Record, error)
 	UpdateRecords(appID []byte, emails []string, fn func(i int, r *store.Record, exists bool) (bool, error)) ([]store.Record, error)
-	// SealDraft and the Draft variants seal a new identity before its write, outside the shared
-	// commit (see store.Draft).
-	SealDraft(appID []byte, email string, r store.Record) (*store.Draft, error)
-	UpdateRecordDraft(appID []byte, email string, d *store.Draft, fn func(r *store.Record, exists bool) (bool, error)) (store.Record, error)
-	UpdateRecordsDrafts(appID []byte, emails []string, drafts []*store.Draft, fn func(i int, r *store.Record, exists bool) (bool, error)) ([]store.Record, error)
 }
 
 // Directory creates and finds identity records.
@@ -78,11 +73,7 @@ func (d *Directory) Permanent(app apps.App, email string) (store.Record, error) 
 	if err != nil {
 		return store.Record{}, fmt.Errorf("directory: %w", err)
 	}
-	draft, err := d.st.SealDraft(app.ID, email, store.Record{PermanentIdentity: perm, PublicPermanent: pub})
-	if err != nil {
-		return store.Record{}, err
-	}
-	return d.st.UpdateRecordDraft(app.ID, email, draft, func(r *store.Record, _ bool) (bool, error) {
+	return d.st.UpdateRecord(app.ID, email, func(r *store.Record, _ bool) (bool, error) {
 		if r.PermanentIdentity != "" {
 			return false, nil // another request created it first: use theirs
 		}
