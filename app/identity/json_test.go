@@ -1,7 +1,9 @@
 package identity
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,4 +48,24 @@ func TestDecodeObjectStrictness(t *testing.T) {
 	inner, err := v.(*object).MarshalJSON()
 	require.NoError(t, err)
 	require.Equal(t, `{"b":2}`, string(inner))
+}
+
+// Every identity document idvault writes fits the writer's first buffer, so building one never
+// leaves a partial copy of its private keys in a buffer it outgrew (which b64 could not wipe).
+// The longest value is an email address of 254 bytes (app/address.MaxLength), escaped as JSON
+// never needs for an address.
+func TestIdentityDocumentsFitTheirBuffer(t *testing.T) {
+	appID, appSecret, _ := vecApp(t)
+	is, err := NewIssuer(appID, appSecret)
+	require.NoError(t, err)
+	secret, public, err := is.CreatePermanent(vecUserID)
+	require.NoError(t, err)
+	email := strings.Repeat("a", 254-len("@example.com")) + "@example.com"
+	provSecret, provPublic, err := CreateProvisionalPair(appID, TargetEmail, email, nil)
+	require.NoError(t, err)
+	for _, doc := range []string{secret, public, provSecret, provPublic} {
+		raw, err := base64.StdEncoding.DecodeString(doc)
+		require.NoError(t, err)
+		require.Less(t, len(raw), docCapacity, "%.60s", raw)
+	}
 }
