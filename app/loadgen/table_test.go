@@ -73,6 +73,9 @@ type row struct {
 	routeRate, echoRate, cryptoRate rate
 	cpu                             time.Duration     // the servers' CPU time during the route's turns
 	commits                         store.CommitStats // the group commit's work during the route's turns
+	// genCPU and echoGenCPU are the load generator's CPU time during the route's turns and the
+	// echo's: what the clients cost on the shared cores, per request, beside the server's.
+	genCPU, echoGenCPU time.Duration
 }
 
 // base is the baseline's rate: the echo's, or the series bound with the crypto floor.
@@ -176,10 +179,12 @@ func BenchmarkHTTPLoad(b *testing.B) {
 
 	run := time.Now().UnixNano() // new emails stay new across rounds and runs
 	var next int64               // request counter across turns, so new emails stay new
+	var lastGenCPU time.Duration // the load generator's CPU time in the last turn
 	load := func(s spec) func() (int64, time.Duration) {
 		return func() (int64, time.Duration) {
 			s.From, s.Run = next, run
 			t := gen.drive(b, s)
+			lastGenCPU = t.CPU
 			next += t.Requests + t.Errors
 			if t.Errors > 0 {
 				b.Fatalf("%s %s: %d errors, first: %s", s.Kind, s.URI, t.Errors, t.FirstError)
@@ -234,6 +239,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 						return
 					}
 					r.echoRate.add(r.echo())
+					r.echoGenCPU += lastGenCPU
 					if r.crypto != nil {
 						r.cryptoRate.add(r.crypto())
 					}
@@ -244,6 +250,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				c0, s0 := cpuTime(), env.Store.RecordCommits()
 				r.routeRate.add(r.route())
 				r.cpu += cpuTime() - c0
+				r.genCPU += lastGenCPU
 				s1 := env.Store.RecordCommits()
 				r.commits.Commits += s1.Commits - s0.Commits
 				r.commits.Writes += s1.Writes - s0.Writes
@@ -315,7 +322,7 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n%s, %d cores (GOMAXPROCS %d), %s, %s UTC; load average %s at the start\n\n",
 		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), date.Format("2006-01-02 15:04"), loadAverage())
-	sb.WriteString("| figure | baseline (same run) | figure, baseline | ratio | goal | ok | server CPU µs per request |\n|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| figure | baseline (same run) | figure, baseline | ratio | goal | ok | server CPU µs per request | load generator CPU µs per request, row / echo |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		scale := 1.0
 		if r.unit == "MB/s" {
@@ -325,9 +332,9 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 		if r.ratio() >= r.goal {
 			ok = "yes"
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s / %s %s | %.3gx | >= %.2gx | %s | %s |\n", r.figure, r.baseline,
+		fmt.Fprintf(&sb, "| %s | %s | %s / %s %s | %.3gx | >= %.2gx | %s | %s | %s / %s |\n", r.figure, r.baseline,
 			thousands(r.routeRate.perSecond()*scale), thousands(r.base()*scale), r.unit, r.ratio(), r.goal, ok,
-			thousands(float64(r.cpu.Microseconds())/float64(max(r.routeRate.n, 1))))
+			perRequest(r.cpu, r.routeRate.n), perRequest(r.genCPU, r.routeRate.n), perRequest(r.echoGenCPU, r.echoRate.n))
 	}
 	fmt.Fprintf(&sb, "\nEach row alternates turns of %v (%d streams for the stream row) with its baseline, %d s per round, %d rounds.", slice, streams, seconds, rounds)
 	for _, r := range rows {
@@ -341,6 +348,14 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 	}
 	sb.WriteString("\n")
 	return sb.String()
+}
+
+// perRequest is a CPU time per request in µs, as the table prints it ("-" without requests).
+func perRequest(cpu time.Duration, n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return thousands(float64(cpu.Microseconds()) / float64(n))
 }
 
 // cpuModel is the first "model name" of /proc/cpuinfo, or the architecture where there is none.
