@@ -257,19 +257,14 @@ func (s *clearStream) run(conn net.Conn) bool {
 	s.mu.Lock()
 	s.conn = conn
 	s.mu.Unlock()
-	s.extendDeadline()
 	closing := "Connection: close\r\n"
 	if s.keepAlive {
 		closing = ""
 	}
 	// The header and the first clear bytes (never empty here) go in one writev.
-	head := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
-		"Transfer-Encoding: chunked\r\n" + closing + "X-Request-ID: " + headerSafe(s.reqID) + "\r\n\r\n")
-	head = strconv.AppendInt(head, int64(len(s.pending)), 16)
-	head = append(head, '\r', '\n')
-	_, err := s.send(head, s.pending, crlf)
+	err := s.sendChunk([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"+
+		"Transfer-Encoding: chunked\r\n"+closing+"X-Request-ID: "+headerSafe(s.reqID)+"\r\n\r\n"), s.pending)
 	if err == nil {
-		s.written += int64(len(s.pending))
 		_, err = io.Copy(s, s.dr) // DecryptReader.WriteTo: one Write per verified chunk
 	}
 	if err == nil {
@@ -295,13 +290,22 @@ func (s *clearStream) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	head := strconv.AppendInt(s.head[:0], int64(len(p)), 16)
-	head = append(head, '\r', '\n')
-	if _, err := s.send(head, p, crlf); err != nil {
+	if err := s.sendChunk(s.head[:0], p); err != nil {
 		return 0, err
 	}
-	s.written += int64(len(p))
 	return len(p), nil
+}
+
+// sendChunk sends p as one HTTP chunk after before (the answer's header, or nothing), in one
+// writev; before's array holds the chunk size line.
+func (s *clearStream) sendChunk(before, p []byte) error {
+	head := strconv.AppendInt(before, int64(len(p)), 16)
+	head = append(head, '\r', '\n')
+	if _, err := s.send(head, p, crlf); err != nil {
+		return err
+	}
+	s.written += int64(len(p))
+	return nil
 }
 
 var crlf = []byte("\r\n")
