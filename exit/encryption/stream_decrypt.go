@@ -150,18 +150,25 @@ func (d *streamDecrypter) next() error {
 		off = copy(d.buf, d.header)
 	}
 	n, err := d.fill(off)
-	if err != nil {
-		return fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, err)
-	}
-	if n == 0 {
-		return d.missingFinal()
-	}
-	pt, err := d.decryptChunk(d.buf[:n], true)
+	pt, err := d.decryptRead(d.buf, n, err)
 	if err != nil {
 		return err
 	}
 	d.out = pt
 	return nil
+}
+
+// decryptRead decrypts in place the chunk of n bytes read into buf, for
+// next and the read-ahead; readErr is the read's failure, and no byte where
+// a chunk should start is a stream without its final chunk.
+func (d *streamDecrypter) decryptRead(buf []byte, n int, readErr error) ([]byte, error) {
+	switch {
+	case readErr != nil:
+		return nil, fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, readErr)
+	case n == 0:
+		return nil, d.missingFinal()
+	}
+	return d.decryptChunk(buf[:n], true)
 }
 
 // missingFinal reports a source that ended where a chunk should start:

@@ -99,19 +99,10 @@ func (d *streamDecrypter) startPipeline() *pipeline {
 // take decrypts in place a chunk the reader filled. On a failure its buffer
 // goes back to free and the caller stops the pipeline (abort).
 func (d *streamDecrypter) take(p *pipeline, c readChunk) (clearChunk, error) {
-	var err error
-	var pt []byte
-	switch {
-	case c.err != nil:
-		err = fmt.Errorf("decrypt %s chunk %d: %w", d.v, d.index, c.err)
-	case c.n == 0:
-		err = d.missingFinal()
-	default:
-		if d.index == 0 && d.v != V11 {
-			copy(c.buf, d.header)
-		}
-		pt, err = d.decryptChunk(c.buf[:c.n], true)
+	if d.index == 0 && d.v != V11 {
+		copy(c.buf, d.header) // the reader left room for it
 	}
+	pt, err := d.decryptRead(c.buf, c.n, c.err)
 	if err != nil {
 		p.free <- c.buf // never blocks: room for every buffer
 		return clearChunk{}, err
