@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/json"
 	"io"
 	"net/http/httptest"
 	"testing"
@@ -20,12 +19,8 @@ import (
 // answer.
 func TestRecycledBatchBuffersHoldNoClearText(t *testing.T) {
 	db := exitfake.New()
-	who, _ := db.AddUser()
+	who := db.AddImportedUser()
 	s := New(db, Config{})
-	imp, _ := json.Marshal(map[string][]string{"identities": {who}})
-	resp, err := s.App.Test(httptest.NewRequest("PUT", "/v1/identities", bytes.NewReader(imp)), -1)
-	require.NoError(t, err)
-	require.Equal(t, 201, resp.StatusCode)
 
 	clear := make([]byte, 64)
 	_, _ = rand.Read(clear)
