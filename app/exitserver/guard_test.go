@@ -58,8 +58,13 @@ func closedByServer(c net.Conn) (bool, string) {
 	return true, string(got)
 }
 
-func postHead(path string, length int) string {
-	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n", path, length)
+// postHead is the head of a POST of length bytes to path, with the header lines headers.
+func postHead(path string, length int, headers ...string) string {
+	extra := ""
+	for _, h := range headers {
+		extra += h + "\r\n"
+	}
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Length: %d\r\n\r\n", path, extra, length)
 }
 
 // A client trickling header lines (slowloris) is dropped once header_timeout has gone by in

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -234,10 +233,11 @@ func TestDecryptStreamFailureCutsStalledClient(t *testing.T) {
 	require.Less(t, time.Since(start), 10*time.Second)
 }
 
-// postStream sends a stream decrypt on c and reads its answer to the end.
-func postStream(t *testing.T, c net.Conn, br *bufio.Reader, enc []byte) (*http.Response, []byte) {
+// postStream sends a stream decrypt on c, with the header lines headers, and reads its answer
+// to the end.
+func postStream(t *testing.T, c net.Conn, br *bufio.Reader, enc []byte, headers ...string) (*http.Response, []byte) {
 	t.Helper()
-	_, err := io.WriteString(c, postHead("/v1/decrypt", len(enc)))
+	_, err := io.WriteString(c, postHead("/v1/decrypt", len(enc), headers...))
 	require.NoError(t, err)
 	_, err = c.Write(enc)
 	require.NoError(t, err)
@@ -280,15 +280,7 @@ func TestDecryptStreamsKeepTheConnection(t *testing.T) {
 
 	// A client that asks for it (Connection: close) has its connection closed after the stream.
 	c = g.dial(t)
-	_, err = io.WriteString(c, fmt.Sprintf("POST /v1/decrypt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n", len(enc)))
-	require.NoError(t, err)
-	_, err = c.Write(enc)
-	require.NoError(t, err)
-	br = bufio.NewReader(c)
-	resp, err = http.ReadResponse(br, nil)
-	require.NoError(t, err)
-	got, err = io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	resp, got = postStream(t, c, bufio.NewReader(c), enc, "Connection: close")
 	require.True(t, resp.Close)
 	require.True(t, bytes.Equal(clear, got))
 	closed, _ = closedByServer(c)
