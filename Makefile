@@ -12,7 +12,7 @@ VERSION   ?= $(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[
 REVISION  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
 LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVISION)
 BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
-# Where `make deps` installs the npm tools, and where the tests look for them (apptest.CacheDir, mailtest.MailDevDir).
+# Where `make deps` installs the npm tools, and where the tests look for them (app/apptest/external.CacheDir, mailtest.MailDevDir).
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault
 MAILDEV_DIR ?= $(TOOLS_CACHE)/maildev
 export IDVAULT_MAILDEV_DIR := $(MAILDEV_DIR)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // AgeCommand returns the path of the `age` command (Debian's package `age`, installed by
@@ -18,6 +20,6 @@ func AgeCommand(t testing.TB) string {
 	if p, err := exec.LookPath("age"); err == nil {
 		return p
 	}
-	MissingExternal(t, "the age command is missing: run make deps (apt-get install age) or set IDVAULT_AGE")
+	external.Missing(t, "the age command is missing: run make deps (apt-get install age) or set IDVAULT_AGE")
 	return ""
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // ChromiumPath is Debian's chromium unless IDVAULT_CHROMIUM names another.
@@ -26,7 +28,7 @@ func Browser(t *testing.T) context.Context {
 	t.Helper()
 	path := ChromiumPath()
 	if _, err := os.Stat(path); err != nil {
-		MissingExternal(t, fmt.Sprintf("chromium not found at %s: the browser tests need it (make deps installs Debian's chromium; or set IDVAULT_CHROMIUM)", path))
+		external.Missing(t, fmt.Sprintf("chromium not found at %s: the browser tests need it (make deps installs Debian's chromium; or set IDVAULT_CHROMIUM)", path))
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),

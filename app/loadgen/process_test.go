@@ -166,41 +166,45 @@ func streamTurn(client *http.Client, s spec) (loadgen.Result, error) {
 	start := time.Now()
 	var r loadgen.Result
 	for range streams {
-		f, err := os.Open(s.BodyFile)
-		if err != nil {
+		if err := postFile(client, s, buf); err != nil {
 			return r, err
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return r, err
-		}
-		req, err := http.NewRequest(http.MethodPost, "http://"+s.Addr+s.URI, f)
-		if err != nil {
-			f.Close()
-			return r, err
-		}
-		req.ContentLength = st.Size()
-		resp, err := client.Do(req)
-		if err != nil {
-			f.Close()
-			return r, err
-		}
-		// The answer streams while the body is still being sent: the file stays open until
-		// the answer's end.
-		_, err = io.CopyBuffer(sink{}, resp.Body, buf)
-		resp.Body.Close()
-		f.Close()
-		if err != nil {
-			return r, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return r, fmt.Errorf("stream: status %d", resp.StatusCode)
 		}
 		r.Requests++
 	}
 	r.Elapsed = time.Since(start)
 	return r, nil
+}
+
+// postFile posts the body file to s.URI once and reads the answer to its end through buf.
+func postFile(client *http.Client, s spec, buf []byte) error {
+	f, err := os.Open(s.BodyFile)
+	if err != nil {
+		return err
+	}
+	// The answer streams while the body is still being sent: the file stays open until the
+	// answer's end.
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodPost, "http://"+s.Addr+s.URI, f)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = st.Size()
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.CopyBuffer(sink{}, resp.Body, buf); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("stream: status %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // sink discards like io.Discard, without its ReaderFrom (which reads 8 KiB at a time).

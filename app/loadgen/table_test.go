@@ -58,29 +58,44 @@ func (r rate) perSecond() float64 {
 	return float64(r.n) / r.elapsed.Seconds()
 }
 
+// tally adds up one side of a row over its turns, the route's or its echo's: the requests and
+// their time, the servers' CPU time during the turns (the benchmark's process holds both
+// servers) and the load generator's (what the clients cost on the shared cores, per request,
+// beside the servers).
+type tally struct {
+	rate
+	cpu, genCPU time.Duration
+}
+
+// run runs one turn of the load generator and adds it up.
+func (t *tally) run(drive func() turn) {
+	c0 := cpuTime()
+	res := drive()
+	t.cpu += cpuTime() - c0
+	t.genCPU += res.CPU
+	t.add(res.Requests, res.Elapsed)
+}
+
 // row is one line of the table: a figure measured in turns with its baseline.
 type row struct {
 	key              string // IDVAULT_LOAD_ONLY names rows by it
 	figure, baseline string
 	goal             float64 // ratio to the baseline
-	route            func() (n int64, d time.Duration)
+	route            func() turn
 	// echo and crypto are the baseline's turns; crypto is nil unless the baseline is the
 	// series bound 1/(1/C + 1/E) of crypto rate C and echo rate E.
-	echo   func() (n int64, d time.Duration)
+	echo   func() turn
 	crypto func() (n int64, d time.Duration)
 	unit   string
 
-	routeRate, echoRate, cryptoRate rate
-	// cpu and echoCPU are the servers' CPU time during the route's turns and the echo's (the
-	// benchmark's process holds both servers); genCPU and echoGenCPU are the load generator's:
-	// what the clients cost on the shared cores, per request, beside the servers.
-	cpu, echoCPU, genCPU, echoGenCPU time.Duration
-	commits                          store.CommitStats // the group commit's work during the route's turns
+	routes, echoes tally
+	cryptoRate     rate
+	commits        store.CommitStats // the group commit's work during the route's turns
 }
 
 // base is the baseline's rate: the echo's, or the series bound with the crypto floor.
 func (r *row) base() float64 {
-	e := r.echoRate.perSecond()
+	e := r.echoes.perSecond()
 	if r.crypto == nil {
 		return e
 	}
@@ -93,7 +108,7 @@ func (r *row) base() float64 {
 
 func (r *row) ratio() float64 {
 	if b := r.base(); b > 0 {
-		return r.routeRate.perSecond() / b
+		return r.routes.perSecond() / b
 	}
 	return 0
 }
@@ -179,17 +194,15 @@ func BenchmarkHTTPLoad(b *testing.B) {
 
 	run := time.Now().UnixNano() // new emails stay new across rounds and runs
 	var next int64               // request counter across turns, so new emails stay new
-	var lastGenCPU time.Duration // the load generator's CPU time in the last turn
-	load := func(s spec) func() (int64, time.Duration) {
-		return func() (int64, time.Duration) {
+	load := func(s spec) func() turn {
+		return func() turn {
 			s.From, s.Run = next, run
 			t := gen.drive(b, s)
-			lastGenCPU = t.CPU
 			next += t.Requests + t.Errors
 			if t.Errors > 0 {
 				b.Fatalf("%s %s: %d errors, first: %s", s.Kind, s.URI, t.Errors, t.FirstError)
 			}
-			return t.Requests, t.Elapsed
+			return t
 		}
 	}
 	echo := load(spec{Addr: bare, Kind: "echo"})
@@ -238,10 +251,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 					if noBare {
 						return
 					}
-					e0 := cpuTime()
-					r.echoRate.add(r.echo())
-					r.echoCPU += cpuTime() - e0
-					r.echoGenCPU += lastGenCPU
+					r.echoes.run(r.echo)
 					if r.crypto != nil {
 						r.cryptoRate.add(r.crypto())
 					}
@@ -249,10 +259,8 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				if i%2 == 1 {
 					base()
 				}
-				c0, s0 := cpuTime(), env.Store.RecordCommits()
-				r.routeRate.add(r.route())
-				r.cpu += cpuTime() - c0
-				r.genCPU += lastGenCPU
+				s0 := env.Store.RecordCommits()
+				r.routes.run(r.route)
 				s1 := env.Store.RecordCommits()
 				r.commits.Commits += s1.Commits - s0.Commits
 				r.commits.Writes += s1.Writes - s0.Writes
@@ -335,14 +343,14 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 			ok = "yes"
 		}
 		fmt.Fprintf(&sb, "| %s | %s | %s / %s %s | %.3gx | >= %.2gx | %s | %s / %s | %s / %s |\n", r.figure, r.baseline,
-			thousands(r.routeRate.perSecond()*scale), thousands(r.base()*scale), r.unit, r.ratio(), r.goal, ok,
-			perRequest(r.cpu, r.routeRate.n), perRequest(r.echoCPU, r.echoRate.n),
-			perRequest(r.genCPU, r.routeRate.n), perRequest(r.echoGenCPU, r.echoRate.n))
+			thousands(r.routes.perSecond()*scale), thousands(r.base()*scale), r.unit, r.ratio(), r.goal, ok,
+			perRequest(r.routes.cpu, r.routes.n), perRequest(r.echoes.cpu, r.echoes.n),
+			perRequest(r.routes.genCPU, r.routes.n), perRequest(r.echoes.genCPU, r.echoes.n))
 	}
 	fmt.Fprintf(&sb, "\nEach row alternates turns of %v (%d streams for the stream row) with its baseline, %d s per round, %d rounds.", slice, streams, seconds, rounds)
 	for _, r := range rows {
 		if r.crypto != nil {
-			fmt.Fprintf(&sb, " %s: C = %s/s, E = %s/s.", r.figure, thousands(r.cryptoRate.perSecond()), thousands(r.echoRate.perSecond()))
+			fmt.Fprintf(&sb, " %s: C = %s/s, E = %s/s.", r.figure, thousands(r.cryptoRate.perSecond()), thousands(r.echoes.perSecond()))
 		}
 		if n := r.commits.Commits; n > 0 {
 			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit.", r.figure,

@@ -11,14 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // openAPITools is where .ci/install-openapi-tools put swagger-parser, openapi-typescript and
 // typescript (`make deps`), or the test is skipped (failed under IDVAULT_REQUIRE_EXTERNAL=1).
 func openAPITools(t *testing.T) (node, dir string) {
 	t.Helper()
-	dir = apptest.CacheDir("IDVAULT_OPENAPI_TOOLS_DIR", "openapi-tools")
-	node = apptest.NodeModules(t, dir, ".ci/install-openapi-tools "+dir,
+	dir = external.CacheDir("IDVAULT_OPENAPI_TOOLS_DIR", "openapi-tools")
+	node = external.NodeModules(t, dir, ".ci/install-openapi-tools "+dir,
 		"@apidevtools/swagger-parser", "openapi-typescript", "typescript")
 	return node, dir
 }

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // JoseVersion is the npm jose release issuer.mjs is written against (.ci/install-oidc).
@@ -38,7 +38,7 @@ var script []byte
 
 // Dir is the npm prefix jose is expected under: $IDVAULT_OIDC_DIR, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/idvault/oidc.
-func Dir() string { return apptest.CacheDir(EnvDir, "oidc") }
+func Dir() string { return external.CacheDir(EnvDir, "oidc") }
 
 // Issuer is a running provider.
 type Issuer struct {
@@ -48,7 +48,7 @@ type Issuer struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *apptest.LogBuffer // the provider's output, for failure messages
+	out    *external.Output // the provider's output, for failure messages
 	client *http.Client
 	once   sync.Once
 }
@@ -57,7 +57,7 @@ type Issuer struct {
 // test ends. Without node or jose it skips the test, or fails it when IDVAULT_REQUIRE_EXTERNAL=1.
 func Start(tb testing.TB, port int) *Issuer {
 	tb.Helper()
-	node := apptest.NodeModules(tb, Dir(), fmt.Sprintf(".ci/install-oidc, or npm install --prefix %s jose@%s", Dir(), JoseVersion), "jose")
+	node := external.NodeModules(tb, Dir(), fmt.Sprintf(".ci/install-oidc, or npm install --prefix %s jose@%s", Dir(), JoseVersion), "jose")
 	path := filepath.Join(tb.TempDir(), "issuer.mjs")
 	if err := os.WriteFile(path, script, 0o600); err != nil {
 		tb.Fatal(err)
@@ -68,7 +68,7 @@ func Start(tb testing.TB, port int) *Issuer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := &apptest.LogBuffer{}
+	out := &external.Output{}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("idtokentest: start node: %v", err)
