@@ -1,7 +1,6 @@
 package mail
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -103,13 +102,6 @@ func (c Config) withDefaults() Config {
 // Validate checks every key and returns all problems joined (errors.Join), each naming its
 // key as `mail.<key>`, or nil. Zero PoolSize and IdleTimeout are valid (defaults apply).
 func (c Config) Validate() error {
-	_, err := c.validate()
-	return err
-}
-
-// validate is Validate that also returns the certificate pool it loaded to check mail.ca_file
-// (nil without one), so that New reads the file and the system's pool once.
-func (c Config) validate() (*x509.CertPool, error) {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("mail.%s: "+format, append([]any{key}, args...)...))
@@ -136,10 +128,8 @@ func (c Config) validate() (*x509.CertPool, error) {
 	if strings.ContainsAny(c.FromName, "\r\n") {
 		bad("from_name", "must be a single line")
 	}
-	var roots *x509.CertPool
 	if c.CAFile != "" {
-		var err error
-		if roots, err = loadRoots(c.CAFile); err != nil {
+		if _, err := loadRoots(c.CAFile); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -166,10 +156,7 @@ func (c Config) validate() (*x509.CertPool, error) {
 	if c.IdleTimeout < 0 || c.IdleTimeout > 24*time.Hour {
 		bad("idle_timeout", "must be between 0 and 24h, got %s", c.IdleTimeout)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return roots, nil
+	return errors.Join(errs...)
 }
 
 // IsLoopbackHost reports whether host names this machine only: "localhost" or a loopback IP.

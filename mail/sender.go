@@ -32,14 +32,16 @@ type Sender struct {
 // a Sender. It does not connect: call Check for that. A nil logger discards logs.
 func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	cfg = cfg.withDefaults()
-	roots, err := cfg.validate()
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mail: invalid config: %w", err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	tlsConfig := cfg.tlsConfig(roots)
+	tlsConfig, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, fmt.Errorf("mail: invalid config: %w", err)
+	}
 	if cfg.TLSSkipVerify && cfg.TLS != TLSNone {
 		logger.Warn(skipVerifyWarning)
 	}

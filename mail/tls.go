@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 )
 
 // tlsConfig is the TLS client configuration towards the SMTP server: the system's roots plus
 // the certificates of mail.ca_file (a private CA), and the name the certificate must carry,
-// mail.server_name or else mail.host. roots is the pool validate loaded for mail.ca_file, nil
-// without one (the system's roots then).
-func (c Config) tlsConfig(roots *x509.CertPool) *tls.Config {
+// mail.server_name or else mail.host.
+func (c Config) tlsConfig() (*tls.Config, error) {
 	cfg := &tls.Config{
 		ServerName:         c.Host,
 		MinVersion:         tls.VersionTLS12,
@@ -21,13 +21,29 @@ func (c Config) tlsConfig(roots *x509.CertPool) *tls.Config {
 	if c.ServerName != "" {
 		cfg.ServerName = c.ServerName
 	}
-	cfg.RootCAs = roots
-	return cfg
+	if c.CAFile != "" {
+		roots, err := loadRoots(c.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = roots
+	}
+	return cfg, nil
 }
 
+// caFiles holds the pool loadRoots made for each mail.ca_file path (path -> *x509.CertPool): a
+// process reads the file and the system's pool once, however often its configuration is checked
+// and senders are made. `idvault serve` checks the configuration (config.Validate, which checks
+// mail.ca_file) and then makes the sender (New), and a file that can be read only once, such as
+// a named pipe, must serve both. A failed load is not kept.
+var caFiles sync.Map
+
 // loadRoots is the system's certificate pool (empty where the system has none) with the PEM
-// certificates of file added.
+// certificates of file added, read once per process (caFiles).
 func loadRoots(file string) (*x509.CertPool, error) {
+	if roots, ok := caFiles.Load(file); ok {
+		return roots.(*x509.CertPool), nil
+	}
 	pem, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("mail.ca_file: %w", err)
@@ -39,6 +55,7 @@ func loadRoots(file string) (*x509.CertPool, error) {
 	if !roots.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("mail.ca_file: no PEM certificate in %s", file)
 	}
+	caFiles.Store(file, roots)
 	return roots, nil
 }
 

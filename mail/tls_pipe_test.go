@@ -16,11 +16,11 @@ import (
 	"github.com/idvault/idvault/mail/mailtest"
 )
 
-// New reads mail.ca_file once: a ca_file that can be read only once (a named pipe, as a
-// process substitution or a secrets agent hands over) gives New the CA, and mail goes through
-// the server that CA signed. Once the pipe's one reader has opened it, the path is replaced by
-// a file that holds no certificate, so a second read would fail New with "no PEM certificate"
-// (and never wait on the pipe).
+// A process reads mail.ca_file once: a ca_file that can be read only once (a named pipe, as a
+// process substitution or a secrets agent hands over) serves both the configuration check and
+// New, as `idvault serve` runs them, and mail goes through the server that CA signed. Once the
+// pipe's one reader has opened it, the path is replaced by a file that holds no certificate, so
+// a second read would fail with "no PEM certificate" (and never wait on the pipe).
 func TestCAFileReadOnce(t *testing.T) {
 	t.Parallel()
 	ca, err := mailtest.NewPrivateCA("smtp.private.test")
@@ -36,6 +36,7 @@ func TestCAFileReadOnce(t *testing.T) {
 	cfg := testConfig(srv)
 	cfg.TLS, cfg.CAFile, cfg.ServerName = mail.TLSMandatory, caFile, "smtp.private.test"
 	cfg.Timeout = 5 * time.Second
+	require.NoError(t, cfg.Validate(), "the configuration check idvault serve runs before New")
 	s, err := mail.New(cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
