@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"strings"
 
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/exitserver"
@@ -47,6 +48,18 @@ type prog struct {
 	// command being run, for its summary (see legacy.go).
 	legacyUsage map[*flag.FlagSet]string
 	running     *command
+}
+
+// getenv is the value of the variable name in the command's environment, "" when unset; of
+// several settings the last one counts, as for a child process (os/exec).
+func (p *prog) getenv(name string) string {
+	v := ""
+	for _, kv := range p.env.Environ {
+		if rest, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = rest
+		}
+	}
+	return v
 }
 
 // commands is the command table: one line per top-level command.

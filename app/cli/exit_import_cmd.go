@@ -76,24 +76,3 @@ func printRefused(p *prog, file string, sum exitclient.ImportSummary) {
 		fmt.Fprintf(p.stderr, "  %q:%d: refused: %s\n", file, r.Line, printable(r.Reason))
 	}
 }
-
-// tokenOrEnv is the --token flag, or IDVAULT_EXIT__TOKEN (so the token stays out of the
-// process list and shell history).
-func tokenOrEnv(p *prog, flag string) string {
-	if flag != "" {
-		return flag
-	}
-	return p.getenv("IDVAULT_EXIT__TOKEN")
-}
-
-// getenv is the value of the variable name in the command's environment, "" when unset; of
-// several settings the last one counts, as for a child process (os/exec).
-func (p *prog) getenv(name string) string {
-	v := ""
-	for _, kv := range p.env.Environ {
-		if rest, ok := strings.CutPrefix(kv, name+"="); ok {
-			v = rest
-		}
-	}
-	return v
-}

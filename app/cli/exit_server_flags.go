@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"flag"
 	"time"
 
@@ -24,9 +25,10 @@ func addExitServerFlags(c *flag.FlagSet) exitServerFlags {
 }
 
 // client is the client of the server the flags name, with their retry budget (the caller
-// checked it is positive).
+// checked it is positive). The token is --token, or IDVAULT_EXIT__TOKEN (so that it stays out
+// of the process list and shell history).
 func (f exitServerFlags) client(p *prog) *exitclient.Client {
-	c := exitclient.New(*f.url, tokenOrEnv(p, *f.token))
+	c := exitclient.New(*f.url, cmp.Or(*f.token, p.getenv("IDVAULT_EXIT__TOKEN")))
 	c.Budget = exitclient.NewRetryBudget(*f.budget)
 	return c
 }

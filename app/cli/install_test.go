@@ -16,7 +16,7 @@ import (
 // the repository is published under it, and the README's install section shows that command.
 func TestModulePathIsInstallable(t *testing.T) {
 	t.Parallel()
-	mod := modulePath(t)
+	mod := goModDirective(t, "module")
 	host, _, _ := strings.Cut(mod, "/")
 	require.Contains(t, host, ".", "module %s: the first path element must be a host name", mod)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
@@ -41,7 +41,7 @@ func TestGoInstallAtAVersion(t *testing.T) {
 	if err != nil {
 		t.Skip("not a git checkout: the module's files are its tracked files")
 	}
-	mod := modulePath(t)
+	mod := goModDirective(t, "module")
 	const version = "v0.9.1"
 	proxy := t.TempDir()
 	dir := filepath.Join(proxy, filepath.FromSlash(mod), "@v")
@@ -84,11 +84,12 @@ func TestGoInstallAtAVersion(t *testing.T) {
 	require.Contains(t, string(got), version, "idvault version names the tag it was installed at:\n%s", got)
 }
 
-func modulePath(t *testing.T) string {
+// goModDirective is the argument of go.mod's directive name ("module", "go").
+func goModDirective(t *testing.T, name string) string {
 	t.Helper()
 	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
 	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^module (\S+)$`).FindSubmatch(gomod)
-	require.NotNil(t, m, "go.mod names its module")
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(gomod)
+	require.NotNil(t, m, "go.mod has a %s directive", name)
 	return string(m[1])
 }

@@ -252,7 +252,7 @@ func (e *auditEntry) fromHeader(data []byte) {
 // Reading the records and their headers runs beside the audit of their keys: one batch is
 // read while the one before it is audited.
 func (a *auditor) records(ctx context.Context, in io.Reader) error {
-	rr, err := newRecordReader(a.opts.Format, in, a.opts.Fields, nil, true)
+	rr, err := newRecordReader(a.opts.Format, in, a.opts.Fields, nil)
 	if err != nil {
 		return err
 	}

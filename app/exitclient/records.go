@@ -160,15 +160,16 @@ type recBatch struct {
 }
 
 // newRecordReader reads the records of format (csv or jsonl) from in, with the fields named;
-// mem, when set, holds the fields' bytes, and reuseCSV lets a CSV reader reuse its record.
-func newRecordReader(format string, in io.Reader, fields []string, mem *arena, reuseCSV bool) (recordReader, error) {
+// mem, when set, holds the records' bytes for a caller that keeps them. Without it a CSV
+// reader reuses its record, which is valid only until the next one is read.
+func newRecordReader(format string, in io.Reader, fields []string, mem *arena) (recordReader, error) {
 	switch format {
 	case FormatCSV:
 		r, err := newCSVReader(in, fields)
 		if err != nil {
 			return nil, err
 		}
-		r.mem, r.reuse = mem, reuseCSV
+		r.mem = mem
 		return r, nil
 	case FormatJSONL:
 		r := newJSONLReader(in, fields)
@@ -194,7 +195,7 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 		return rep, &UsageError{err.Error()}
 	}
 	rawMem := &arena{}
-	rr, err := newRecordReader(opts.Format, in, opts.Fields, rawMem, false)
+	rr, err := newRecordReader(opts.Format, in, opts.Fields, rawMem)
 	if err != nil {
 		return rep, err
 	}

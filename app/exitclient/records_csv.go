@@ -23,10 +23,10 @@ type csvReader struct {
 	width  int            // columns of the header
 	num    int
 	header []byte
-	// reuse makes next return the same record each time, valid until the next call (the
+	// mem is where records' bytes come from, for a caller that keeps records (decrypt-records).
+	// Without it next returns the same record each time, valid until the next call (the
 	// audit, which keeps nothing of a record, reads faster without an allocation per record).
-	reuse bool
-	mem   *arena // where records' bytes come from (nil: one allocation each)
+	mem   *arena
 	buf   []byte
 	rec   record
 	spans []csvSpan
@@ -86,17 +86,17 @@ func (c *csvReader) preamble() []byte { return c.header }
 
 // next reads the next record (io.EOF at the end).
 func (c *csvReader) next() (*record, error) {
+	reuse := c.mem == nil
 	var buf []byte
-	mem := c.mem
-	if c.reuse {
-		buf, mem = c.buf[:0], nil
+	if reuse {
+		buf = c.buf[:0]
 	}
-	raw, err := readCSVRecord(c.br, buf, mem)
+	raw, err := readCSVRecord(c.br, buf, c.mem)
 	if err != nil {
 		return nil, err
 	}
 	var rec *record
-	if c.reuse {
+	if reuse {
 		c.buf = raw
 		c.rec = record{raw: raw}
 		rec = &c.rec
