@@ -146,15 +146,14 @@ func (c *recordCache) fillPrivate(txid uint64, appID []byte, email string, r Rec
 }
 
 // written applies records stored by a write in transaction txid, r[i] stored with sequence
-// seq[i] (0: not in the file, as a record fn declined to create, whose entry is dropped);
-// err != nil (the write failed, or may have) drops their entries instead.
-func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err error) {
+// seq[i] (0: not in the file, as a record fn declined to create, whose entry is dropped).
+func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off() {
 		return
 	}
-	if err != nil || txid < c.lastWrite {
+	if txid < c.lastWrite {
 		for _, r := range recs {
 			c.drop(string(r.AppID), r.Email)
 		}
@@ -170,6 +169,15 @@ func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err err
 			e.pub, e.hasPub = r.Public(), true
 			e.priv, e.hasPriv = privatePart(r), true
 		})
+	}
+}
+
+// forget drops the entries of the emails of a write that failed, or may have.
+func (c *recordCache) forget(appID []byte, emails ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, email := range emails {
+		c.drop(string(appID), email)
 	}
 }
 
