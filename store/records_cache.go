@@ -119,15 +119,17 @@ func (c *recordCache) private(appID []byte, email string) (Record, bool) {
 	return r, ok
 }
 
-// fillPublics stores the Publics read in transaction txid, for the keys found.
-func (c *recordCache) fillPublics(txid uint64, appID []byte, emails []string, pubs []Public) {
+// fillPublics stores pubs[i], read in transaction txid, for each position i of read whose
+// record was found.
+func (c *recordCache) fillPublics(txid uint64, appID []byte, emails []string, read []int, pubs []Public) {
 	v := cacheVersion{txid, readSeq}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off() || txid < c.lastWrite {
 		return
 	}
-	for i, p := range pubs {
+	for _, i := range read {
+		p := pubs[i]
 		if !p.Found {
 			continue
 		}
