@@ -118,37 +118,35 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 	var out Record
 	var txid, seq uint64
 	err := s.group.update(func(tx *bolt.Tx) error {
-		txid, seq = uint64(tx.ID()), s.writeSeq.Add(1)
-		r, stored, err := s.updateOne(tx, s.now().UTC(), appID, email, fn)
-		if !stored {
-			seq = 0
-		}
-		out = r
+		var err error
+		txid = uint64(tx.ID())
+		out, seq, err = s.updateOne(tx, s.now().UTC(), appID, email, fn)
 		return err
 	})
-	if err == nil {
-		s.cache.written(txid, []Record{out}, []uint64{seq}, nil)
-	} else {
-		s.cache.written(txid, []Record{{AppID: appID, Email: email}}, nil, err)
+	if err != nil {
+		s.cache.forget(appID, email)
+		return out, err
 	}
-	return out, err
+	s.cache.written(txid, []Record{out}, []uint64{seq})
+	return out, nil
 }
 
-// updateOne is one record's read-decide-write inside tx; stored says whether the record it
-// returns is in the file (it existed or was written). Errors before the write are clean
-// (nothing written), so the rest of a shared transaction can still commit.
-func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (r Record, stored bool, err error) {
+// updateOne is one record's read-decide-write inside tx. seq is the record's write sequence
+// for the record cache (see cacheVersion), 0 when the record it returns is not in the file (it
+// neither existed nor was written). Errors before the write are clean (nothing written), so the
+// rest of a shared transaction can still commit.
+func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (r Record, seq uint64, err error) {
 	r, err = s.getRecord(tx, appID, email, true)
 	exists := err == nil
 	if err != nil && err != ErrNotFound {
-		return Record{}, false, clean(err)
+		return Record{}, 0, clean(err)
 	}
 	if !exists {
 		r = Record{AppID: append([]byte(nil), appID...), Email: email}
 	}
 	write, err := fn(&r, exists)
 	if err != nil {
-		return Record{}, false, clean(err)
+		return Record{}, 0, clean(err)
 	}
 	if write {
 		if !exists {
@@ -156,10 +154,13 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 		}
 		r.UpdatedAt = now
 		if err := s.putRecord(tx, r); err != nil {
-			return Record{}, false, err
+			return Record{}, 0, err
 		}
 	}
-	return r, exists || write, nil
+	if exists || write {
+		seq = s.writeSeq.Add(1)
+	}
+	return r, seq, nil
 }
 
 // putRecord seals the record's identities and stores it. Each identity is sealed straight into

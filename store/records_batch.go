@@ -19,30 +19,23 @@ func (s *Store) UpdateRecords(appID []byte, emails []string, fn func(i int, r *R
 		now := s.now().UTC()
 		txid = uint64(tx.ID())
 		for i, email := range emails {
-			seqs[i] = s.writeSeq.Add(1)
-			r, stored, err := s.updateOne(tx, now, appID, email, func(r *Record, exists bool) (bool, error) {
+			var err error
+			out[i], seqs[i], err = s.updateOne(tx, now, appID, email, func(r *Record, exists bool) (bool, error) {
 				return fn(i, r, exists)
 			})
-			if !stored {
-				seqs[i] = 0
-			}
 			if err != nil {
 				if i > 0 {
 					return unwrapClean(err) // earlier emails were written: the transaction must roll back
 				}
 				return err
 			}
-			out[i] = r
 		}
 		return nil
 	})
 	if err != nil {
-		for i, email := range emails {
-			out[i] = Record{AppID: appID, Email: email}
-		}
-		s.cache.written(txid, out, nil, err)
+		s.cache.forget(appID, emails...)
 		return nil, err
 	}
-	s.cache.written(txid, out, seqs, nil)
+	s.cache.written(txid, out, seqs)
 	return out, nil
 }

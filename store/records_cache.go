@@ -119,15 +119,17 @@ func (c *recordCache) private(appID []byte, email string) (Record, bool) {
 	return r, ok
 }
 
-// fillPublics stores the Publics read in transaction txid, for the keys found.
-func (c *recordCache) fillPublics(txid uint64, appID []byte, emails []string, pubs []Public) {
+// fillPublics stores pubs[i], read in transaction txid, for each position i of read whose
+// record was found.
+func (c *recordCache) fillPublics(txid uint64, appID []byte, emails []string, read []int, pubs []Public) {
 	v := cacheVersion{txid, readSeq}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off() || txid < c.lastWrite {
 		return
 	}
-	for i, p := range pubs {
+	for _, i := range read {
+		p := pubs[i]
 		if !p.Found {
 			continue
 		}
@@ -146,15 +148,14 @@ func (c *recordCache) fillPrivate(txid uint64, appID []byte, email string, r Rec
 }
 
 // written applies records stored by a write in transaction txid, r[i] stored with sequence
-// seq[i] (0: not in the file, as a record fn declined to create, whose entry is dropped);
-// err != nil (the write failed, or may have) drops their entries instead.
-func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err error) {
+// seq[i] (0: not in the file, as a record fn declined to create, whose entry is dropped).
+func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off() {
 		return
 	}
-	if err != nil || txid < c.lastWrite {
+	if txid < c.lastWrite {
 		for _, r := range recs {
 			c.drop(string(r.AppID), r.Email)
 		}
@@ -170,6 +171,15 @@ func (c *recordCache) written(txid uint64, recs []Record, seqs []uint64, err err
 			e.pub, e.hasPub = r.Public(), true
 			e.priv, e.hasPriv = privatePart(r), true
 		})
+	}
+}
+
+// forget drops the entries of the emails of a write that failed, or may have.
+func (c *recordCache) forget(appID []byte, emails ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, email := range emails {
+		c.drop(string(appID), email)
 	}
 }
 

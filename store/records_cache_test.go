@@ -90,30 +90,30 @@ func TestCacheKeepsTheNewestState(t *testing.T) {
 	}
 
 	c := newRecordCache(0)
-	c.written(5, []Record{rec(true)}, []uint64{1}, nil)
-	c.fillPublics(4, app, []string{"x@y.io"}, []Public{rec(false).Public()})
+	c.written(5, []Record{rec(true)}, []uint64{1})
+	c.fillPublics(4, app, []string{"x@y.io"}, []int{0}, []Public{rec(false).Public()})
 	c.fillPrivate(4, app, "x@y.io", rec(false))
 	require.True(t, registered(c), "a read older than the write replaced its state")
 
 	c = newRecordCache(0)
-	c.written(7, []Record{rec(true)}, []uint64{2}, nil)
-	c.written(7, []Record{rec(false)}, []uint64{1}, nil)
+	c.written(7, []Record{rec(true)}, []uint64{2})
+	c.written(7, []Record{rec(false)}, []uint64{1})
 	require.True(t, registered(c), "the earlier write of the transaction won")
 
 	c = newRecordCache(0)
-	c.written(8, []Record{rec(true)}, []uint64{1}, nil)
-	c.written(6, []Record{rec(false)}, []uint64{1}, nil) // an older commit applied late
+	c.written(8, []Record{rec(true)}, []uint64{1})
+	c.written(6, []Record{rec(false)}, []uint64{1}) // an older commit applied late
 	out := make([]Public, 1)
 	require.Len(t, c.publics(app, []string{"x@y.io"}, out), 1, "an older commit applied late must drop the entry")
 	c.fillPrivate(7, app, "x@y.io", rec(false)) // reads that began before the write of transaction 8
-	c.fillPublics(7, app, []string{"x@y.io"}, []Public{rec(false).Public()})
+	c.fillPublics(7, app, []string{"x@y.io"}, []int{0}, []Public{rec(false).Public()})
 	_, ok := c.private(app, "x@y.io")
 	require.False(t, ok, "a read older than the last write applied filled the cache")
 	require.Len(t, c.publics(app, []string{"x@y.io"}, out), 1, "a read older than the last write applied filled the cache")
 
 	c = newRecordCache(0)
 	c.fillPrivate(3, app, "x@y.io", rec(false))
-	c.written(9, []Record{{AppID: app, Email: "x@y.io"}}, nil, fmt.Errorf("commit failed"))
+	c.forget(app, "x@y.io") // a commit that failed
 	_, ok = c.private(app, "x@y.io")
 	require.False(t, ok, "a failed write must drop the entry")
 }

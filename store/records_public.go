@@ -34,30 +34,17 @@ func (r Record) Public() Public {
 // others are read, and then cached.
 func (s *Store) Publics(appID []byte, emails []string) ([]Public, error) {
 	out := make([]Public, len(emails))
-	missing := s.cache.publics(appID, emails, out)
-	if len(missing) == 0 {
-		return out, nil
-	}
-	if len(missing) < len(emails) {
-		read := make([]string, len(missing))
-		for j, i := range missing {
-			read[j] = emails[i]
-		}
-		pubs, err := s.readPublics(appID, read)
-		if err != nil {
+	if missing := s.cache.publics(appID, emails, out); len(missing) > 0 {
+		if err := s.readPublics(appID, emails, missing, out); err != nil {
 			return nil, err
 		}
-		for j, i := range missing {
-			out[i] = pubs[j]
-		}
-		return out, nil
 	}
-	return s.readPublics(appID, emails)
+	return out, nil
 }
 
-// readPublics reads the Public of each email in one read transaction, and caches them.
-func (s *Store) readPublics(appID []byte, emails []string) ([]Public, error) {
-	out := make([]Public, len(emails))
+// readPublics sets out[i] to the Public of emails[i] for each position i of missing, read in
+// one read transaction, and caches them.
+func (s *Store) readPublics(appID []byte, emails []string, missing []int, out []Public) error {
 	var txid uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		txid = uint64(tx.ID())
@@ -75,8 +62,8 @@ func (s *Store) readPublics(appID []byte, emails []string) ([]Public, error) {
 			}
 			return string(plain), nil
 		}
-		for i, email := range emails {
-			key = append(append(key[:0], appID...), email...)
+		for _, i := range missing {
+			key = append(append(key[:0], appID...), emails[i]...)
 			k, v := c.Seek(key)
 			if !bytes.Equal(k, key) {
 				continue
@@ -97,8 +84,8 @@ func (s *Store) readPublics(appID []byte, emails []string) ([]Public, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.cache.fillPublics(txid, appID, emails, out)
-	return out, nil
+	s.cache.fillPublics(txid, appID, emails, missing, out)
+	return nil
 }

@@ -37,8 +37,8 @@ func LogBulk(log *slog.Logger, now time.Time, level slog.Level, msg string, attr
 // group; anything else returns false and goes through slog (FuzzFastFormat compares the two).
 type fastFormat struct {
 	json bool
-	// clock keeps the formatted second of the last line (nil: every time formatted in full).
-	clock *clock
+	// clock keeps the formatted second of the last line.
+	clock clock
 }
 
 // plain reports whether s prints unquoted in text and unescaped in JSON.
@@ -161,14 +161,8 @@ type second struct {
 	zone   []byte // Z07:00
 }
 
-// appendTime appends t as slog's JSON handler (nanos) or text handler writes it; c may be nil.
+// appendTime appends t as slog's JSON handler (nanos) or text handler writes it.
 func (c *clock) appendTime(b []byte, t time.Time, nanos bool) []byte {
-	if c == nil {
-		if nanos {
-			return t.AppendFormat(b, time.RFC3339Nano)
-		}
-		return appendRFC3339Millis(b, t)
-	}
 	s := c.last.Load()
 	if s == nil || s.unix != t.Unix() || s.loc != t.Location() {
 		whole := t.Truncate(time.Second)
@@ -203,14 +197,4 @@ func appendPadded(b []byte, n, width int) []byte {
 		n /= 10
 	}
 	return append(b, d[:width]...)
-}
-
-// appendRFC3339Millis is the time format of slog's text handler: RFC 3339 with exactly three
-// fractional digits.
-func appendRFC3339Millis(b []byte, t time.Time) []byte {
-	const prefixLen = len("2006-01-02T15:04:05.000")
-	n := len(b)
-	t = t.Truncate(time.Millisecond).Add(time.Millisecond / 10)
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b[:n+prefixLen], b[n+prefixLen+1:]...) // drop the fourth digit
 }

@@ -48,7 +48,7 @@ func New(o Options, w io.Writer) (*slog.Logger, *Writer) {
 	} else {
 		h = slog.NewTextHandler(bw, opts)
 	}
-	return slog.New(flushing{h, bw, &fastFormat{json: o.Format == "json", clock: &clock{}}}), bw
+	return slog.New(flushing{h, bw, &fastFormat{json: o.Format == "json"}}), bw
 }
 
 // flushing writes every record that is not bulk out at once. Bulk records below warning level
