@@ -119,6 +119,38 @@ func TestAdminErrors(t *testing.T) {
 	}
 }
 
+// The admin API refuses what it does not understand instead of acting on part of it: a
+// misspelt field on create would otherwise make a production app of one meant for tests.
+func TestAdminBodiesAreStrict(t *testing.T) {
+	t.Parallel()
+	env, do := setup(t)
+	created := do(http.MethodPost, "/admin/apps", map[string]any{"name": "kept"})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Body))
+	id := created.Map(t)["app"].(map[string]any)["url_id"].(string)
+	cases := []struct {
+		name, method, path, body, says string
+	}{
+		{"create, misspelt field", http.MethodPost, "/admin/apps", `{"name": "typo", "test_mode": true}`, `unknown field \"test_mode\"`},
+		{"create, data after the object", http.MethodPost, "/admin/apps", `{"name": "twice"} {"name": "again"}`, "data after the JSON object"},
+		{"create, long unknown field is cut", http.MethodPost, "/admin/apps", `{"name": "x", "` + strings.Repeat("a", 500) + `": 1}`, `unknown field \"` + strings.Repeat("a", 64) + `\"`},
+		{"update, misspelt field", http.MethodPatch, "/admin/apps/" + id, `{"legacy_error": true}`, `unknown field \"legacy_error\"`},
+		{"update, data after the object", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true}x`, "data after the JSON object"},
+	}
+	for _, c := range cases {
+		r := do(c.method, c.path, c.body)
+		require.Equal(t, http.StatusBadRequest, r.Status, c.name)
+		require.Equal(t, "invalid_body", r.ErrorCode(t), c.name)
+		require.Contains(t, string(r.Body), c.says, c.name)
+		require.NotContains(t, string(r.Body), strings.Repeat("a", 65), c.name)
+	}
+	// Nothing was created or changed by the refused requests.
+	apps, err := env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, apps, 1)
+	require.Equal(t, "kept", apps[0].Name)
+	require.False(t, apps[0].Options.LegacyErrors)
+}
+
 func TestDeclaredAppsAreReadOnly(t *testing.T) {
 	t.Parallel()
 	secret := "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ=="

@@ -1,9 +1,6 @@
 package admin
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
@@ -15,8 +12,8 @@ import (
 // CreateApp: POST /admin/apps → 201 CreateResponse.
 func (h *Handler) CreateApp(c *fiber.Ctx) error {
 	var req CreateRequest
-	if err := json.Unmarshal(c.Body(), &req); err != nil {
-		return apierr.InvalidBody.Msg("body must be a JSON object with a string name")
+	if err := decodeStrict(c.Body(), &req); err != nil {
+		return apierr.InvalidBody.Msg("body must be a JSON object with a string name and optional booleans test, legacy_errors and registered_users_only: %s", err)
 	}
 	created, err := h.Create(req)
 	if err != nil {
@@ -47,10 +44,8 @@ func (h *Handler) ShowApp(c *fiber.Ctx) error {
 // {"app": {...}}.
 func (h *Handler) UpdateApp(c *fiber.Ctx) error {
 	var req UpdateRequest
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return apierr.InvalidBody.Msg("body must be a JSON object with boolean legacy_errors and/or registered_users_only")
+	if err := decodeStrict(c.Body(), &req); err != nil {
+		return apierr.InvalidBody.Msg("body must be a JSON object with boolean legacy_errors and/or registered_users_only: %s", err)
 	}
 	v, err := h.Update(c.Params("app_id"), req)
 	if err != nil {

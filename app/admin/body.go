@@ -1,0 +1,35 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// decodeStrict parses body as exactly one JSON object into v. The admin API is idvault's own, so
+// it is strict where a lenient parser would act on a mistake: an unknown field ("test_mode" for
+// "test") is refused, not ignored (an app meant for tests would otherwise be created as a
+// production app), and so is anything after the object. The error names what was wrong, for the
+// invalid_body message; an unknown field's name is quoted and cut to 64 bytes.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			name, _ = strings.CutPrefix(name, `"`)
+			name, _ = strings.CutSuffix(name, `"`)
+			if len(name) > 64 {
+				name = name[:64]
+			}
+			return fmt.Errorf("unknown field %q", name)
+		}
+		return errors.New("not a JSON object of the expected fields and types")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("data after the JSON object")
+	}
+	return nil
+}
