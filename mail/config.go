@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
-	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/idvault/idvault/loopback"
 )
 
 // TLSMode is the transport security policy towards the SMTP server.
@@ -147,7 +148,7 @@ func (c Config) Validate() error {
 	if (c.Username == "") != (c.Password == "") {
 		bad("username", "and mail.password must be set together (both or neither)")
 	}
-	if c.TLS == TLSNone && c.Password != "" && !IsLoopbackHost(c.Host) && !c.AllowPlaintextAuth {
+	if c.TLS == TLSNone && c.Password != "" && !loopback.IsHost(c.Host) && !c.AllowPlaintextAuth {
 		bad("tls", "is none with a password towards a non-loopback host: the password would cross the network in clear; use mandatory or ssl (or set mail.allow_plaintext_auth: true)")
 	}
 	if c.PoolSize < 0 {
@@ -157,15 +158,6 @@ func (c Config) Validate() error {
 		bad("idle_timeout", "must be between 0 and 24h, got %s", c.IdleTimeout)
 	}
 	return errors.Join(errs...)
-}
-
-// IsLoopbackHost reports whether host names this machine only: "localhost" or a loopback IP.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && ip.IsLoopback()
 }
 
 // checkBareAddress accepts "user@example.com" and rejects display-name forms and garbage.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/idvault/idvault/loopback"
 )
 
 // conn is one SMTP connection: go-mail's protocol client plus the raw TCP connection
@@ -132,7 +134,7 @@ func (s *Sender) dialSteps(ctx context.Context, k *killSwitch) (*conn, string, e
 		}
 	}
 	if s.cfg.Username != "" {
-		if _, encrypted := client.TLSConnectionState(); !encrypted && s.cfg.TLS != TLSNone && !IsLoopbackHost(s.cfg.Host) {
+		if _, encrypted := client.TLSConnectionState(); !encrypted && s.cfg.TLS != TLSNone && !loopback.IsHost(s.cfg.Host) {
 			// opportunistic fell back to plain SMTP: credentials never go out unencrypted
 			// unless mail.tls is none, written explicitly (and allowed by Validate).
 			return nil, StageAuth, errors.New("refusing SMTP AUTH over an unencrypted connection to a non-loopback host (the server did not offer STARTTLS; mail.tls is " + string(s.cfg.TLS) + ")")

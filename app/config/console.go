@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/idvault/idvault/loopback"
 )
 
 // Console is the web console at /console/ (app management with the admin token).
@@ -22,7 +24,7 @@ func (c Console) On(listen string) bool {
 		return false
 	}
 	host, _, err := net.SplitHostPort(listen)
-	return err == nil && IsLoopback(host)
+	return err == nil && loopback.IsHost(host)
 }
 
 func (c Console) validate() []error {

@@ -13,6 +13,7 @@ func TestConsoleOnByDefaultOnlyOnLoopback(t *testing.T) {
 		on              bool
 	}{
 		{"auto", "127.0.0.1:8080", true}, {"auto", "[::1]:8080", true}, {"auto", "localhost:8080", true},
+		{"auto", "LOCALHOST:8080", true}, {"auto", "localhost.:8080", true}, {"auto", "[::1%lo]:8080", true},
 		{"auto", "0.0.0.0:8080", false}, {"auto", "10.0.0.5:8080", false}, {"", "192.168.1.2:80", false},
 		{"true", "0.0.0.0:8080", true}, {"1", "0.0.0.0:8080", true}, {"false", "127.0.0.1:8080", false},
 	}

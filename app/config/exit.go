@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idvault/idvault/loopback"
 )
 
 // Exit is the exit tool (`idvault exit`): a separate server over a PostgreSQL database restored
@@ -69,7 +71,7 @@ func (e Exit) validate() []error {
 	host, _, err := net.SplitHostPort(e.Listen)
 	if err != nil {
 		bad("exit.listen", "want host:port, got %q", e.Listen)
-	} else if !IsLoopback(host) && e.Token == "" && !e.Insecure {
+	} else if !loopback.IsHost(host) && e.Token == "" && !e.Insecure {
 		bad("exit.listen", "%s is reachable from other machines and exit.token is empty: set a token, listen on 127.0.0.1, or set exit.insecure", e.Listen)
 	}
 	if e.AppID != "" {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idvault/idvault/loopback"
 )
 
 // OIDC is identity_server.oidc: ID tokens of one OpenID provider, checked against the keys it
@@ -102,7 +104,7 @@ func checkIssuer(issuer string) error {
 // jwks_uri, a redirect on the way): https, or http to a loopback address, where the network
 // cannot forge the answer.
 func TrustedTransport(u *url.URL) bool {
-	return u.Scheme == "https" || u.Scheme == "http" && IsLoopback(u.Hostname())
+	return u.Scheme == "https" || u.Scheme == "http" && loopback.IsHost(u.Hostname())
 }
 
 // checkOrigin accepts a browser origin exactly as browsers send it: scheme://host[:port], lower

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idvault/idvault/loopback"
 )
 
 // Validate returns every problem in the configuration, each naming its key.
@@ -48,7 +50,7 @@ func (c Config) Validate() []error {
 	}
 	errs = append(errs, c.Admin.validate()...)
 
-	remote := err == nil && !IsLoopback(host)
+	remote := err == nil && !loopback.IsHost(host)
 	if c.FakeAuth.MaxEmails < 1 || c.FakeAuth.MaxEmails > 10000 {
 		bad("fakeauth.max_emails", "must be between 1 and 10000")
 	}
@@ -248,15 +250,6 @@ func ParseProxy(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, err
 	}
 	return netip.PrefixFrom(a, a.BitLen()), nil
-}
-
-// IsLoopback reports whether a listen host only accepts local connections.
-func IsLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // decodeB64 accepts standard or URL-safe base64, padded or not.

@@ -5,12 +5,12 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net"
-	"net/netip"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/loopback"
 )
 
 // authenticate checks the bearer token when one is configured. Both sides are hashed first so
@@ -37,19 +37,9 @@ func CheckListen(addr, token string, insecure bool) error {
 	if err != nil {
 		return fmt.Errorf("listen address %q: want host:port", addr)
 	}
-	if token != "" || insecure || IsLoopback(host) {
+	if token != "" || insecure || loopback.IsHost(host) {
 		return nil
 	}
 	return fmt.Errorf("listen address %q is reachable from other machines and no token is set: "+
 		"set --token (or exit.token), listen on 127.0.0.1, or pass --insecure", addr)
-}
-
-// IsLoopback reports whether host (an IP or "localhost") only accepts local connections. An
-// empty host listens on every interface, so it is not loopback.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }

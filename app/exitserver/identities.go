@@ -1,11 +1,7 @@
 package exitserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -60,100 +56,4 @@ func (s *Server) importIdentities(c *fiber.Ctx) error {
 		return classifyDBError(err)
 	}
 	return c.Status(fiber.StatusCreated).JSON(res)
-}
-
-const bodyKey = "exitserver.body"
-
-// requestBody is the request body as a stream (empty when there is none), the same reader for
-// every caller of one request.
-func requestBody(c *fiber.Ctx) io.Reader {
-	if r, ok := c.Locals(bodyKey).(io.Reader); ok {
-		return r
-	}
-	var r io.Reader = bytes.NewReader(nil)
-	if raw := c.Context().RequestBodyStream(); raw != nil {
-		r = &stickyEOF{r: raw}
-	}
-	c.Locals(bodyKey, r)
-	return r
-}
-
-// stickyEOF keeps answering io.EOF once its reader did: fasthttp's chunked request stream
-// would otherwise wait for another chunk header after the last one.
-type stickyEOF struct {
-	r   io.Reader
-	eof bool
-}
-
-func (s *stickyEOF) Read(p []byte) (int, error) {
-	if s.eof {
-		return 0, io.EOF
-	}
-	n, err := s.r.Read(p)
-	if err == io.EOF {
-		s.eof = true
-	}
-	return n, err
-}
-
-// bodyBound is the body size a handler reserves memory for: the announced Content-Length, or
-// limit when there is none or it is over limit (the read stops past limit).
-func bodyBound(c *fiber.Ctx, limit int64) int64 {
-	n := int64(c.Request().Header.ContentLength())
-	if n < 0 || n > limit {
-		return limit
-	}
-	return n
-}
-
-// readJSON reads a body of up to limit bytes that holds one JSON object, without unknown
-// fields, into v; shape is the body wanted, for the error message.
-func readJSON(c *fiber.Ctx, limit int64, v any, shape string) error {
-	raw, err := readLimited(requestBody(c), limit)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return apierr.InvalidBody.Msg("want %s: %s", shape, jsonProblem(err))
-	}
-	if dec.More() {
-		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
-	}
-	return nil
-}
-
-// readLimited reads all of r, or answers payload_too_large past limit bytes.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, apierr.InvalidBody.Msg("reading the body: %v", err)
-	}
-	if int64(len(raw)) > limit {
-		return nil, apierr.PayloadTooLarge.Msg("the body is over %d bytes", limit)
-	}
-	return raw, nil
-}
-
-// jsonProblem describes a JSON decoding error without quoting the input (which may hold
-// identities).
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
-	case errors.As(err, &te):
-		return fmt.Sprintf("%s must be %s", te.Field, te.Type)
-	case errors.Is(err, io.EOF):
-		return "the body is empty"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON ends early"
-	}
-	msg := err.Error()
-	if len(msg) > 120 {
-		msg = msg[:120]
-	}
-	return msg
 }

@@ -218,6 +218,8 @@ func TestCheckListen(t *testing.T) {
 		{"127.0.0.1:8000", "", false, true},
 		{"[::1]:8000", "", false, true},
 		{"localhost:8000", "", false, true},
+		{"localhost.:8000", "", false, true},
+		{"LOCALHOST:8000", "", false, true},
 		{"0.0.0.0:8000", "", false, false},
 		{":8000", "", false, false},
 		{"192.168.1.10:8000", "", false, false},

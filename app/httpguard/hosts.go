@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
-	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/loopback"
 )
 
 // Hosts refuses requests whose Host header is not one the server answers for, with refuse
@@ -22,7 +22,7 @@ import (
 func Hosts(listen string, allowed []string, refuse func() error) fiber.Handler {
 	if len(allowed) == 0 {
 		host, _, err := net.SplitHostPort(listen)
-		if err != nil || !config.IsLoopback(host) {
+		if err != nil || !loopback.IsHost(host) {
 			return func(c *fiber.Ctx) error { return c.Next() }
 		}
 		allowed = []string{"localhost", "*.localhost", "127.0.0.1", "::1", host}

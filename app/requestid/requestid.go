@@ -36,7 +36,6 @@ func (s *idSource) next() string {
 	}
 	var u uuid.UUID
 	copy(u[:], s.pool[s.pos:s.pos+16])
-	clear(s.pool[s.pos : s.pos+16])
 	s.pos += 16
 	s.mu.Unlock()
 	u[6] = u[6]&0x0f | 0x40 // version 4
