@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // TLSMode is the transport security policy towards the SMTP server.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/wneessen/go-mail/smtp"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // conn is one SMTP connection: go-mail's protocol client plus the raw TCP connection

@@ -5,7 +5,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // Console is the web console at /console/ (app management with the admin token).

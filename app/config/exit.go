@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // Exit is the exit tool (`idvault exit`): a separate server over a PostgreSQL database restored

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // OIDC is identity_server.oidc: ID tokens of one OpenID provider, checked against the keys it

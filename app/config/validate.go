@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // Validate returns every problem in the configuration, each naming its key.

@@ -28,9 +28,9 @@ func FuzzParseBatchAnswer(f *testing.F) {
 		{append(ok("hello"), "hello"...), 1},
 		{append(append(ok("a"), 'a'), failed("key_not_found", "no key")...), 2},
 		{failed("", "empty code"), 1},
-		{[]byte{0, 5, 'a'}, 1},                    // cut short
-		{[]byte{2, 0}, 1},                         // unknown status
-		{append(ok(""), 0, 0), 1},                 // bytes after the last item
+		{[]byte{0, 5, 'a'}, 1},                                                     // cut short
+		{[]byte{2, 0}, 1},                                                          // unknown status
+		{append(ok(""), 0, 0), 1},                                                  // bytes after the last item
 		{[]byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 1}, // huge length
 		{nil, 0},
 	}

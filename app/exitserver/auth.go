@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // authenticate checks the bearer token when one is configured. Both sides are hashed first so

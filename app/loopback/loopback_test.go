@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idvault/idvault/loopback"
+	"github.com/idvault/idvault/app/loopback"
 )
 
 // The cases where idvault's three former checks (config.IsLoopback, exitserver.IsLoopback and
