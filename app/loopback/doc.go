@@ -4,8 +4,8 @@
 // idvault exit serve (no token needed), http:// OpenID issuers, and SMTP AUTH over an
 // unencrypted connection.
 //
-// It lives in a package of its own, at the root of the module and importing only the standard
-// library, because mail/ must import no app/ package and app/ needs the same answer: the
+// It lives in a package of its own under app/ (the top level holds only app/, store/, mail/ and
+// exit/), importing only the standard library, because mail/ needs the same answer as app/: the
 // dependency rule (.ci/depcheck) lets mail/ import this package and nothing else of idvault, and
 // checks that this package stays on the standard library. Keeping the function in mail/ and
 // having the HTTP layers import the SMTP package for it would have tied unrelated code to
