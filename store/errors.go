@@ -14,6 +14,10 @@ var (
 	ErrLocked = errors.New("store: data file is locked by another process")
 	// ErrSealed: a sealed value could not be opened: wrong master key or corrupted data.
 	ErrSealed = errors.New("store: cannot open sealed value (wrong master key or corrupted data)")
+	// ErrWrongMasterKey: the master key is not the one the data file was created with.
+	ErrWrongMasterKey = errors.New("store: the master key does not open this data file: it was created with another key")
+	// ErrMasterKeyMissing: the key file is missing while its data file exists.
+	ErrMasterKeyMissing = errors.New("store: master key file missing for an existing data file")
 	// ErrSchema: the data file was written by a newer idvault.
 	ErrSchema = errors.New("store: unsupported schema version")
 )

@@ -24,11 +24,17 @@ type MasterKey struct {
 }
 
 // LoadOrCreateMasterKey reads the master key from path (base64 text, one line). When the file
-// does not exist it creates it, mode 0600, with a fresh random key, and reports created=true.
-// A key file readable by group or others is refused: it protects every secret idvault holds.
-func LoadOrCreateMasterKey(path string) (mk *MasterKey, created bool, err error) {
+// does not exist it creates it, mode 0600, with a fresh random key, and reports created=true,
+// but only for a new data file: when dataFile exists, its secrets are sealed under the key it
+// was created with, which a new key would never open, so the missing key is an error
+// (ErrMasterKeyMissing) and nothing is written. A key file readable by group or others is
+// refused: it protects every secret idvault holds.
+func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, err error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Lstat(dataFile); serr == nil {
+			return nil, false, fmt.Errorf("%w: %s is missing, but the data file %s exists: restore the key file it was created with (store.key_file; idvault makes a new key only for a new data file)", ErrMasterKeyMissing, path, dataFile)
+		}
 		mk, err := createMasterKey(path)
 		return mk, err == nil, err
 	}

@@ -24,7 +24,7 @@ const SchemaVersion = 2
 
 // Bucket names: every bucket the store uses, created when the file opens.
 var (
-	bucketMeta     = []byte("meta")     // "schema" -> uint64 version, "created" -> RFC 3339
+	bucketMeta     = []byte("meta")     // "schema" -> uint64 version, "created" -> RFC 3339, "key_check" (keycheck.go)
 	bucketApps     = []byte("apps")     // app ID (32 bytes) -> JSON appRecord
 	bucketRecords  = []byte("records")  // app ID || normalised email -> JSON identityRecord
 	bucketCodes    = []byte("codes")    // verification codes, see codes.go
@@ -89,13 +89,17 @@ func Open(opts Options) (*Store, error) {
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes)}
 	if err := s.init(); err != nil {
 		db.Close()
+		if errors.Is(err, ErrWrongMasterKey) {
+			return nil, fmt.Errorf("%w (%s): use the key file made with it", err, opts.Path)
+		}
 		return nil, err
 	}
 	removeStaleSnapshots(filepath.Dir(opts.Path))
 	return s, nil
 }
 
-// init creates the buckets and records or checks the schema version, in one transaction.
+// init creates the buckets, records or checks the schema version, and checks the master key
+// (keycheck.go), in one transaction: a refused file is left as it was.
 func (s *Store) init() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
@@ -104,19 +108,22 @@ func (s *Store) init() error {
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		if v := meta.Get([]byte("schema")); v != nil {
-			if len(v) != 8 || binary.BigEndian.Uint64(v) > SchemaVersion {
-				return fmt.Errorf("%w: file has %x, this idvault reads up to %d", ErrSchema, v, SchemaVersion)
+		v := meta.Get([]byte("schema"))
+		switch {
+		case v == nil:
+			if err := meta.Put([]byte("created"), []byte(s.now().UTC().Format(time.RFC3339))); err != nil {
+				return err
 			}
-			if binary.BigEndian.Uint64(v) == SchemaVersion {
-				return nil
-			}
-			return meta.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, SchemaVersion))
+		case len(v) != 8 || binary.BigEndian.Uint64(v) > SchemaVersion:
+			return fmt.Errorf("%w: file has %x, this idvault reads up to %d", ErrSchema, v, SchemaVersion)
 		}
-		if err := meta.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, SchemaVersion)); err != nil {
+		if err := s.checkMasterKey(tx); err != nil {
 			return err
 		}
-		return meta.Put([]byte("created"), []byte(s.now().UTC().Format(time.RFC3339)))
+		if v != nil && binary.BigEndian.Uint64(v) == SchemaVersion {
+			return nil
+		}
+		return meta.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, SchemaVersion))
 	})
 }
 

@@ -87,18 +87,22 @@ func TestSecretsAreSealedOnDisk(t *testing.T) {
 	}
 }
 
+// A value sealed under one master key does not open under another (Open refuses such a pair
+// first: keycheck_test.go).
 func TestWrongMasterKeyCannotReadSecrets(t *testing.T) {
 	t.Parallel()
-	s, path := openTemp(t, newKey(t))
-	a := testApp(4)
-	require.NoError(t, s.CreateApp(a))
-	require.NoError(t, s.Close())
-
-	other, err := Open(Options{Path: path, MasterKey: newKey(t)})
+	one, err := newSealer(newKey(t))
 	require.NoError(t, err)
-	defer other.Close()
-	_, err = other.App(a.ID)
+	other, err := newSealer(newKey(t))
+	require.NoError(t, err)
+	ad := adFor(bucketApps, testApp(4).ID, "secret")
+	sealed, err := one.seal(testApp(4).Secret, ad)
+	require.NoError(t, err)
+	_, err = other.open(sealed, ad)
 	require.ErrorIs(t, err, ErrSealed)
+	clear, err := one.open(sealed, ad)
+	require.NoError(t, err)
+	require.Equal(t, testApp(4).Secret, clear)
 }
 
 func TestSealedValueBoundToItsRecord(t *testing.T) {
@@ -225,27 +229,28 @@ func TestSchemaFromTheFutureIsRefused(t *testing.T) {
 
 func TestMasterKeyFile(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "sub", "master.key")
-	mk, created, err := LoadOrCreateMasterKey(path)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "master.key")
+	mk, created, err := LoadOrCreateMasterKey(path, filepath.Join(dir, "no-data-file.db"))
 	require.NoError(t, err)
 	require.True(t, created)
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
-	again, created, err := LoadOrCreateMasterKey(path)
+	again, created, err := LoadOrCreateMasterKey(path, filepath.Join(dir, "no-data-file.db"))
 	require.NoError(t, err)
 	require.False(t, created)
 	require.Equal(t, mk.Derive("x"), again.Derive("x"))
 	require.NotEqual(t, mk.Derive("x"), mk.Derive("y"))
 
 	require.NoError(t, os.Chmod(path, 0o644))
-	_, _, err = LoadOrCreateMasterKey(path)
+	_, _, err = LoadOrCreateMasterKey(path, filepath.Join(dir, "no-data-file.db"))
 	require.ErrorContains(t, err, "chmod 600")
 
 	bad := filepath.Join(t.TempDir(), "bad.key")
 	require.NoError(t, os.WriteFile(bad, []byte("not base64!"), 0o600))
-	_, _, err = LoadOrCreateMasterKey(bad)
+	_, _, err = LoadOrCreateMasterKey(bad, filepath.Join(dir, "no-data-file.db"))
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "not base64!")
 }

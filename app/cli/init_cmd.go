@@ -131,7 +131,7 @@ func (p *initFiles) write() (err error) {
 			}
 		}
 	}()
-	if _, _, err := store.LoadOrCreateMasterKey(p.key); err != nil {
+	if _, _, err := store.LoadOrCreateMasterKey(p.key, dataFile); err != nil {
 		return err
 	}
 	written = append(written, p.key)

@@ -63,7 +63,7 @@ func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error)
 		"the data file's secrets cannot be read without the key it was created with; set its path with"); err != nil {
 		return nil, err
 	}
-	mk, _, err := store.LoadOrCreateMasterKey(c.Store.KeyFile)
+	mk, _, err := store.LoadOrCreateMasterKey(c.Store.KeyFile, c.Store.Path)
 	if err != nil {
 		return nil, err
 	}

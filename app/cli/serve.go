@@ -60,7 +60,7 @@ shutdown (SIGINT or SIGTERM).`,
 // finish (up to server.shutdown_timeout), the store is closed cleanly, the address file is
 // removed, and a last line says so.
 func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err error) {
-	mk, created, err := store.LoadOrCreateMasterKey(c.Store.KeyFile)
+	mk, created, err := store.LoadOrCreateMasterKey(c.Store.KeyFile, c.Store.Path)
 	if err != nil {
 		return err
 	}

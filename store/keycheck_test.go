@@ -1,0 +1,110 @@
+package store
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+)
+
+// A data file opens only under the master key it was created with: another key is refused at
+// once, with the file left as it was, instead of a server whose every read fails and whose new
+// writes are sealed under a second key.
+func TestDataFileOpensOnlyUnderItsMasterKey(t *testing.T) {
+	t.Parallel()
+	mk, other := newKey(t), newKey(t)
+	path := filepath.Join(t.TempDir(), "idvault.db")
+	s, err := Open(Options{Path: path, MasterKey: mk})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateApp(testApp(1)))
+	require.NoError(t, s.Close())
+	before := fileSum(t, path)
+
+	_, err = Open(Options{Path: path, MasterKey: other})
+	require.ErrorIs(t, err, ErrWrongMasterKey)
+	require.ErrorContains(t, err, path)
+	require.Equal(t, before, fileSum(t, path), "a refused open writes nothing")
+
+	s, err = Open(Options{Path: path, MasterKey: mk})
+	require.NoError(t, err)
+	a, err := s.App(testApp(1).ID)
+	require.NoError(t, err)
+	require.Equal(t, testApp(1).Secret, a.Secret)
+	require.NoError(t, s.Close())
+}
+
+// A data file written before the key check existed has none: its first app's secret tells the
+// key, and the check is written once the right key opened it. A file with no app has nothing
+// sealed, so any key may take it.
+func TestKeyCheckOfAFileWithoutOne(t *testing.T) {
+	t.Parallel()
+	mk, other := newKey(t), newKey(t)
+	path := filepath.Join(t.TempDir(), "idvault.db")
+	s, err := Open(Options{Path: path, MasterKey: mk})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateApp(testApp(2)))
+	require.NoError(t, s.Close())
+	dropKeyCheck(t, path)
+
+	_, err = Open(Options{Path: path, MasterKey: other})
+	require.ErrorIs(t, err, ErrWrongMasterKey)
+	require.False(t, hasKeyCheck(t, path), "a refused open writes no check")
+
+	s, err = Open(Options{Path: path, MasterKey: mk})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.True(t, hasKeyCheck(t, path))
+	_, err = Open(Options{Path: path, MasterKey: other})
+	require.ErrorIs(t, err, ErrWrongMasterKey, "refused by the check now written")
+
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	s, err = Open(Options{Path: empty, MasterKey: mk})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	dropKeyCheck(t, empty)
+	s, err = Open(Options{Path: empty, MasterKey: other})
+	require.NoError(t, err, "nothing sealed in it: any key may take it")
+	require.NoError(t, s.Close())
+	_, err = Open(Options{Path: empty, MasterKey: mk})
+	require.ErrorIs(t, err, ErrWrongMasterKey, "it now belongs to the key that took it")
+}
+
+// A missing key file next to an existing data file is an error, and no key is made: a new key
+// would open none of the file's secrets, and a stray key file would pass for the right one.
+func TestNoNewMasterKeyForAnExistingDataFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data, key := filepath.Join(dir, "idvault.db"), filepath.Join(dir, "master.key")
+	require.NoError(t, os.WriteFile(data, []byte("anything"), 0o600))
+	_, created, err := LoadOrCreateMasterKey(key, data)
+	require.ErrorIs(t, err, ErrMasterKeyMissing)
+	require.False(t, created)
+	require.ErrorContains(t, err, key)
+	require.ErrorContains(t, err, data)
+	require.NoFileExists(t, key)
+}
+
+func fileSum(t *testing.T, path string) [32]byte {
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return sha256.Sum256(raw)
+}
+
+func dropKeyCheck(t *testing.T, path string) {
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyCheckKey) }))
+	require.NoError(t, db.Close())
+}
+
+func hasKeyCheck(t *testing.T, path string) bool {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	var ok bool
+	require.NoError(t, db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bucketMeta).Get(keyCheckKey) != nil; return nil }))
+	return ok
+}
