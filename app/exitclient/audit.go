@@ -320,8 +320,7 @@ func readAuditRecords(ctx context.Context, rr recordReader, encoding string, ful
 		if err != nil {
 			return err
 		}
-		if rec.bad != "" {
-			rec.fields = nil // a record that cannot be read is one invalid item
+		if rec.bad != "" { // a record that cannot be read is one invalid item (it has no fields)
 			batch = append(batch, auditEntry{record: rec.num, reason: rec.bad})
 		}
 		for _, fl := range rec.fields {
