@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -18,25 +17,9 @@ import (
 
 func addrFilePath(dataPath string) string { return dataPath + ".addr" }
 
-// writeAddrFile records addr atomically (a temporary file renamed over the old one).
+// writeAddrFile records addr atomically (writeReplace, mode 0600).
 func writeAddrFile(dataPath, addr string) error {
-	path := addrFilePath(dataPath)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".idvault-addr-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(addr + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeReplace(addrFilePath(dataPath), []byte(addr+"\n"), 0o600)
 }
 
 // removeAddrFile removes the address file if it still holds addr (a newer server on the same

@@ -162,30 +162,12 @@ func checkOutFile(flag, path string, force bool) error {
 }
 
 // writePrivateFile writes data to path with mode 0600: a new file, or with force an atomic
-// replacement (a temporary file in the same directory renamed over it).
+// replacement (writeReplace).
 func writePrivateFile(path string, data []byte, force bool) error {
 	if !force {
 		return writeNew(path, data, 0o600)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".idvault-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
-	}
-	return nil
+	return writeReplace(path, data, 0o600)
 }
 
 func appList(c *cmdline) runFunc {

@@ -50,12 +50,14 @@ type prog struct {
 	running     *command
 }
 
-// getenv is the value of the variable name in the command's environment, "" when unset; of
-// several settings the last one counts, as for a child process (os/exec).
+// getenv is the value of the variable name in the command's environment, "" when unset. An
+// empty value means unset, so of several settings the last non-empty one counts (an
+// environment built with IDVAULT_APP_SECRET=s and later IDVAULT_APP_SECRET= still gives s):
+// the same rule for the exit token, the exit DSN and gen-dump's app secret.
 func (p *prog) getenv(name string) string {
 	v := ""
 	for _, kv := range p.env.Environ {
-		if rest, ok := strings.CutPrefix(kv, name+"="); ok {
+		if rest, ok := strings.CutPrefix(kv, name+"="); ok && rest != "" {
 			v = rest
 		}
 	}

@@ -39,9 +39,6 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
-				if *server.budget <= 0 {
-					return c.usageError("--retry-budget must be positive")
-				}
 				// --in is opened and examined once: the audit reads the records from f, or
 				// walks the directory.
 				f, err := os.Open(*in)

@@ -34,8 +34,8 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 		}
 		opts.Seal, opts.Suffix = exitclient.AgeWriter(recipients), exitclient.AgeSuffix
 	}
-	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 || *server.budget <= 0 {
-		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1, a positive --retry-budget), no other argument")
+	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 {
+		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1), no other argument")
 		fs.Usage()
 		return exitUsage
 	}

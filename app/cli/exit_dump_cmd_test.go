@@ -130,6 +130,8 @@ func TestGenDumpAppSecretSources(t *testing.T) {
 	fromFlag := appID(nil, "--app-secret", secret)
 	require.Equal(t, fromFlag, appID(nil, "--app-secret-file", secretFile))
 	require.Equal(t, fromFlag, appID([]string{"IDVAULT_APP_SECRET=" + secret}))
+	require.Equal(t, fromFlag, appID([]string{"IDVAULT_APP_SECRET=" + secret, "IDVAULT_APP_SECRET="}),
+		"an empty setting means unset: the last non-empty one counts")
 	require.Equal(t, fromFlag, appID([]string{"IDVAULT_APP_SECRET=" + base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(make([]byte, 32)))}, "--app-secret-file", secretFile),
 		"a flag wins over the environment")
 	require.NotEqual(t, fromFlag, appID(nil), "without a secret it comes from the seed")

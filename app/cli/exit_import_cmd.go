@@ -30,8 +30,8 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if *batch < 1 || *parallel < 1 || *server.budget <= 0 {
-		fmt.Fprintln(p.stderr, "idvault exit import: --batch and --parallel must be at least 1, --retry-budget positive")
+	if *batch < 1 || *parallel < 1 {
+		fmt.Fprintln(p.stderr, "idvault exit import: --batch and --parallel must be at least 1")
 		return exitUsage
 	}
 	f, err := os.Open(pos[0])

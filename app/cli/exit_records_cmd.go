@@ -59,8 +59,8 @@ for a usage error.`,
 				if f == "" {
 					return c.usageError("--format csv or jsonl is needed: %q has no .csv or .jsonl extension", *in)
 				}
-				if *jobs < 1 || *server.budget <= 0 {
-					return c.usageError("--jobs must be at least 1 and --retry-budget positive")
+				if *jobs < 1 {
+					return c.usageError("--jobs must be at least 1")
 				}
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
 					return c.usageError("--in and --out name the same file")

@@ -18,7 +18,7 @@ import (
 	"github.com/idvault/idvault/exit/encryption"
 )
 
-// AuditOptions tunes Audit.
+// AuditOptions tunes AuditTree and AuditRecords.
 type AuditOptions struct {
 	// Format, Fields and Encoding describe the records when the input is a file (as for
 	// DecryptRecords); a directory is read as a tree of ciphertext files.
@@ -82,7 +82,7 @@ type UserCount struct {
 	Resources int64  `json:"resources"`
 }
 
-// AuditReport is the outcome of Audit.
+// AuditReport is the outcome of AuditTree or AuditRecords.
 type AuditReport struct {
 	Summary AuditSummary `json:"summary"`
 	// MissingByUser lists the holders of missing items, most items first.
@@ -115,34 +115,17 @@ const (
 	auditHead = 64
 )
 
-// Audit reads only the headers of the ciphertexts under in (a directory of files, or a file
-// of records), asks the server (POST /v1/audit) which of their keys the imported identities
-// reach, and reports without decrypting anything: each item that is not reachable goes to
-// opts.Item with its holders, and the report counts them and ranks the holders. in is opened
-// and examined once; a caller that has done so already calls AuditTree or AuditRecords.
-func (c *Client) Audit(ctx context.Context, in string, opts AuditOptions) (AuditReport, error) {
-	f, err := os.Open(in)
-	if err != nil {
-		return AuditReport{}, fmt.Errorf("audit: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return AuditReport{}, fmt.Errorf("audit: %w", err)
-	}
-	if st.IsDir() {
-		return c.AuditTree(ctx, in, opts)
-	}
-	return c.AuditRecords(ctx, f, opts)
-}
-
-// AuditTree is Audit of every regular file under the directory dir, in lexical order.
+// AuditTree reads only the headers of the ciphertexts of every regular file under the
+// directory dir, in lexical order, asks the server (POST /v1/audit) which of their keys the
+// imported identities reach, and reports without decrypting anything: each item that is not
+// reachable goes to opts.Item with its holders, and the report counts them and ranks the
+// holders.
 func (c *Client) AuditTree(ctx context.Context, dir string, opts AuditOptions) (AuditReport, error) {
 	a := newAuditor(c, opts)
 	return a.finish(ctx, a.tree(ctx, dir))
 }
 
-// AuditRecords is Audit of the opts.Fields of the records read from in (opts.Format).
+// AuditRecords is AuditTree of the opts.Fields of the records read from in (opts.Format).
 func (c *Client) AuditRecords(ctx context.Context, in io.Reader, opts AuditOptions) (AuditReport, error) {
 	a := newAuditor(c, opts)
 	return a.finish(ctx, a.records(ctx, in))
@@ -320,8 +303,7 @@ func readAuditRecords(ctx context.Context, rr recordReader, encoding string, ful
 		if err != nil {
 			return err
 		}
-		if rec.bad != "" {
-			rec.fields = nil // a record that cannot be read is one invalid item
+		if rec.bad != "" { // a record that cannot be read is one invalid item (it has no fields)
 			batch = append(batch, auditEntry{record: rec.num, reason: rec.bad})
 		}
 		for _, fl := range rec.fields {

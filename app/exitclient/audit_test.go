@@ -16,11 +16,25 @@ import (
 	"github.com/idvault/idvault/exit/encryption"
 )
 
-func runAudit(t *testing.T, c *exitclient.Client, in string, opts exitclient.AuditOptions) (exitclient.AuditReport, []exitclient.AuditItem) {
+// auditTree and auditRecords run the audit as idvault exit audit does for a directory and for
+// a file of records, and collect the items it reports.
+func auditTree(t *testing.T, c *exitclient.Client, dir string, opts exitclient.AuditOptions) (exitclient.AuditReport, []exitclient.AuditItem) {
 	t.Helper()
 	var items []exitclient.AuditItem
 	opts.Item = func(it exitclient.AuditItem) error { items = append(items, it); return nil }
-	rep, err := c.Audit(context.Background(), in, opts)
+	rep, err := c.AuditTree(context.Background(), dir, opts)
+	require.NoError(t, err)
+	return rep, items
+}
+
+func auditRecords(t *testing.T, c *exitclient.Client, path string, opts exitclient.AuditOptions) (exitclient.AuditReport, []exitclient.AuditItem) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var items []exitclient.AuditItem
+	opts.Item = func(it exitclient.AuditItem) error { items = append(items, it); return nil }
+	rep, err := c.AuditRecords(context.Background(), f, opts)
 	require.NoError(t, err)
 	return rep, items
 }
@@ -55,7 +69,7 @@ func TestAuditTree(t *testing.T) {
 	put("unknown.bin", []byte{42, 1, 2, 3})
 	put("short.bin", []byte{2, 1, 2, 3})
 
-	rep, items := runAudit(t, c, in, exitclient.AuditOptions{Users: []string{"alice@example.com", "bob@example.com", "nobody@example.com"}})
+	rep, items := auditTree(t, c, in, exitclient.AuditOptions{Users: []string{"alice@example.com", "bob@example.com", "nobody@example.com"}})
 	require.Equal(t, exitclient.AuditSummary{Total: 13, Reachable: 4, Missing: 6, Invalid: 3}, rep.Summary)
 	b64 := base64.StdEncoding.EncodeToString
 	require.ElementsMatch(t, []exitclient.UserCount{
@@ -93,7 +107,7 @@ func TestAuditTree(t *testing.T) {
 	// Follow the advice: import the holders, audit again, decrypt.
 	_, err = c.Import(context.Background(), []exitclient.Identity{{Value: bob, Line: 1}, {Value: carol, Line: 2}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
-	rep, _ = runAudit(t, c, in, exitclient.AuditOptions{})
+	rep, _ = auditTree(t, c, in, exitclient.AuditOptions{})
 	require.Equal(t, exitclient.AuditSummary{Total: 13, Reachable: 10, Invalid: 3}, rep.Summary)
 	out := filepath.Join(t.TempDir(), "clear")
 	drep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
@@ -125,7 +139,7 @@ func TestAuditRecords(t *testing.T) {
 	in.WriteString("x,!!,AAAA\n")
 	path := filepath.Join(t.TempDir(), "r.csv")
 	write(t, path, []byte(in.String()))
-	rep, items := runAudit(t, c, path, exitclient.AuditOptions{Format: "csv", Fields: []string{"a", "b"}, Users: []string{"who"}})
+	rep, items := auditRecords(t, c, path, exitclient.AuditOptions{Format: "csv", Fields: []string{"a", "b"}, Users: []string{"who"}})
 	require.Equal(t, exitclient.AuditSummary{Total: 12002, Missing: 12000, Invalid: 2}, rep.Summary)
 	require.Equal(t, []exitclient.UserCount{{UserID: base64.StdEncoding.EncodeToString(whoID), User: "who", Resources: 12000}}, rep.MissingByUser)
 	require.Equal(t, "1:a", items[0].Source)
@@ -135,6 +149,6 @@ func TestAuditRecords(t *testing.T) {
 
 	_, err := c.Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
-	rep, _ = runAudit(t, c, path, exitclient.AuditOptions{Format: "csv", Fields: []string{"a"}})
+	rep, _ = auditRecords(t, c, path, exitclient.AuditOptions{Format: "csv", Fields: []string{"a"}})
 	require.Equal(t, exitclient.AuditSummary{Total: 12001, Reachable: 12000, Invalid: 1}, rep.Summary)
 }

@@ -77,7 +77,7 @@ type record struct {
 	num    int // data record number from 1; 0 for a blank line
 	raw    []byte
 	fields []field
-	bad    string // why the record cannot be read (it passes through whole)
+	bad    string // why the record cannot be read (it passes through whole); such a record has no fields
 	inline [1]field
 }
 
@@ -363,7 +363,6 @@ func (b *recBatch) release() {
 func (b *recBatch) add(rec *record, encoding string) {
 	b.recs = append(b.recs, rec)
 	if rec.bad != "" {
-		rec.fields = nil
 		return
 	}
 	for i := range rec.fields {

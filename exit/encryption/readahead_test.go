@@ -205,7 +205,7 @@ func TestReadAheadMemoryBounded(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(total), n)
 	})
-	// At most three 1 MiB chunk buffers, each grown from readAheadFirstBuffer (fewer when
+	// At most three 1 MiB chunk buffers, each grown by readAheadSteps (fewer when
 	// earlier streams left some to reuse), the lazy encrypter's (about 2 MiB), and constant
 	// overhead: nothing that grows with the stream.
 	require.Less(t, got, uint64(5*DefaultChunkSize+streamOverhead), "allocated %d bytes for 16 MiB", got)

@@ -8,15 +8,6 @@ import (
 	"io"
 )
 
-// chunkBufferSteps are the sizes the chunk buffer takes before the declared
-// chunk size: it starts at the smallest step that holds what arrived and grows
-// to the chunk size only once more data actually arrived, so a header declaring
-// a huge chunk costs nothing until the data is there, and a small stream (a
-// 1 KiB file in 1 MiB chunks) allocates 4 KiB, not a chunk. A stream therefore
-// allocates at most the steps plus one chunk, whatever the pattern of the
-// source's reads or writes.
-var chunkBufferSteps = [...]int{4 << 10, 80 << 10, 320 << 10}
-
 // streamDecrypter decrypts formats 4, 8 and 11 chunk by chunk with a single
 // chunk buffer. It releases a chunk's plaintext only after its tag
 // verified, and reports a stream that ends without its short final chunk
@@ -149,7 +140,9 @@ func (d *streamDecrypter) next() error {
 	if d.index == 0 && d.v != V11 {
 		off = copy(d.buf, d.header)
 	}
-	n, err := d.fill(off)
+	var n int
+	var err error
+	d.buf, n, err = fillChunk(d.src, d.buf, off, d.size, plainSteps)
 	pt, err := d.decryptRead(d.buf, n, err)
 	if err != nil {
 		return err
@@ -191,50 +184,10 @@ func (d *streamDecrypter) shortChunk(n int) error {
 	return fmt.Errorf("%w: %d-byte final chunk", ErrIncompleteStream, n)
 }
 
-// fill reads up to d.size bytes into d.buf starting at off, growing the
-// buffer as data arrives. It returns the number of bytes in the buffer; a
-// result below d.size means the source ended.
-func (d *streamDecrypter) fill(off int) (int, error) {
-	n := off
-	for n < d.size {
-		if n == len(d.buf) {
-			d.grow(n+1, n)
-		}
-		m, err := io.ReadFull(d.src, d.buf[n:])
-		n += m
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, fmt.Errorf("read encrypted stream: %w", err)
-		}
-	}
-	return n, nil
-}
-
 // grow makes the chunk buffer hold at least need bytes (at most the
-// declared chunk size), keeping its first keep bytes. The buffer takes the
-// sizes of chunkBufferSteps (each capped at the chunk size), then the chunk
-// size, so growth costs at most one copy of each step.
+// declared chunk size) by the rule plainSteps, keeping its first keep bytes.
 func (d *streamDecrypter) grow(need, keep int) {
-	for _, step := range chunkBufferSteps {
-		if need <= step {
-			d.ensure(min(d.size, step), keep)
-			return
-		}
-	}
-	d.ensure(d.size, keep)
-}
-
-// ensure makes the chunk buffer at least need bytes long (need is at most
-// the declared chunk size), keeping its first keep bytes.
-func (d *streamDecrypter) ensure(need, keep int) {
-	if len(d.buf) >= need {
-		return
-	}
-	grown := getChunkBuffer(need)
-	copy(grown, d.buf[:keep])
-	d.buf = grown
+	d.buf = plainSteps.grow(d.buf, need, keep, d.size)
 }
 
 // push drives the source through its WriteTo method and decrypts chunks as
@@ -285,7 +238,7 @@ func (s *chunkSink) Write(p []byte) (int, error) {
 		if s.n == 0 && len(p) >= d.size {
 			// A whole chunk in the source's buffer: decrypt it from there
 			// into the chunk buffer.
-			d.ensure(d.size, 0)
+			d.grow(d.size, 0)
 			pt, err = d.decryptChunk(p[:d.size], false)
 			p = p[d.size:]
 			consumed += d.size

@@ -2,7 +2,6 @@ package encryption
 
 import (
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -291,47 +290,16 @@ func (d *streamDecrypter) readAhead(free <-chan []byte, full chan<- readChunk, s
 		case <-stop:
 			return
 		}
-		buf, n, err := fillChunk(d.src, buf, off, d.size)
+		if len(buf) == 0 {
+			buf = cachedChunkBuffer(d.size) // a whole chunk kept by an earlier stream
+		}
+		buf, n, err := fillChunk(d.src, buf, off, d.size, readAheadSteps)
 		off = 0
 		full <- readChunk{buf: buf, n: n, err: err} // never blocks: room for every buffer
 		if err != nil || n < d.size {
 			return
 		}
 	}
-}
-
-// readAheadFirstBuffer is the first size of each of the read-ahead's chunk buffers.
-const readAheadFirstBuffer = 64 << 10
-
-// fillChunk reads up to size bytes into buf from offset off, growing buf as
-// data arrives (first to readAheadFirstBuffer, then to size, never beyond;
-// a kept buffer of the chunk size when there is one), and returns the buffer
-// and the bytes in it; fewer than size means the source ended. An offset
-// counts as bytes in the buffer.
-func fillChunk(src io.Reader, buf []byte, off, size int) ([]byte, int, error) {
-	n := off
-	if len(buf) == 0 {
-		buf = cachedChunkBuffer(size)
-	}
-	if first := min(size, max(off, readAheadFirstBuffer)); len(buf) < first {
-		buf = make([]byte, first)
-	}
-	for n < size {
-		if n == len(buf) {
-			grown := getChunkBuffer(size)
-			copy(grown, buf[:n])
-			buf = grown
-		}
-		m, err := io.ReadFull(src, buf[n:])
-		n += m
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return buf, n, nil
-		}
-		if err != nil {
-			return buf, n, fmt.Errorf("read encrypted stream: %w", err)
-		}
-	}
-	return buf, n, nil
 }
 
 // chunkBufferCache is how many buffers of the default chunk size are kept

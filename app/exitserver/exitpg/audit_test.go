@@ -38,7 +38,7 @@ func TestAuditAdviceFollowed(t *testing.T) {
 	}
 	audit := func() (exitclient.AuditReport, map[string]exitclient.AuditItem) {
 		items := map[string]exitclient.AuditItem{}
-		rep, err := in.client.Audit(context.Background(), filepath.Join(l.dir, "data"), exitclient.AuditOptions{Users: emails,
+		rep, err := in.client.AuditTree(context.Background(), filepath.Join(l.dir, "data"), exitclient.AuditOptions{Users: emails,
 			Item: func(it exitclient.AuditItem) error { items[it.Source] = it; return nil }})
 		require.NoError(t, err)
 		return rep, items
