@@ -1,6 +1,9 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +50,46 @@ func TestMissingMasterKeyIsRefusedNotRecreated(t *testing.T) {
 	require.Contains(t, errOut, "store.key_file")
 	_, err := os.Stat(filepath.Join(dir, "master.key"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// serve refuses the same data file without its master key, and with another key: it used to
+// make a new key and start, every read of the file then an internal error and every new write
+// sealed under the second key.
+func TestServeRefusesADataFileWithoutItsMasterKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	_, _, code := run(t, dir, "app", "create", "--name", "kept")
+	require.Equal(t, 0, code)
+	key := filepath.Join(dir, "master.key")
+	require.NoError(t, os.Rename(key, key+".moved"))
+	serve := func() (string, int) { // a server that starts stops at once (and the test fails)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		e := env(dir)
+		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
+		e.Ready = func(string) { cancel() }
+		_, errOut, code := runWith(ctx, t, e, "serve")
+		return errOut, code
+	}
+	errOut, code := serve()
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, key+" is missing, but the data file "+filepath.Join(dir, "idvault.db")+" exists")
+	require.NoFileExists(t, key, "no new key is made")
+
+	other := bytes.Repeat([]byte{7}, 32)
+	require.NoError(t, os.WriteFile(key, []byte(base64.StdEncoding.EncodeToString(other)+"\n"), 0o600))
+	errOut, code = serve()
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "the master key does not open this data file")
+	_, errOut, code = run(t, dir, "app", "list")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "the master key does not open this data file")
+
+	require.NoError(t, os.Rename(key+".moved", key))
+	out, errOut, code := run(t, dir, "app", "list")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "kept", "the right key still opens everything")
 }
 
 // --data moves the master key and the admin token with the data file (their defaults are
