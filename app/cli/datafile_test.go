@@ -82,9 +82,11 @@ func TestServeRefusesADataFileWithoutItsMasterKey(t *testing.T) {
 	errOut, code = serve()
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "the master key does not open this data file")
+	require.Contains(t, errOut, "the key file given: "+key)
 	_, errOut, code = run(t, dir, "app", "list")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "the master key does not open this data file")
+	require.Contains(t, errOut, "the key file given: "+key)
 
 	require.NoError(t, os.Rename(key+".moved", key))
 	out, errOut, code := run(t, dir, "app", "list")

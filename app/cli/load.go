@@ -71,7 +71,17 @@ func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error)
 	if lockTimeout > 0 {
 		opts.LockTimeout = lockTimeout
 	}
-	return store.Open(opts)
+	return openDataFile(opts, c.Store.KeyFile)
+}
+
+// openDataFile opens the data file; a key that does not open it is named in the error beside the
+// data file, as the two files the operator must match.
+func openDataFile(opts store.Options, keyFile string) (*store.Store, error) {
+	st, err := store.Open(opts)
+	if errors.Is(err, store.ErrWrongMasterKey) {
+		return nil, fmt.Errorf("%w; the key file given: %s", err, keyFile)
+	}
+	return st, err
 }
 
 // mustExist fails with a message naming the absolute path, what it is and how to set it.

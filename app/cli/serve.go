@@ -67,8 +67,8 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if created {
 		log.Warn("created a new master key: back it up apart from the data file; without it no secret can be read", "key_file", c.Store.KeyFile)
 	}
-	st, err := store.Open(store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout,
-		RecordCacheBytes: recordCacheBytes(c.Store.RecordCacheMiB)})
+	st, err := openDataFile(store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout,
+		RecordCacheBytes: recordCacheBytes(c.Store.RecordCacheMiB)}, c.Store.KeyFile)
 	if err != nil {
 		return err
 	}
