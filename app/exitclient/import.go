@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Identity is one private identity to import and where it came from (for reports).
@@ -164,6 +165,11 @@ func identitiesOf(raw []byte) ([]string, error) {
 			return nil, err
 		}
 		return []string{string(raw)}, nil
+	}
+	// encoding/json turns each byte that is not UTF-8 into U+FFFD (three bytes): an entry of
+	// another encoding would pass mangled, and longer than its line.
+	if !utf8.Valid(raw) {
+		return nil, errors.New("not UTF-8 text")
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
