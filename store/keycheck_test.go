@@ -16,19 +16,15 @@ import (
 func TestDataFileOpensOnlyUnderItsMasterKey(t *testing.T) {
 	t.Parallel()
 	mk, other := newKey(t), newKey(t)
-	path := filepath.Join(t.TempDir(), "idvault.db")
-	s, err := Open(Options{Path: path, MasterKey: mk})
-	require.NoError(t, err)
-	require.NoError(t, s.CreateApp(testApp(1)))
-	require.NoError(t, s.Close())
+	path := fileWithApp(t, mk, 1)
 	before := fileSum(t, path)
 
-	_, err = Open(Options{Path: path, MasterKey: other})
+	_, err := Open(Options{Path: path, MasterKey: other})
 	require.ErrorIs(t, err, ErrWrongMasterKey)
 	require.ErrorContains(t, err, path)
 	require.Equal(t, before, fileSum(t, path), "a refused open writes nothing")
 
-	s, err = Open(Options{Path: path, MasterKey: mk})
+	s, err := Open(Options{Path: path, MasterKey: mk})
 	require.NoError(t, err)
 	a, err := s.App(testApp(1).ID)
 	require.NoError(t, err)
@@ -42,18 +38,14 @@ func TestDataFileOpensOnlyUnderItsMasterKey(t *testing.T) {
 func TestKeyCheckOfAFileWithoutOne(t *testing.T) {
 	t.Parallel()
 	mk, other := newKey(t), newKey(t)
-	path := filepath.Join(t.TempDir(), "idvault.db")
-	s, err := Open(Options{Path: path, MasterKey: mk})
-	require.NoError(t, err)
-	require.NoError(t, s.CreateApp(testApp(2)))
-	require.NoError(t, s.Close())
+	path := fileWithApp(t, mk, 2)
 	dropKeyCheck(t, path)
 
-	_, err = Open(Options{Path: path, MasterKey: other})
+	_, err := Open(Options{Path: path, MasterKey: other})
 	require.ErrorIs(t, err, ErrWrongMasterKey)
 	require.False(t, hasKeyCheck(t, path), "a refused open writes no check")
 
-	s, err = Open(Options{Path: path, MasterKey: mk})
+	s, err := Open(Options{Path: path, MasterKey: mk})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.True(t, hasKeyCheck(t, path))
@@ -85,6 +77,16 @@ func TestNoNewMasterKeyForAnExistingDataFile(t *testing.T) {
 	require.ErrorContains(t, err, key)
 	require.ErrorContains(t, err, data)
 	require.NoFileExists(t, key)
+}
+
+// fileWithApp is a closed data file made under mk, holding testApp(id).
+func fileWithApp(t *testing.T, mk *MasterKey, id byte) string {
+	path := filepath.Join(t.TempDir(), "idvault.db")
+	s, err := Open(Options{Path: path, MasterKey: mk})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateApp(testApp(id)))
+	require.NoError(t, s.Close())
+	return path
 }
 
 func fileSum(t *testing.T, path string) [32]byte {
