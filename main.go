@@ -24,9 +24,9 @@ var defaultConfig []byte
 var version, revision string
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first Ctrl-C (or SIGTERM) asks the command to stop cleanly; the signals then get
-	// their default action back, so a second one ends the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	// The first Ctrl-C (or SIGTERM, or a hangup) asks the command to stop cleanly; the signals
+	// then get their default action back, so a second one ends the process at once.
 	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
 		Embedded: defaultConfig, Environ: os.Environ(), Stdin: os.Stdin,
@@ -34,4 +34,17 @@ func main() {
 	})
 	stop()
 	os.Exit(code)
+}
+
+// stopSignals are the signals that stop a command cleanly: Ctrl-C, SIGTERM, and SIGHUP (the
+// terminal of a server run by hand closing), whose default action would end the process at once,
+// cutting requests in flight. A SIGHUP ignored when the process started (nohup, or a supervisor
+// that sets it so) stays ignored: Notify would otherwise install a handler and end the run that
+// nohup was asked to keep alive.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }

@@ -2,9 +2,11 @@ package cli_test
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,4 +39,47 @@ func TestCtrlCInALongCommand(t *testing.T) {
 	require.Contains(t, errb.String(), "idvault exit gen-dump: interrupted\n")
 	require.NotContains(t, errb.String(), "context canceled")
 	require.NotContains(t, errb.String(), "goroutine ")
+}
+
+// A hangup (the terminal of a server run by hand closing) stops `idvault serve` as SIGTERM
+// does: requests in flight finish and the store is closed, where Go's default would end the
+// process at once. Under nohup (SIGHUP ignored from the start) it stays ignored.
+func TestHangupStopsServeCleanlyUnlessIgnored(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := apptest.Start(t, dir, apptest.DataEnv(t, dir))
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGHUP))
+	require.Equal(t, 0, apptest.ExitCode(t, p.Cmd.Wait()), p.Stderr.String())
+	require.Contains(t, p.Stderr.String(), "idvault stopped cleanly")
+
+	env := apptest.DataEnv(t, dir)
+	cmd := exec.Command("sh", "-c", `trap '' HUP; exec "$0" serve`, apptest.Binary(t))
+	cmd.Env = append(os.Environ(), env...)
+	var errb apptest.LogBuffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	var url string
+	for _, kv := range env {
+		if addr, ok := strings.CutPrefix(kv, "IDVAULT_SERVER__LISTEN="); ok {
+			url = "http://" + addr
+		}
+	}
+	healthy := func() bool {
+		resp, err := http.Get(url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	}
+	for deadline := time.Now().Add(30 * time.Second); !healthy() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, healthy(), errb.String())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	time.Sleep(200 * time.Millisecond) // a handled hangup would have begun the shutdown by now
+	require.True(t, healthy(), "an ignored hangup stops nothing: %s", errb.String())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, apptest.ExitCode(t, cmd.Wait()), errb.String())
+	require.Equal(t, 1, strings.Count(errb.String(), "shutting down"), "one shutdown, the SIGTERM's")
 }
