@@ -21,6 +21,27 @@ func TestReadIdentitiesBareLines(t *testing.T) {
 	require.Equal(t, []exitclient.Identity{{bare, 1}, {"ID-A", 3}, {bare[:20] + "-_", 4}, {"ID-B", 5}}, got)
 }
 
+// Line numbers count the blank lines before the first entry, and a UTF-8 byte order mark at the
+// start (Notepad's, Excel's "CSV UTF-8") is not part of the first entry, in either layout.
+func TestReadIdentitiesLeadingBlankLinesAndBOM(t *testing.T) {
+	t.Parallel()
+	got, err := exitclient.ReadIdentities(strings.NewReader("\n\n\"ID-A\"\n"))
+	require.NoError(t, err)
+	require.Equal(t, []exitclient.Identity{{"ID-A", 3}}, got)
+	_, err = exitclient.ReadIdentities(strings.NewReader(" \r\n\n\"ID-A\"\nbad line\n"))
+	require.ErrorContains(t, err, "line 4: not a JSON string")
+
+	bom := "\ufeff"
+	got, err = exitclient.ReadIdentities(strings.NewReader(bom + "{\"identity\": \"ID-A\"}\r\nID-B\r\n"))
+	require.NoError(t, err)
+	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 2}}, got)
+	got, err = exitclient.ReadIdentities(strings.NewReader(bom + "[\"ID-A\", \"ID-B\"]"))
+	require.NoError(t, err)
+	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 2}}, got)
+	_, err = exitclient.ReadIdentities(strings.NewReader("ID-A\n" + bom + "ID-B\n"))
+	require.ErrorContains(t, err, "line 2:", "a mark anywhere else is a bad character")
+}
+
 // Every bad line and every line over the limit is named by its number, without quoting it and
 // without bufio's "token too long".
 func TestReadIdentitiesNamesBadLines(t *testing.T) {

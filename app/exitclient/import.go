@@ -146,17 +146,29 @@ func readArray(br *bufio.Reader) ([]Identity, error) {
 	return out, nil
 }
 
+// firstByte is the first byte of br that is not white space, left unread with the white space
+// before it, so that line numbers still count leading blank lines; 0 when more white space than
+// br's buffer comes first (the entries are then read as lines). A UTF-8 byte order mark at the
+// very start (as Windows editors save text) is dropped: it is not part of the first entry.
 func firstByte(br *bufio.Reader) (byte, error) {
-	for {
-		b, err := br.ReadByte()
-		if err != nil {
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM))
+	}
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return 0, nil
+			}
 			return 0, err
 		}
-		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
-			return b, br.UnreadByte()
+		if c := b[n-1]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			return c, nil
 		}
 	}
 }
+
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 // identitiesOf reads one entry. Errors never quote the entry (it holds secrets).
 func identitiesOf(raw []byte) ([]string, error) {
