@@ -88,10 +88,11 @@ bench-profile: ## CPU profile of one row of the table, the server alone (ROW=kno
 	  -o loadgen.test -cpuprofile cpu-$(ROW).out ./app/loadgen/
 	$(GO) tool pprof -top -cum -nodecount=45 loadgen.test cpu-$(ROW).out
 
-lint: ## gofmt, go vet, and the dependency direction check
+lint: ## gofmt, go vet, staticcheck (the version go.mod pins as a tool), and the dependency direction check
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	@.ci/depcheck
 
 cover: ## test coverage report (coverage.html)

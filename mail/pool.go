@@ -109,13 +109,6 @@ func (p *pool) discard(c *conn) {
 	<-p.slots
 }
 
-// idleCount returns the number of idle connections (for tests).
-func (p *pool) idleCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
-}
-
 // janitor closes connections that stayed idle for idleTimeout.
 func (p *pool) janitor() {
 	defer close(p.done)

@@ -84,7 +84,7 @@ func TestGenDumpThenLoadDump(t *testing.T) {
 	_, err = base64.StdEncoding.DecodeString(app.AppSecret)
 	require.NoError(t, err)
 
-	out, errOut, code = run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
+	_, errOut, code = run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "loaded: 3 files")
 

@@ -43,11 +43,6 @@ func TestErrors(t *testing.T) {
 }
 
 func testErrors(t *testing.T, f *fixture) {
-	type req struct {
-		method, path string
-		body         any
-		headers      []string
-	}
 	routes := []struct{ method, path string }{
 		{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
 	}

@@ -68,7 +68,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	if st == nil {
 		st = &state{}
 	}
-	jws, err := jose.ParseSigned(raw, k.algs)
+	jws, err := jose.ParseSignedCompact(raw, k.algs) // an ID token is a compact JWS: no JSON form, no unprotected header
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,6 +111,10 @@ func TestVerifyRefusals(t *testing.T) {
 		"a key not in the set under a known kid, ES256": {func() string {
 			return iss.Mint(t, idtokentest.Token{Alg: "ES256", Claims: good(nil), Sign: "foreign"})
 		}, idtoken.ErrInvalid, "bad signature"},
+		"a good token in JWS JSON serialization": {func() string {
+			parts := strings.Split(iss.IDToken(t, "RS256", aud, "u1@example.com"), ".")
+			return `{"protected":"` + parts[0] + `","payload":"` + parts[1] + `","signature":"` + parts[2] + `"}`
+		}, idtoken.ErrInvalid, "malformed"},
 		"garbage":    {func() string { return "garbage" }, idtoken.ErrInvalid, "malformed"},
 		"three dots": {func() string { return "a.b.c" }, idtoken.ErrInvalid, "malformed"},
 		"empty":      {func() string { return "" }, idtoken.ErrInvalid, "malformed"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func FuzzFastFormat(f *testing.F) {
 	f.Add("request", "route", "/apps/:app_id/public_identities", int64(200), 0.123, int64(1_700_000_000_123_456_789))
 	f.Add("request", "ip", "::1", int64(-1), 1e-7, int64(0))
 	f.Add("request", "request_id", "a b", int64(5), 12345678.9, int64(42))
-	f.Add("msg with space", "k=v", "\"q\"", int64(0), -0.0, int64(-5))
+	f.Add("msg with space", "k=v", "\"q\"", int64(0), math.Copysign(0, -1), int64(-5))
 	f.Fuzz(func(t *testing.T, msg, key, val string, n int64, fl float64, nanos int64) {
 		for _, at := range []time.Time{time.Unix(0, nanos).UTC(), time.Unix(0, nanos).In(zone)} {
 			for _, json := range []bool{false, true} {

@@ -51,7 +51,11 @@ func TestAFullBufferIsWrittenAtOnce(t *testing.T) {
 	log, _ := New(Options{}, out)
 	attrs := log.With("pad", strings.Repeat("x", 1000))
 	for range BufferSize/1000 + 1 {
-		attrs.InfoContext(context.WithValue(Bulk, struct{}{}, 0), "request")
+		attrs.InfoContext(context.WithValue(Bulk, unrelatedKey{}, 0), "request")
 	}
 	require.NotEmpty(t, out.String(), "no line waits behind more than BufferSize bytes")
 }
+
+// unrelatedKey is a context key of another package's kind: a context derived from Bulk with
+// values of its own is still Bulk.
+type unrelatedKey struct{}

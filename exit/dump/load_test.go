@@ -162,7 +162,7 @@ func TestLoadErrorNamesFileAndLine(t *testing.T) {
 				return lineOf(t, p, `\.`, lineOf(t, p, "COPY tanker_provisional_keys", 0))
 			},
 			repl:    func(string) string { return deleteLine },
-			wantMsg: `not ended by a line holding only \.`, loaded: nil, // found before anything ran
+			wantMsg: `not ended by its closing line (\. alone)`, loaded: nil, // found before anything ran
 		},
 	}
 	for _, tc := range cases {

@@ -283,7 +283,7 @@ type copyReader struct {
 	err       *ParseError // why the data ended early, kept for the loader
 }
 
-var errUnterminatedCopy = errors.New(`COPY data not ended by a line holding only \.`)
+var errUnterminatedCopy = errors.New(`COPY data not ended by its closing line (\. alone)`)
 
 func (c *copyReader) Read(b []byte) (int, error) {
 	for len(c.pending) == 0 {

@@ -82,7 +82,7 @@ func TestParserErrorsCarryTheLine(t *testing.T) {
 		line         int
 		msg          string
 	}{
-		{"unterminated copy", "SELECT 1;\nCOPY t FROM stdin;\n1\n2\n", 3, `not ended by a line holding only \.`},
+		{"unterminated copy", "SELECT 1;\nCOPY t FROM stdin;\n1\n2\n", 3, `not ended by its closing line (\. alone)`},
 		{"unterminated string", "SELECT 1;\nSELECT 'abc;\n\n", 2, "unterminated quoted string"},
 		{"unterminated comment", "SELECT 1;\n\n/* abc\n", 3, "unterminated /* comment"},
 		{"missing semicolon", "SELECT 1;\nSELECT 2\n", 2, "not ended by a semicolon"},

@@ -51,9 +51,3 @@ func (c *keyCache) put(id encryption.SimpleID, key []byte) {
 		delete(c.items, last.Value.(*cacheEntry).id)
 	}
 }
-
-func (c *keyCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}

@@ -50,7 +50,7 @@ func (db *DB) Import(ctx context.Context, identities []string) (ImportResult, er
 // rows of the exit_* tables for one batch, sorted so that concurrent
 // batches lock rows in the same order (no deadlock between instances).
 type batchRows struct {
-	idKind, idID         [][]byte
+	idID                 [][]byte
 	kinds                []string
 	userPub, userPriv    [][]byte
 	groupPub, groupPriv  [][]byte
