@@ -27,11 +27,15 @@ func (s *Store) checkMasterKey(tx *bolt.Tx) error {
 		}
 		return nil
 	}
-	if id, v := tx.Bucket(bucketApps).Cursor().First(); id != nil {
-		if _, err := s.decodeApp(id, v); errors.Is(err, ErrSealed) {
+	// The first app whose record decodes tells (a damaged record is left to its own reads).
+	c := tx.Bucket(bucketApps).Cursor()
+	for id, v := c.First(); id != nil; id, v = c.Next() {
+		_, err := s.decodeApp(id, v)
+		if errors.Is(err, ErrSealed) {
 			return ErrWrongMasterKey
-		} else if err != nil {
-			return err
+		}
+		if err == nil {
+			break
 		}
 	}
 	sealed, err := s.seal.seal([]byte(keyCheckText), ad)

@@ -110,3 +110,24 @@ func hasKeyCheck(t *testing.T, path string) bool {
 	require.NoError(t, db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bucketMeta).Get(keyCheckKey) != nil; return nil }))
 	return ok
 }
+
+// A damaged app record (one that no longer decodes) does not decide: the next app's secret
+// does, and the file still opens under its key.
+func TestKeyCheckSkipsADamagedAppRecord(t *testing.T) {
+	t.Parallel()
+	mk, other := newKey(t), newKey(t)
+	path := fileWithApp(t, mk, 9)
+	dropKeyCheck(t, path)
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketApps).Put(make([]byte, 32), []byte("{damaged")) // sorts first
+	}))
+	require.NoError(t, db.Close())
+
+	_, err = Open(Options{Path: path, MasterKey: other})
+	require.ErrorIs(t, err, ErrWrongMasterKey)
+	s, err := Open(Options{Path: path, MasterKey: mk})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+}
