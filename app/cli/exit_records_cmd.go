@@ -65,6 +65,13 @@ for a usage error.`,
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
 					return c.usageError("--in and --out name the same file")
 				}
+				// --errors is truncated when the run starts: on --in it would destroy the records
+				// before they are read, on --out the output would replace the failures.
+				for _, other := range []struct{ flag, name string }{{"--in", *in}, {"--out", *out}} {
+					if *errorsFile != "" && other.name != "-" && samePath(*errorsFile, other.name) {
+						return c.usageError("--errors and %s name the same file", other.flag)
+					}
+				}
 				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs}
 				if len(ageTo) > 0 || *ageFile != "" {
 					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
@@ -99,6 +106,17 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// samePath reports whether a and b name the same file, existing (sameFile) or to be created
+// (the same absolute path).
+func samePath(a, b string) bool {
+	if sameFile(a, b) {
+		return true
+	}
+	absA, err1 := filepath.Abs(a)
+	absB, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && absA == absB
 }
 
 // decryptRecords runs exitclient.DecryptRecords between the files (or standard streams) and

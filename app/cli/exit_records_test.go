@@ -112,9 +112,16 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		"unknown clear encoding": {"--in", in, "--out", "-", "--field", "e", "--clear-encoding", "rot13"},
 		"column not in header":   {"--in", "-", "--out", "-", "--field", "nope", "--format", "csv"},
 		"same file":              {"--in", in, "--out", in, "--field", "e"},
+		"errors on the input":    {"--in", in, "--out", "-", "--field", "e", "--errors", in},
+		"errors on the output":   {"--in", in, "--out", filepath.Join(dir, "new.jsonl"), "--field", "e", "--errors", filepath.Join(dir, "new.jsonl")},
 		"missing input":          {"--in", filepath.Join(dir, "nope.csv"), "--out", "-", "--field", "e"},
 	} {
 		_, errOut, code := runRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
 	}
+	kept, err := os.ReadFile(in)
+	require.NoError(t, err)
+	require.Contains(t, string(kept), notMine, "--errors naming --in must not truncate the records")
+	_, err = os.Stat(filepath.Join(dir, "new.jsonl"))
+	require.True(t, os.IsNotExist(err), "a usage error writes nothing")
 }
