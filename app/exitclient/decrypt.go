@@ -51,12 +51,12 @@ type DecryptReport struct {
 // Failure is one file that could not be decrypted.
 type Failure struct {
 	File    string // path relative to the input directory
-	Code    string // the server's error code, or connection_failed, stream_aborted, client_error
+	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, not_regular_file, client_error
 	Message string
 }
 
 // DecryptTree mirrors every regular file under in into a clear file at the same relative path
-// under out. It first checks the paths and probes the server (Probe), and touches no file
+// under out; any other entry (a symlink, a pipe...) is a failure, CodeNotRegularFile. It first checks the paths and probes the server (Probe), and touches no file
 // before both pass: a bad path, URL or token is a *ConfigError.
 //
 // Paths are judged resolved (filepath.EvalSymlinks): in may be a symlink to a directory, and
@@ -88,9 +88,14 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(inDir, path)
+		rel, _ := filepath.Rel(inDir, path)
+		switch {
+		case d.Type().IsRegular():
 			files = append(files, rel)
+		case !d.IsDir():
+			// Never read, and never silently left out: a symlink may point anywhere (a loop,
+			// a file of another tree), a pipe or a device has no end.
+			rep.Failures = append(rep.Failures, Failure{File: rel, Code: CodeNotRegularFile, Message: notRegularReason(d.Type())})
 		}
 		return nil
 	})
@@ -98,7 +103,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, fmt.Errorf("decrypt: list %q: %w", in, err)
 	}
 	sort.Strings(files)
-	rep.Total = len(files)
+	rep.Total = len(files) + len(rep.Failures)
 	tree, err := OpenOutputTree(outDir)
 	if err != nil {
 		return rep, fmt.Errorf("decrypt: %q: %w", out, bareErr(err))
@@ -113,7 +118,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 	defer stop()
 	var (
 		mu      sync.Mutex
-		handled int
+		handled = len(rep.Failures)
 		runErr  error
 		bytes   atomic.Int64
 	)
@@ -155,6 +160,18 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, runErr
 	}
 	return rep, ctx.Err()
+}
+
+// CodeNotRegularFile is the failure code of an entry under the input directory that is neither
+// a regular file nor a directory (a symlink, a named pipe, a socket, a device): it is not read.
+const CodeNotRegularFile = "not_regular_file"
+
+// notRegularReason says why an entry of type t under the input directory is not read.
+func notRegularReason(t fs.FileMode) string {
+	if t&fs.ModeSymlink != 0 {
+		return "a symbolic link, not followed: put what it points to under the input directory instead"
+	}
+	return fmt.Sprintf("not a regular file (%s), not read", t.Type())
 }
 
 // decryptPaths resolves in and out and checks them without writing anything: in is an

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -161,4 +162,42 @@ func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "first", string(got))
 	require.NoFileExists(t, filepath.Join(dir, "a", "f"+exitclient.PartSuffix))
+}
+
+// An entry under --in that is not a regular file (a symlink to a file outside, to a directory,
+// a symlink loop, a named pipe) is never read and never silently left out: each is a failure
+// with its own code, so the run's exit status says that not everything was decrypted.
+func TestDecryptReportsNonRegularInputs(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	in, out, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "a.bin"), []byte("clear a"))
+	outside := filepath.Join(elsewhere, "outside.bin")
+	write(t, outside, []byte("clear outside"))
+	write(t, filepath.Join(elsewhere, "dir", "deep.bin"), []byte("clear deep"))
+	require.NoError(t, os.Symlink(outside, filepath.Join(in, "to-file.bin")))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "dir"), filepath.Join(in, "to-dir")))
+	require.NoError(t, os.Symlink("loop2", filepath.Join(in, "loop1")))
+	require.NoError(t, os.Symlink("loop1", filepath.Join(in, "loop2")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(in, "pipe"), 0o600))
+
+	var last int
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Progress: func(done, total int, _ int64) {
+		require.Equal(t, 6, total)
+		last = max(last, done)
+	}})
+	require.NoError(t, err)
+	require.Equal(t, 6, last, "the progress ends at its total")
+	require.Equal(t, 6, rep.Total)
+	require.Equal(t, 1, rep.Decrypted)
+	codes := map[string]string{}
+	for _, f := range rep.Failures {
+		require.NotEmpty(t, f.Message)
+		codes[f.File] = f.Code
+	}
+	nr := exitclient.CodeNotRegularFile
+	require.Equal(t, map[string]string{"loop1": nr, "loop2": nr, "pipe": nr, "to-dir": nr, "to-file.bin": nr}, codes)
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only a.bin is written")
 }
