@@ -70,6 +70,9 @@ type Failure struct {
 // final name (a part file left by a killed run is removed when its file is decrypted again).
 // Failures are reported per file, never stop the others, and leave no output.
 //
+// One run at a time writes to out: a second one is refused with a *ConfigError while the first
+// holds its lock (lockOutput).
+//
 // The run stops, returning the report so far with the error, when the tree cannot be listed,
 // the client's retry budget trips (*UnavailableError: the server is gone), the token stops
 // being accepted (*ConfigError), or ctx ends (ctx.Err(); files in flight are dropped with their
@@ -109,6 +112,11 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, fmt.Errorf("decrypt: %q: %w", out, bareErr(err))
 	}
 	defer tree.Close()
+	unlock, err := lockOutput(outDir, out)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = 4

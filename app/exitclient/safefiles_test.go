@@ -3,9 +3,13 @@ package exitclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -200,4 +204,50 @@ func TestDecryptReportsNonRegularInputs(t *testing.T) {
 	entries, err := os.ReadDir(out)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "only a.bin is written")
+}
+
+// Two runs on the same --out at once would take each other's part files for ones left by a
+// killed run, remove them, and rename half-written files over final names: the second run is
+// refused before it writes anything, and the first ends as if alone.
+func TestDecryptRefusesASecondRunOnTheSameOutput(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	var released sync.Once
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		if first.CompareAndSwap(false, true) { // only the first request waits
+			close(started)
+			<-release
+		}
+		apptest.EchoDecrypt(w, r)
+	}, nil)
+	free := func() { released.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the server closes, even when the test fails
+	c := exitclient.New(srv.URL, token)
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
+	write(t, filepath.Join(in, "a.bin"), []byte("clear a"))
+
+	firstRun := make(chan error, 1)
+	go func() {
+		rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+		if err == nil && rep.Decrypted != 1 {
+			err = fmt.Errorf("first run: %+v", rep)
+		}
+		firstRun <- err
+	}()
+	<-started
+	_, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	var cfg *exitclient.ConfigError
+	require.ErrorAs(t, err, &cfg, "a second run on the same --out is refused")
+	require.Contains(t, err.Error(), "in use by another exit decrypt")
+	free()
+	require.NoError(t, <-firstRun)
+	got, err := os.ReadFile(filepath.Join(out, "a.bin"))
+	require.NoError(t, err)
+	require.Equal(t, "clear a", string(got))
+
+	// Once the first run is over, the directory is free again.
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Skipped)
 }
