@@ -45,6 +45,14 @@ func TestReadIdentities(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 2}}, got)
 
+	// Line numbers are the file's, whatever comes before the first entry (blank lines, a BOM):
+	// the refused entries are named by them.
+	got, err = exitclient.ReadIdentities(strings.NewReader("\xef\xbb\xbf\r\n\n  \"ID-A\"\n\"ID-B\"\n"))
+	require.NoError(t, err)
+	require.Equal(t, []exitclient.Identity{{"ID-A", 3}, {"ID-B", 4}}, got)
+	_, err = exitclient.ReadIdentities(strings.NewReader("\n\n\"ID-A\"\nbad!\n"))
+	require.ErrorContains(t, err, "line 4:")
+
 	for name, bad := range map[string]string{
 		"not json": "\"ID-A\"\nsecret-looking-garbage!\n", "no identity field": `{"email": "a@x.io"}`,
 		"empty": `""`, "broken array": `["ID-A", `, "number field": `{"identity": 3}`,

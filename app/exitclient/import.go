@@ -39,7 +39,7 @@ func ReadIdentities(r io.Reader) ([]Identity, error) {
 
 func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	first, err := firstByte(br)
+	first, skipped, err := firstByte(br)
 	if err == io.EOF {
 		return nil, nil
 	}
@@ -55,7 +55,7 @@ func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 		bad  int
 		buf  []byte
 	)
-	for line := 1; ; line++ {
+	for line := 1 + skipped; ; line++ {
 		var over bool
 		var rerr error
 		buf, over, rerr = readLine(br, buf[:0], maxLine)
@@ -146,14 +146,24 @@ func readArray(br *bufio.Reader) ([]Identity, error) {
 	return out, nil
 }
 
-func firstByte(br *bufio.Reader) (byte, error) {
+// firstByte skips a UTF-8 BOM (a Windows editor's "UTF-8") and the white space before the
+// first entry, and returns that entry's first byte, left unread, with the number of lines it
+// skipped (so that line numbers stay the file's).
+func firstByte(br *bufio.Reader) (byte, int, error) {
+	if bom, _ := br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		_, _ = br.Discard(3)
+	}
+	lines := 0
 	for {
 		b, err := br.ReadByte()
 		if err != nil {
-			return 0, err
+			return 0, lines, err
+		}
+		if b == '\n' {
+			lines++
 		}
 		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
-			return b, br.UnreadByte()
+			return b, lines, br.UnreadByte()
 		}
 	}
 }
