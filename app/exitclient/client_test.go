@@ -56,6 +56,7 @@ func TestReadIdentities(t *testing.T) {
 	for name, bad := range map[string]string{
 		"not json": "\"ID-A\"\nsecret-looking-garbage!\n", "no identity field": `{"email": "a@x.io"}`,
 		"empty": `""`, "broken array": `["ID-A", `, "number field": `{"identity": 3}`,
+		"two arrays": "[\"ID-A\"]\n[\"ID-B\"]\n", "text after the array": `["ID-A"] secret-looking-garbage`,
 	} {
 		_, err := exitclient.ReadIdentities(strings.NewReader(bad))
 		require.Error(t, err, name)

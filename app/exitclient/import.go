@@ -130,8 +130,14 @@ func readLine(br *bufio.Reader, buf []byte, max int) (_ []byte, over bool, err e
 // readArray reads one JSON array of entries.
 func readArray(br *bufio.Reader) ([]Identity, error) {
 	var arr []json.RawMessage
-	if err := json.NewDecoder(br).Decode(&arr); err != nil {
+	dec := json.NewDecoder(br)
+	if err := dec.Decode(&arr); err != nil {
 		return nil, fmt.Errorf("read identities: the JSON array does not parse: %w", err)
+	}
+	// Anything after the array (a second array, a line appended) would be silently left out.
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, errors.New("read identities: something follows the JSON array: give one array, or one entry per line")
 	}
 	var out []Identity
 	for i, raw := range arr {
