@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // PartSuffix ends the temporary name a clear file is written under until it is complete.
@@ -51,7 +52,7 @@ type DecryptReport struct {
 // Failure is one file that could not be decrypted.
 type Failure struct {
 	File    string // path relative to the input directory
-	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, not_regular_file, client_error
+	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, not_regular_file, input_changed, client_error
 	Message string
 }
 
@@ -170,6 +171,16 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 	return rep, ctx.Err()
 }
 
+// ErrInputChanged reports a file under the input directory that changed while it was being
+// sent: nothing of it is kept, and a rerun decrypts it as it is then.
+var ErrInputChanged = errors.New("the file changed while it was being read: rerun to decrypt it as it is now")
+
+// notRegularError is a file that stopped being a regular file after the listing (replaced by
+// a symlink or a pipe): CodeNotRegularFile.
+type notRegularError struct{ reason string }
+
+func (e *notRegularError) Error() string { return e.reason }
+
 // CodeNotRegularFile is the failure code of an entry under the input directory that is neither
 // a regular file nor a directory (a symlink, a named pipe, a socket, a device): it is not read.
 const CodeNotRegularFile = "not_regular_file"
@@ -258,18 +269,31 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 	if done, err := tree.Exists(rel); done || err != nil {
 		return 0, done, err
 	}
-	st, err := os.Stat(src)
+	// Opened once, without following a symlink (one may have replaced the file since the
+	// listing) and without blocking on a named pipe; every attempt reads this same file.
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return 0, false, &notRegularError{reason: notRegularReason(fs.ModeSymlink)}
+	}
 	if err != nil {
 		return 0, false, err
 	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, false, &notRegularError{reason: notRegularReason(st.Mode().Type())}
+	}
 	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		f, err := os.Open(src)
-		if err != nil {
-			return nil, err
+		// A file written to meanwhile would be sent with another length than announced, a
+		// transport error retried as if the server were down: it fails on its own account.
+		if now, err := f.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+			return nil, ErrInputChanged
 		}
-		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", f)
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", io.NopCloser(io.NewSectionReader(f, 0, st.Size())))
 		if err != nil {
-			f.Close()
 			return nil, err
 		}
 		req.ContentLength = st.Size()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -250,4 +251,55 @@ func TestDecryptRefusesASecondRunOnTheSameOutput(t *testing.T) {
 	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Skipped)
+}
+
+// A file under --in that is rewritten while it is sent (here, while the server answers 503)
+// fails on its own account, input_changed, instead of being retried as if the server were
+// down and then reported as connection_failed; one replaced by a symlink after the listing is
+// not followed out of --in.
+func TestDecryptInputChangingDuringTheRun(t *testing.T) {
+	t.Parallel()
+	in, out, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "a-grows.bin"), []byte("clear a"))
+	write(t, filepath.Join(in, "b-swapped.bin"), []byte("clear b"))
+	write(t, filepath.Join(in, "c-ok.bin"), []byte("clear c"))
+	secret := filepath.Join(elsewhere, "secret")
+	write(t, secret, []byte("outside --in"))
+	var calls atomic.Int32
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // a-grows.bin, the first of the run (Jobs 1)
+			f, err := os.OpenFile(filepath.Join(in, "a-grows.bin"), os.O_WRONLY|os.O_APPEND, 0)
+			if err == nil {
+				_, _ = f.WriteString(" and more")
+				f.Close()
+			}
+			swapped := filepath.Join(in, "b-swapped.bin")
+			_ = os.Remove(swapped)
+			_ = os.Symlink(secret, swapped)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		apptest.EchoDecrypt(w, r)
+	}, nil)
+	c := exitclient.New(srv.URL, token)
+	c.Backoff = time.Millisecond
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	require.NoError(t, err)
+	codes := map[string]string{}
+	for _, f := range rep.Failures {
+		codes[f.File] = f.Code
+	}
+	require.Equal(t, map[string]string{"a-grows.bin": "input_changed", "b-swapped.bin": exitclient.CodeNotRegularFile}, codes)
+	require.Equal(t, 1, rep.Decrypted)
+	_, err = os.Stat(filepath.Join(out, "b-swapped.bin"))
+	require.True(t, os.IsNotExist(err), "what the symlink points to is not decrypted")
+
+	// A rerun decrypts the file as it is now.
+	require.NoError(t, os.Remove(filepath.Join(in, "b-swapped.bin")))
+	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Decrypted)
+	got, err := os.ReadFile(filepath.Join(out, "a-grows.bin"))
+	require.NoError(t, err)
+	require.Equal(t, "clear a and more", string(got))
 }
