@@ -62,6 +62,9 @@ for a usage error.`,
 				if *jobs < 1 {
 					return c.usageError("--jobs must be at least 1")
 				}
+				if st, err := os.Lstat(*out); *out != "-" && err == nil && !st.Mode().IsRegular() {
+					return c.usageError("--out %q exists and is not a regular file (a directory, a symlink, a device): name a file, or - for standard output", *out)
+				}
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
 					return c.usageError("--in and --out name the same file")
 				}

@@ -106,6 +106,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		require.True(t, os.IsNotExist(err), "%s must not exist after a stopped run", name)
 	}
 
+	require.NoError(t, os.Symlink(filepath.Join(dir, "target"), filepath.Join(dir, "link.jsonl")))
 	for name, args := range map[string][]string{
 		"no format from stdin":   {"--in", "-", "--out", "-", "--field", "e"},
 		"no field":               {"--in", in, "--out", "-"},
@@ -115,6 +116,8 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		"errors on the input":    {"--in", in, "--out", "-", "--field", "e", "--errors", in},
 		"errors on the output":   {"--in", in, "--out", filepath.Join(dir, "new.jsonl"), "--field", "e", "--errors", filepath.Join(dir, "new.jsonl")},
 		"missing input":          {"--in", filepath.Join(dir, "nope.csv"), "--out", "-", "--field", "e"},
+		"output a directory":     {"--in", in, "--out", dir, "--field", "e"},
+		"output a symlink":       {"--in", in, "--out", filepath.Join(dir, "link.jsonl"), "--field", "e"},
 	} {
 		_, errOut, code := runRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
@@ -124,4 +127,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	require.Contains(t, string(kept), notMine, "--errors naming --in must not truncate the records")
 	_, err = os.Stat(filepath.Join(dir, "new.jsonl"))
 	require.True(t, os.IsNotExist(err), "a usage error writes nothing")
+	fi, err := os.Lstat(filepath.Join(dir, "link.jsonl"))
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "a symlink at --out is not replaced")
 }

@@ -169,6 +169,35 @@ func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dir, "a", "f"+exitclient.PartSuffix))
 }
 
+// Write never renames over something that is not a regular file: a symlink at the name (as
+// --out /dev/stdout is one) stays, and so does what it points to; a directory stays.
+func TestOutputTreeWriteKeepsWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	target := filepath.Join(elsewhere, "target")
+	write(t, target, []byte("untouched"))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "link")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	tree, err := exitclient.OpenOutputTree(dir)
+	require.NoError(t, err)
+	defer tree.Close()
+	for _, name := range []string{"link", "sub"} {
+		wrote := false
+		err := tree.Write(name, func(w io.Writer) error { wrote = true; _, err := w.Write([]byte("clear")); return err })
+		var unsafe *exitclient.UnsafeOutputError
+		require.ErrorAs(t, err, &unsafe, name)
+		require.False(t, wrote, "%s: refused before anything is written", name)
+		require.NoFileExists(t, filepath.Join(dir, name+exitclient.PartSuffix))
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "link"))
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "the symlink stays")
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "untouched", string(got))
+	require.DirExists(t, filepath.Join(dir, "sub"))
+}
+
 // An entry under --in that is not a regular file (a symlink to a file outside, to a directory,
 // a symlink loop, a named pipe) is never read and never silently left out: each is a failure
 // with its own code, so the run's exit status says that not everything was decrypted.
