@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -198,8 +199,17 @@ func identitiesOf(raw []byte) ([]string, error) {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, errors.New("not a JSON string or object, nor a bare base64 identity")
 	}
+	// encoding/json keeps the last of a key given twice: the first identity would be lost.
+	keys := []string{"identity", "private_identity", "private_permanent_identity", "private_provisional_identity"}
+	if key, twice := repeatedKey(raw); twice {
+		if !slices.Contains(keys, key) {
+			key = "" // an unknown key is not quoted: it may be anything, a secret too
+		}
+		return nil, fmt.Errorf("the key %q is given twice", key)
+	}
+	// Every identity key present is taken (an entry holding two is two identities), once.
 	var out []string
-	for _, key := range []string{"identity", "private_identity", "private_permanent_identity", "private_provisional_identity"} {
+	for _, key := range keys {
 		v, ok := obj[key]
 		if !ok {
 			continue
@@ -207,15 +217,39 @@ func identitiesOf(raw []byte) ([]string, error) {
 		if err := json.Unmarshal(v, &s); err != nil || strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("%q is not a non-empty string", key)
 		}
-		out = append(out, s)
-		if key == "identity" || key == "private_identity" {
-			break
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	if len(out) == 0 {
 		return nil, errors.New(`no "identity" field`)
 	}
 	return out, nil
+}
+
+// repeatedKey finds a top-level key given twice in the JSON object raw (which parses).
+func repeatedKey(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := t.(string)
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // checkBare accepts a bare private identity: one token of base64 characters (standard or URL
