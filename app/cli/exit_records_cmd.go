@@ -41,7 +41,7 @@ for a usage error.`,
 			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
 			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
 			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
-			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default: standard error)")
+			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
 			var ageTo listFlag
 			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
@@ -71,7 +71,7 @@ for a usage error.`,
 				// --errors is truncated when the run starts: on --in it would destroy the records
 				// before they are read, on --out the output would replace the failures.
 				for _, other := range []struct{ flag, name string }{{"--in", *in}, {"--out", *out}} {
-					if *errorsFile != "" && other.name != "-" && samePath(*errorsFile, other.name) {
+					if *errorsFile != "" && *errorsFile != "-" && other.name != "-" && samePath(*errorsFile, other.name) {
 						return c.usageError("--errors and %s name the same file", other.flag)
 					}
 				}
@@ -145,7 +145,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		r = strings.NewReader("")
 	}
 	errw := p.stderr
-	if errorsFile != "" {
+	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
 		f, err := os.OpenFile(errorsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			fmt.Fprintf(p.stderr, "%s: %v\n", name, err)

@@ -72,10 +72,13 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	_, err = os.Stat(dst + exitclient.PartSuffix)
 	require.True(t, os.IsNotExist(err), "no temporary file left")
 
-	// Without --errors the failures go to standard error, as the same JSON lines.
-	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e")
-	require.Equal(t, 1, code)
-	require.Contains(t, errOut, `{"record":2,"field":"e","code":"key_not_found"`)
+	// Without --errors, or with --errors - ("-" is a standard stream, as for --in and --out,
+	// not a file named "-"), the failures go to standard error, as the same JSON lines.
+	for _, args := range [][]string{{}, {"--errors", "-"}} {
+		_, errOut, code = runRecords(t, "", append([]string{"exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e"}, args...)...)
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, `{"record":2,"field":"e","code":"key_not_found"`, args)
+	}
 
 	// A run that stops (the server refuses the token) leaves neither the output nor its
 	// temporary file.
