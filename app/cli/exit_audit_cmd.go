@@ -90,8 +90,12 @@ func readUserIDs(path string) ([]string, error) {
 	var ids []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if id := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(id) != "" {
+	for first := true; sc.Scan(); first = false {
+		id := strings.TrimRight(sc.Text(), "\r")
+		if first {
+			id = strings.TrimPrefix(id, "\ufeff") // a UTF-8 BOM, else the first ID never matches
+		}
+		if strings.TrimSpace(id) != "" {
 			ids = append(ids, id)
 		}
 	}

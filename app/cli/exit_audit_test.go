@@ -36,8 +36,8 @@ func TestExitAuditCommand(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(in, name), ct, 0o600))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(in, "junk.txt"), []byte("hello"), 0o600))
-	users := filepath.Join(dir, "users.txt")
-	require.NoError(t, os.WriteFile(users, []byte("alice@example.com\r\n\nbob@example.com\n"), 0o600))
+	users := filepath.Join(dir, "users.txt") // as a Windows editor saves it: a BOM, CRLF
+	require.NoError(t, os.WriteFile(users, []byte("\xef\xbb\xbfbob@example.com\r\n\nalice@example.com\n"), 0o600))
 
 	out, errOut, code := runRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--users", users)
 	require.Equal(t, 1, code, "missing items: %s", errOut)

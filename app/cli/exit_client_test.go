@@ -328,4 +328,13 @@ func TestExitImportBareLines(t *testing.T) {
 	require.Equal(t, 2, strings.Count(errOut, "\n"), errOut)
 	require.Contains(t, errOut, "line 2: not a JSON string or object")
 	require.Contains(t, errOut, "\n  line 3: no \"identity\" field")
+
+	// A file without a single identity (empty, blank lines, "[]") is a mistake, such as a
+	// redirect that failed: exit 1, not "0 identities imported" and success.
+	for _, empty := range []string{"", "\n \r\n", "[]"} {
+		require.NoError(t, os.WriteFile(bad, []byte(empty), 0o600))
+		_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", url, bad)
+		require.Equal(t, 1, code, "%q: %s", empty, errOut)
+		require.Contains(t, errOut, "holds no identity")
+	}
 }

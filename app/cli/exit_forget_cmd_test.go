@@ -26,6 +26,13 @@ import (
 func TestExitForgetEndToEnd(t *testing.T) {
 	t.Parallel()
 	dsn, dir, dumpDir := binaryDump(t, "--users", "4", "--resources", "8")
+	// A database without the exit tables is not the exit database (a wrong --db): refused,
+	// rather than "deleted 0 rows" and exit 0 while the keys stay where they are.
+	for _, args := range [][]string{{"--yes"}, {}} {
+		_, errOut, code := apptest.RunCLI(t, dir, nil, append([]string{"exit", "forget", "--db", dsn}, args...)...)
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, "is --db the exit database?")
+	}
 	_, errOut, code := apptest.RunCLI(t, dir, nil, "exit", "load-dump", "--db", dsn, dumpDir)
 	require.Equal(t, 0, code, errOut)
 	app, err := dump.ReadApp(dumpDir)

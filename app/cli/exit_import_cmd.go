@@ -50,6 +50,10 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		}
 		return exitFail
 	}
+	if len(ids) == 0 {
+		fmt.Fprintf(p.stderr, "idvault exit import: %q holds no identity: nothing imported\n", pos[0])
+		return exitFail
+	}
 	c := server.client(p)
 	start := time.Now()
 	pr := newProgress(p.stderr, "importing identities", int64(len(ids)))

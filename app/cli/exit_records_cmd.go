@@ -41,7 +41,7 @@ for a usage error.`,
 			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
 			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
 			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
-			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default: standard error)")
+			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
 			var ageTo listFlag
 			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
@@ -62,8 +62,18 @@ for a usage error.`,
 				if *jobs < 1 {
 					return c.usageError("--jobs must be at least 1")
 				}
+				if st, err := os.Lstat(*out); *out != "-" && err == nil && !st.Mode().IsRegular() {
+					return c.usageError("--out %q exists and is not a regular file (a directory, a symlink, a device): name a file, or - for standard output", *out)
+				}
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
 					return c.usageError("--in and --out name the same file")
+				}
+				// --errors is truncated when the run starts: on --in it would destroy the records
+				// before they are read, on --out the output would replace the failures.
+				for _, other := range []struct{ flag, name string }{{"--in", *in}, {"--out", *out}} {
+					if *errorsFile != "" && *errorsFile != "-" && other.name != "-" && samePath(*errorsFile, other.name) {
+						return c.usageError("--errors and %s name the same file", other.flag)
+					}
 				}
 				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs}
 				if len(ageTo) > 0 || *ageFile != "" {
@@ -101,6 +111,17 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
+// samePath reports whether a and b name the same file, existing (sameFile) or to be created
+// (the same absolute path).
+func samePath(a, b string) bool {
+	if sameFile(a, b) {
+		return true
+	}
+	absA, err1 := filepath.Abs(a)
+	absB, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && absA == absB
+}
+
 // decryptRecords runs exitclient.DecryptRecords between the files (or standard streams) and
 // reports.
 func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts exitclient.RecordOptions) int {
@@ -124,7 +145,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		r = strings.NewReader("")
 	}
 	errw := p.stderr
-	if errorsFile != "" {
+	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
 		f, err := os.OpenFile(errorsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			fmt.Fprintf(p.stderr, "%s: %v\n", name, err)

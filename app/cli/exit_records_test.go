@@ -72,10 +72,13 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	_, err = os.Stat(dst + exitclient.PartSuffix)
 	require.True(t, os.IsNotExist(err), "no temporary file left")
 
-	// Without --errors the failures go to standard error, as the same JSON lines.
-	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e")
-	require.Equal(t, 1, code)
-	require.Contains(t, errOut, `{"record":2,"field":"e","code":"key_not_found"`)
+	// Without --errors, or with --errors - ("-" is a standard stream, as for --in and --out,
+	// not a file named "-"), the failures go to standard error, as the same JSON lines.
+	for _, args := range [][]string{{}, {"--errors", "-"}} {
+		_, errOut, code = runRecords(t, "", append([]string{"exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e"}, args...)...)
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, `{"record":2,"field":"e","code":"key_not_found"`, args)
+	}
 
 	// A run that stops (the server refuses the token) leaves neither the output nor its
 	// temporary file.
@@ -106,15 +109,28 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		require.True(t, os.IsNotExist(err), "%s must not exist after a stopped run", name)
 	}
 
+	require.NoError(t, os.Symlink(filepath.Join(dir, "target"), filepath.Join(dir, "link.jsonl")))
 	for name, args := range map[string][]string{
 		"no format from stdin":   {"--in", "-", "--out", "-", "--field", "e"},
 		"no field":               {"--in", in, "--out", "-"},
 		"unknown clear encoding": {"--in", in, "--out", "-", "--field", "e", "--clear-encoding", "rot13"},
 		"column not in header":   {"--in", "-", "--out", "-", "--field", "nope", "--format", "csv"},
 		"same file":              {"--in", in, "--out", in, "--field", "e"},
+		"errors on the input":    {"--in", in, "--out", "-", "--field", "e", "--errors", in},
+		"errors on the output":   {"--in", in, "--out", filepath.Join(dir, "new.jsonl"), "--field", "e", "--errors", filepath.Join(dir, "new.jsonl")},
 		"missing input":          {"--in", filepath.Join(dir, "nope.csv"), "--out", "-", "--field", "e"},
+		"output a directory":     {"--in", in, "--out", dir, "--field", "e"},
+		"output a symlink":       {"--in", in, "--out", filepath.Join(dir, "link.jsonl"), "--field", "e"},
 	} {
 		_, errOut, code := runRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
 	}
+	kept, err := os.ReadFile(in)
+	require.NoError(t, err)
+	require.Contains(t, string(kept), notMine, "--errors naming --in must not truncate the records")
+	_, err = os.Stat(filepath.Join(dir, "new.jsonl"))
+	require.True(t, os.IsNotExist(err), "a usage error writes nothing")
+	fi, err := os.Lstat(filepath.Join(dir, "link.jsonl"))
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "a symlink at --out is not replaced")
 }

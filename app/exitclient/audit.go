@@ -119,7 +119,8 @@ const (
 // directory dir, in lexical order, asks the server (POST /v1/audit) which of their keys the
 // imported identities reach, and reports without decrypting anything: each item that is not
 // reachable goes to opts.Item with its holders, and the report counts them and ranks the
-// holders.
+// holders. Any other entry (a symlink, a pipe...) is an invalid item, as DecryptTree does not
+// read it either.
 func (c *Client) AuditTree(ctx context.Context, dir string, opts AuditOptions) (AuditReport, error) {
 	a := newAuditor(c, opts)
 	return a.finish(ctx, a.tree(ctx, dir))
@@ -168,17 +169,21 @@ type auditor struct {
 	sum     AuditSummary
 }
 
-// tree audits every regular file under dir, in lexical order.
+// tree audits every entry under dir but its directories, in lexical order.
 func (a *auditor) tree(ctx context.Context, dir string) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
-		if !d.Type().IsRegular() {
+		if d.IsDir() {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
 		e := auditEntry{path: filepath.ToSlash(rel)}
+		if !d.Type().IsRegular() {
+			e.reason = notRegularReason(d.Type()) // exit decrypt does not read it either
+			return a.add(ctx, e)
+		}
 		head, err := readHeader(path)
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)

@@ -68,9 +68,10 @@ func TestAuditTree(t *testing.T) {
 	put("empty.bin", nil)
 	put("unknown.bin", []byte{42, 1, 2, 3})
 	put("short.bin", []byte{2, 1, 2, 3})
+	require.NoError(t, os.Symlink(filepath.Join(in, "d0", "f00.bin"), filepath.Join(in, "link.bin"))) // exit decrypt does not follow it
 
 	rep, items := auditTree(t, c, in, exitclient.AuditOptions{Users: []string{"alice@example.com", "bob@example.com", "nobody@example.com"}})
-	require.Equal(t, exitclient.AuditSummary{Total: 13, Reachable: 4, Missing: 6, Invalid: 3}, rep.Summary)
+	require.Equal(t, exitclient.AuditSummary{Total: 14, Reachable: 4, Missing: 6, Invalid: 4}, rep.Summary)
 	b64 := base64.StdEncoding.EncodeToString
 	require.ElementsMatch(t, []exitclient.UserCount{
 		{UserID: b64(bobID), User: "bob@example.com", Resources: 3},
@@ -88,7 +89,8 @@ func TestAuditTree(t *testing.T) {
 		require.NotEmpty(t, it.ResourceID)
 		missing[it.Source] = it
 	}
-	require.Equal(t, map[string]string{"empty.bin": "empty", "unknown.bin": "unknown format 42", "short.bin": "too short for its format's header"}, invalid)
+	require.Equal(t, map[string]string{"empty.bin": "empty", "unknown.bin": "unknown format 42", "short.bin": "too short for its format's header",
+		"link.bin": "a symbolic link, not followed: put what it points to under the input directory instead"}, invalid)
 	require.Len(t, missing, 6)
 	for _, it := range missing {
 		if it.Holders[0].UserID == b64(bobID) {
@@ -108,7 +110,7 @@ func TestAuditTree(t *testing.T) {
 	_, err = c.Import(context.Background(), []exitclient.Identity{{Value: bob, Line: 1}, {Value: carol, Line: 2}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
 	rep, _ = auditTree(t, c, in, exitclient.AuditOptions{})
-	require.Equal(t, exitclient.AuditSummary{Total: 13, Reachable: 10, Invalid: 3}, rep.Summary)
+	require.Equal(t, exitclient.AuditSummary{Total: 14, Reachable: 10, Invalid: 4}, rep.Summary)
 	out := filepath.Join(t.TempDir(), "clear")
 	drep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
 	require.NoError(t, err)

@@ -348,7 +348,9 @@ func stopsRun(err error) bool {
 // Code is the error code of err for a report: the server's code, "connection_failed" when
 // the server could not be reached, "server_unavailable" when the run's retry budget ran out,
 // "stream_aborted" when a decrypt stream was cut midway, "unsafe_output" when a clear file
-// would have been written through a symlink or over something that is not a regular file.
+// would have been written through a symlink or over something that is not a regular file,
+// "input_changed" when an input file changed while it was sent, CodeNotRegularFile when it is
+// not a regular file.
 func Code(err error) string {
 	var (
 		api    *APIError
@@ -368,6 +370,10 @@ func Code(err error) string {
 		return api.Code
 	case errors.Is(err, ErrStreamAborted):
 		return "stream_aborted"
+	case errors.Is(err, ErrInputChanged):
+		return "input_changed"
+	case errors.As(err, new(*notRegularError)):
+		return CodeNotRegularFile
 	case errors.As(err, &tr):
 		return "connection_failed"
 	}

@@ -45,9 +45,25 @@ func TestReadIdentities(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 2}}, got)
 
+	// Every identity key of an entry is taken, each value once: none is silently dropped.
+	got, err = exitclient.ReadIdentities(strings.NewReader(`{"identity": "ID-A", "private_identity": "ID-B", "private_provisional_identity": "ID-C"}` + "\n" +
+		`{"identity": "ID-D", "private_identity": "ID-D"}`))
+	require.NoError(t, err)
+	require.Equal(t, []exitclient.Identity{{"ID-A", 1}, {"ID-B", 1}, {"ID-C", 1}, {"ID-D", 2}}, got)
+
+	// Line numbers are the file's, whatever comes before the first entry (blank lines, a BOM):
+	// the refused entries are named by them.
+	got, err = exitclient.ReadIdentities(strings.NewReader("\xef\xbb\xbf\r\n\n  \"ID-A\"\n\"ID-B\"\n"))
+	require.NoError(t, err)
+	require.Equal(t, []exitclient.Identity{{"ID-A", 3}, {"ID-B", 4}}, got)
+	_, err = exitclient.ReadIdentities(strings.NewReader("\n\n\"ID-A\"\nbad!\n"))
+	require.ErrorContains(t, err, "line 4:")
+
 	for name, bad := range map[string]string{
 		"not json": "\"ID-A\"\nsecret-looking-garbage!\n", "no identity field": `{"email": "a@x.io"}`,
 		"empty": `""`, "broken array": `["ID-A", `, "number field": `{"identity": 3}`,
+		"two arrays": "[\"ID-A\"]\n[\"ID-B\"]\n", "text after the array": `["ID-A"] secret-looking-garbage`,
+		"a key twice": `{"identity": "ID-A", "identity": "ID-B"}`, "an unknown key twice": `{"secret-looking-garbage": 1, "secret-looking-garbage": 2, "identity": "ID-A"}`,
 	} {
 		_, err := exitclient.ReadIdentities(strings.NewReader(bad))
 		require.Error(t, err, name)

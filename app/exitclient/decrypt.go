@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // PartSuffix ends the temporary name a clear file is written under until it is complete.
@@ -51,12 +52,12 @@ type DecryptReport struct {
 // Failure is one file that could not be decrypted.
 type Failure struct {
 	File    string // path relative to the input directory
-	Code    string // the server's error code, or connection_failed, stream_aborted, client_error
+	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, not_regular_file, input_changed, client_error
 	Message string
 }
 
 // DecryptTree mirrors every regular file under in into a clear file at the same relative path
-// under out. It first checks the paths and probes the server (Probe), and touches no file
+// under out; any other entry (a symlink, a pipe...) is a failure, CodeNotRegularFile. It first checks the paths and probes the server (Probe), and touches no file
 // before both pass: a bad path, URL or token is a *ConfigError.
 //
 // Paths are judged resolved (filepath.EvalSymlinks): in may be a symlink to a directory, and
@@ -69,6 +70,9 @@ type Failure struct {
 // its directory, synced, then renamed, so a killed run never leaves a partial file under a
 // final name (a part file left by a killed run is removed when its file is decrypted again).
 // Failures are reported per file, never stop the others, and leave no output.
+//
+// One run at a time writes to out: a second one is refused with a *ConfigError while the first
+// holds its lock (lockOutput).
 //
 // The run stops, returning the report so far with the error, when the tree cannot be listed,
 // the client's retry budget trips (*UnavailableError: the server is gone), the token stops
@@ -88,9 +92,14 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(inDir, path)
+		rel, _ := filepath.Rel(inDir, path)
+		switch {
+		case d.Type().IsRegular():
 			files = append(files, rel)
+		case !d.IsDir():
+			// Never read, and never silently left out: a symlink may point anywhere (a loop,
+			// a file of another tree), a pipe or a device has no end.
+			rep.Failures = append(rep.Failures, Failure{File: rel, Code: CodeNotRegularFile, Message: notRegularReason(d.Type())})
 		}
 		return nil
 	})
@@ -98,12 +107,17 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, fmt.Errorf("decrypt: list %q: %w", in, err)
 	}
 	sort.Strings(files)
-	rep.Total = len(files)
+	rep.Total = len(files) + len(rep.Failures)
 	tree, err := OpenOutputTree(outDir)
 	if err != nil {
 		return rep, fmt.Errorf("decrypt: %q: %w", out, bareErr(err))
 	}
 	defer tree.Close()
+	unlock, err := lockOutput(outDir, out)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = 4
@@ -113,7 +127,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 	defer stop()
 	var (
 		mu      sync.Mutex
-		handled int
+		handled = len(rep.Failures)
 		runErr  error
 		bytes   atomic.Int64
 	)
@@ -155,6 +169,28 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, runErr
 	}
 	return rep, ctx.Err()
+}
+
+// ErrInputChanged reports a file under the input directory that changed while it was being
+// sent: nothing of it is kept, and a rerun decrypts it as it is then.
+var ErrInputChanged = errors.New("the file changed while it was being read: rerun to decrypt it as it is now")
+
+// notRegularError is a file that stopped being a regular file after the listing (replaced by
+// a symlink or a pipe): CodeNotRegularFile.
+type notRegularError struct{ reason string }
+
+func (e *notRegularError) Error() string { return e.reason }
+
+// CodeNotRegularFile is the failure code of an entry under the input directory that is neither
+// a regular file nor a directory (a symlink, a named pipe, a socket, a device): it is not read.
+const CodeNotRegularFile = "not_regular_file"
+
+// notRegularReason says why an entry of type t under the input directory is not read.
+func notRegularReason(t fs.FileMode) string {
+	if t&fs.ModeSymlink != 0 {
+		return "a symbolic link, not followed: put what it points to under the input directory instead"
+	}
+	return fmt.Sprintf("not a regular file (%s), not read", t.Type())
 }
 
 // decryptPaths resolves in and out and checks them without writing anything: in is an
@@ -233,18 +269,31 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 	if done, err := tree.Exists(rel); done || err != nil {
 		return 0, done, err
 	}
-	st, err := os.Stat(src)
+	// Opened once, without following a symlink (one may have replaced the file since the
+	// listing) and without blocking on a named pipe; every attempt reads this same file.
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return 0, false, &notRegularError{reason: notRegularReason(fs.ModeSymlink)}
+	}
 	if err != nil {
 		return 0, false, err
 	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, false, &notRegularError{reason: notRegularReason(st.Mode().Type())}
+	}
 	resp, err := c.Do(ctx, func() (*http.Request, error) {
-		f, err := os.Open(src)
-		if err != nil {
-			return nil, err
+		// A file written to meanwhile would be sent with another length than announced, a
+		// transport error retried as if the server were down: it fails on its own account.
+		if now, err := f.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+			return nil, ErrInputChanged
 		}
-		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", f)
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", io.NopCloser(io.NewSectionReader(f, 0, st.Size())))
 		if err != nil {
-			f.Close()
 			return nil, err
 		}
 		req.ContentLength = st.Size()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,7 +40,7 @@ func ReadIdentities(r io.Reader) ([]Identity, error) {
 
 func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	first, err := firstByte(br)
+	first, skipped, err := firstByte(br)
 	if err == io.EOF {
 		return nil, nil
 	}
@@ -55,7 +56,7 @@ func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 		bad  int
 		buf  []byte
 	)
-	for line := 1; ; line++ {
+	for line := 1 + skipped; ; line++ {
 		var over bool
 		var rerr error
 		buf, over, rerr = readLine(br, buf[:0], maxLine)
@@ -130,8 +131,14 @@ func readLine(br *bufio.Reader, buf []byte, max int) (_ []byte, over bool, err e
 // readArray reads one JSON array of entries.
 func readArray(br *bufio.Reader) ([]Identity, error) {
 	var arr []json.RawMessage
-	if err := json.NewDecoder(br).Decode(&arr); err != nil {
+	dec := json.NewDecoder(br)
+	if err := dec.Decode(&arr); err != nil {
 		return nil, fmt.Errorf("read identities: the JSON array does not parse: %w", err)
+	}
+	// Anything after the array (a second array, a line appended) would be silently left out.
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, errors.New("read identities: something follows the JSON array: give one array, or one entry per line")
 	}
 	var out []Identity
 	for i, raw := range arr {
@@ -146,29 +153,27 @@ func readArray(br *bufio.Reader) ([]Identity, error) {
 	return out, nil
 }
 
-// firstByte is the first byte of br that is not white space, left unread with the white space
-// before it, so that line numbers still count leading blank lines; 0 when more white space than
-// br's buffer comes first (the entries are then read as lines). A UTF-8 byte order mark at the
-// very start (as Windows editors save text) is dropped: it is not part of the first entry.
-func firstByte(br *bufio.Reader) (byte, error) {
-	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-		_, _ = br.Discard(len(utf8BOM))
+// firstByte skips a UTF-8 BOM (a Windows editor's "UTF-8") and the white space before the
+// first entry, and returns that entry's first byte, left unread, with the number of lines it
+// skipped (so that line numbers stay the file's).
+func firstByte(br *bufio.Reader) (byte, int, error) {
+	if bom, _ := br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		_, _ = br.Discard(3)
 	}
-	for n := 1; ; n++ {
-		b, err := br.Peek(n)
-		if len(b) < n {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				return 0, nil
-			}
-			return 0, err
+	lines := 0
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return 0, lines, err
 		}
-		if c := b[n-1]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-			return c, nil
+		if b == '\n' {
+			lines++
+		}
+		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
+			return b, lines, br.UnreadByte()
 		}
 	}
 }
-
-var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 // identitiesOf reads one entry. Errors never quote the entry (it holds secrets).
 func identitiesOf(raw []byte) ([]string, error) {
@@ -194,8 +199,17 @@ func identitiesOf(raw []byte) ([]string, error) {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, errors.New("not a JSON string or object, nor a bare base64 identity")
 	}
+	// encoding/json keeps the last of a key given twice: the first identity would be lost.
+	keys := []string{"identity", "private_identity", "private_permanent_identity", "private_provisional_identity"}
+	if key, twice := repeatedKey(raw); twice {
+		if !slices.Contains(keys, key) {
+			key = "" // an unknown key is not quoted: it may be anything, a secret too
+		}
+		return nil, fmt.Errorf("the key %q is given twice", key)
+	}
+	// Every identity key present is taken (an entry holding two is two identities), once.
 	var out []string
-	for _, key := range []string{"identity", "private_identity", "private_permanent_identity", "private_provisional_identity"} {
+	for _, key := range keys {
 		v, ok := obj[key]
 		if !ok {
 			continue
@@ -203,15 +217,39 @@ func identitiesOf(raw []byte) ([]string, error) {
 		if err := json.Unmarshal(v, &s); err != nil || strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("%q is not a non-empty string", key)
 		}
-		out = append(out, s)
-		if key == "identity" || key == "private_identity" {
-			break
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	if len(out) == 0 {
 		return nil, errors.New(`no "identity" field`)
 	}
 	return out, nil
+}
+
+// repeatedKey finds a top-level key given twice in the JSON object raw (which parses).
+func repeatedKey(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := t.(string)
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // checkBare accepts a bare private identity: one token of base64 characters (standard or URL

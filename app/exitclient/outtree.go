@@ -65,8 +65,9 @@ func (t *OutputTree) Exists(rel string) (bool, error) {
 
 // Write writes rel (a relative path under the tree) with write, through its part file: the
 // part is created new, filled by write, synced, closed, then renamed to rel (replacing a file
-// there). On any error the part file is removed and rel is left as it was. A regular part file
-// left by a killed run is replaced; anything else at the part's name is refused.
+// there; anything else than a regular file at rel is refused). On any error the part file is
+// removed and rel is left as it was. A regular part file left by a killed run is replaced;
+// anything else at the part's name is refused.
 func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, true)
@@ -75,6 +76,11 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 	}
 	if dir != t.root {
 		defer dir.Close()
+	}
+	if fi, err := dir.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		// Renaming over it would replace a symlink (--out /dev/stdout), a device or a
+		// directory's name with the file.
+		return &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the file's name (not replaced)"}
 	}
 	part := name + PartSuffix
 	if fi, err := dir.Lstat(part); err == nil {

@@ -87,6 +87,7 @@ func FuzzJSONLRecords(f *testing.F) {
 	for _, seed := range []string{
 		`{"v":"abc","w":1}` + "\n", `{"v":null}`, `{"v":12}`, `[1]`, `{"v":"a\"b\\u00e9","n":{"v":"x"}}` + "\r\n\n",
 		`not json`, `{"\u0076":"k"}`, `{"v":"1","v":"2"}`, " {\t\"v\" : \"x\" } \n",
+		"\xef\xbb\xbf{\"v\":\"a\"}\n\xef\xbb\xbf{\"v\":\"b\"}",
 	} {
 		f.Add(seed)
 	}
@@ -94,7 +95,7 @@ func FuzzJSONLRecords(f *testing.F) {
 		r := newJSONLReader(strings.NewReader(in), []string{"v"})
 		r.mem = &arena{} // as decrypt-records reads
 		var all []byte
-		for _, rec := range readAll(t, r) {
+		for i, rec := range readAll(t, r) {
 			all = append(all, rec.raw...)
 			for _, fl := range rec.fields {
 				if fl.start < 0 || fl.end > len(rec.raw) || fl.start > fl.end {
@@ -104,6 +105,9 @@ func FuzzJSONLRecords(f *testing.F) {
 					continue
 				}
 				line := append(append(bytes.Clone(rec.raw[:fl.start]), quoteJSON(nil, fl.text)...), rec.raw[fl.end:]...)
+				if i == 0 {
+					line = bytes.TrimPrefix(line, utf8BOM) // the BOM before the first line
+				}
 				var obj map[string]json.RawMessage
 				if err := json.Unmarshal(line, &obj); err != nil {
 					t.Fatalf("replacing %q breaks the line %q: %v", fl.text, line, err)

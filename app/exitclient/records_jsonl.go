@@ -13,13 +13,19 @@ import (
 // keys whose values are strings (null passes through). Every line keeps its exact bytes but
 // for the values replaced. A line that is not a JSON object passes through unchanged and is
 // reported as invalid_record; a key absent from a line is not an error; blank lines pass
-// through and are not counted; a key repeated in one object has every occurrence decrypted.
+// through and are not counted; a key repeated in one object has every occurrence decrypted; a
+// UTF-8 BOM before the first line passes through.
 type jsonlReader struct {
 	br   *bufio.Reader
 	want map[string]bool
 	num  int
 	mem  *arena // where lines' bytes come from (nil: one allocation each)
+	// started is set once the first line is read (the only one a BOM may start).
+	started bool
 }
+
+// utf8BOM is the byte order mark some editors put before UTF-8 text.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 func newJSONLReader(r io.Reader, fields []string) *jsonlReader {
 	j := &jsonlReader{br: bufio.NewReaderSize(r, 256<<10), want: map[string]bool{}}
@@ -57,6 +63,14 @@ func (j *jsonlReader) next() (*record, error) {
 	rec := &record{raw: raw}
 	rec.fields = rec.inline[:0]
 	body := trimEOL(raw)
+	// A UTF-8 BOM before the first line (a Windows editor's "UTF-8") is not part of its JSON:
+	// it is written back as it came, and the positions of the fields count it.
+	off := 0
+	if !j.started && bytes.HasPrefix(body, utf8BOM) {
+		off = len(utf8BOM)
+	}
+	j.started = true
+	body = body[off:]
 	if len(bytes.TrimSpace(body)) == 0 {
 		return rec, nil
 	}
@@ -85,7 +99,7 @@ func (j *jsonlReader) next() (*record, error) {
 		i = skipSpace(body, i+1) // the colon
 		vend := skipValue(body, i)
 		if j.want[string(key)] {
-			f := field{name: string(key), start: i, end: vend}
+			f := field{name: string(key), start: off + i, end: off + vend}
 			switch body[i] {
 			case '"':
 				f.text = body[i+1 : vend-1]

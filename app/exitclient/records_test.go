@@ -139,6 +139,15 @@ func TestDecryptRecordsJSONLines(t *testing.T) {
 	}, errs)
 	require.Equal(t, int64(6), rep.Records)
 	require.Equal(t, int64(3), rep.Decrypted)
+
+	// A UTF-8 BOM before the first line (a Windows editor's UTF-8) passes through, and the
+	// line decrypts as CSV's header does with one; a BOM on a later line is no BOM.
+	bom := "\xef\xbb\xbf"
+	in = bom + `{"secret":"` + f.b64(t, "first") + `"}` + "\r\n" + bom + `{"secret":"x"}` + "\r\n"
+	out, errs, rep = f.run(t, in, exitclient.RecordOptions{Format: exitclient.FormatJSONL, Fields: []string{"secret"}})
+	require.Equal(t, bom+`{"secret":"first"}`+"\r\n"+bom+`{"secret":"x"}`+"\r\n", out)
+	require.Equal(t, []exitclient.FieldError{{Record: 2, Field: "", Code: "invalid_record", Message: "the line is not valid JSON"}}, errs)
+	require.Equal(t, int64(1), rep.Decrypted)
 }
 
 // Ciphertexts as URL-safe or unpadded base64, and as hex (bytea's \x form too); clear values

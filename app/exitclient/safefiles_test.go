@@ -3,10 +3,16 @@ package exitclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -161,4 +167,168 @@ func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "first", string(got))
 	require.NoFileExists(t, filepath.Join(dir, "a", "f"+exitclient.PartSuffix))
+}
+
+// Write never renames over something that is not a regular file: a symlink at the name (as
+// --out /dev/stdout is one) stays, and so does what it points to; a directory stays.
+func TestOutputTreeWriteKeepsWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	target := filepath.Join(elsewhere, "target")
+	write(t, target, []byte("untouched"))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "link")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	tree, err := exitclient.OpenOutputTree(dir)
+	require.NoError(t, err)
+	defer tree.Close()
+	for _, name := range []string{"link", "sub"} {
+		wrote := false
+		err := tree.Write(name, func(w io.Writer) error { wrote = true; _, err := w.Write([]byte("clear")); return err })
+		var unsafe *exitclient.UnsafeOutputError
+		require.ErrorAs(t, err, &unsafe, name)
+		require.False(t, wrote, "%s: refused before anything is written", name)
+		require.NoFileExists(t, filepath.Join(dir, name+exitclient.PartSuffix))
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "link"))
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "the symlink stays")
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "untouched", string(got))
+	require.DirExists(t, filepath.Join(dir, "sub"))
+}
+
+// An entry under --in that is not a regular file (a symlink to a file outside, to a directory,
+// a symlink loop, a named pipe) is never read and never silently left out: each is a failure
+// with its own code, so the run's exit status says that not everything was decrypted.
+func TestDecryptReportsNonRegularInputs(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	in, out, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "a.bin"), []byte("clear a"))
+	outside := filepath.Join(elsewhere, "outside.bin")
+	write(t, outside, []byte("clear outside"))
+	write(t, filepath.Join(elsewhere, "dir", "deep.bin"), []byte("clear deep"))
+	require.NoError(t, os.Symlink(outside, filepath.Join(in, "to-file.bin")))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "dir"), filepath.Join(in, "to-dir")))
+	require.NoError(t, os.Symlink("loop2", filepath.Join(in, "loop1")))
+	require.NoError(t, os.Symlink("loop1", filepath.Join(in, "loop2")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(in, "pipe"), 0o600))
+
+	var last int
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Progress: func(done, total int, _ int64) {
+		require.Equal(t, 6, total)
+		last = max(last, done)
+	}})
+	require.NoError(t, err)
+	require.Equal(t, 6, last, "the progress ends at its total")
+	require.Equal(t, 6, rep.Total)
+	require.Equal(t, 1, rep.Decrypted)
+	codes := map[string]string{}
+	for _, f := range rep.Failures {
+		require.NotEmpty(t, f.Message)
+		codes[f.File] = f.Code
+	}
+	nr := exitclient.CodeNotRegularFile
+	require.Equal(t, map[string]string{"loop1": nr, "loop2": nr, "pipe": nr, "to-dir": nr, "to-file.bin": nr}, codes)
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only a.bin is written")
+}
+
+// Two runs on the same --out at once would take each other's part files for ones left by a
+// killed run, remove them, and rename half-written files over final names: the second run is
+// refused before it writes anything, and the first ends as if alone.
+func TestDecryptRefusesASecondRunOnTheSameOutput(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	var released sync.Once
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		if first.CompareAndSwap(false, true) { // only the first request waits
+			close(started)
+			<-release
+		}
+		apptest.EchoDecrypt(w, r)
+	}, nil)
+	free := func() { released.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the server closes, even when the test fails
+	c := exitclient.New(srv.URL, token)
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
+	write(t, filepath.Join(in, "a.bin"), []byte("clear a"))
+
+	firstRun := make(chan error, 1)
+	go func() {
+		rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+		if err == nil && rep.Decrypted != 1 {
+			err = fmt.Errorf("first run: %+v", rep)
+		}
+		firstRun <- err
+	}()
+	<-started
+	_, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	var cfg *exitclient.ConfigError
+	require.ErrorAs(t, err, &cfg, "a second run on the same --out is refused")
+	require.Contains(t, err.Error(), "in use by another exit decrypt")
+	free()
+	require.NoError(t, <-firstRun)
+	got, err := os.ReadFile(filepath.Join(out, "a.bin"))
+	require.NoError(t, err)
+	require.Equal(t, "clear a", string(got))
+
+	// Once the first run is over, the directory is free again.
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Skipped)
+}
+
+// A file under --in that is rewritten while it is sent (here, while the server answers 503)
+// fails on its own account, input_changed, instead of being retried as if the server were
+// down and then reported as connection_failed; one replaced by a symlink after the listing is
+// not followed out of --in.
+func TestDecryptInputChangingDuringTheRun(t *testing.T) {
+	t.Parallel()
+	in, out, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "a-grows.bin"), []byte("clear a"))
+	write(t, filepath.Join(in, "b-swapped.bin"), []byte("clear b"))
+	write(t, filepath.Join(in, "c-ok.bin"), []byte("clear c"))
+	secret := filepath.Join(elsewhere, "secret")
+	write(t, secret, []byte("outside --in"))
+	var calls atomic.Int32
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // a-grows.bin, the first of the run (Jobs 1)
+			f, err := os.OpenFile(filepath.Join(in, "a-grows.bin"), os.O_WRONLY|os.O_APPEND, 0)
+			if err == nil {
+				_, _ = f.WriteString(" and more")
+				f.Close()
+			}
+			swapped := filepath.Join(in, "b-swapped.bin")
+			_ = os.Remove(swapped)
+			_ = os.Symlink(secret, swapped)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		apptest.EchoDecrypt(w, r)
+	}, nil)
+	c := exitclient.New(srv.URL, token)
+	c.Backoff = time.Millisecond
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	require.NoError(t, err)
+	codes := map[string]string{}
+	for _, f := range rep.Failures {
+		codes[f.File] = f.Code
+	}
+	require.Equal(t, map[string]string{"a-grows.bin": "input_changed", "b-swapped.bin": exitclient.CodeNotRegularFile}, codes)
+	require.Equal(t, 1, rep.Decrypted)
+	_, err = os.Stat(filepath.Join(out, "b-swapped.bin"))
+	require.True(t, os.IsNotExist(err), "what the symlink points to is not decrypted")
+
+	// A rerun decrypts the file as it is now.
+	require.NoError(t, os.Remove(filepath.Join(in, "b-swapped.bin")))
+	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Decrypted)
+	got, err := os.ReadFile(filepath.Join(out, "a-grows.bin"))
+	require.NoError(t, err)
+	require.Equal(t, "clear a and more", string(got))
 }

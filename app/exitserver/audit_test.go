@@ -46,6 +46,7 @@ func TestAudit(t *testing.T) {
 		"not base64":    `{"ids": ["!!!!!!!!!!!!!!!!!!!!!!=="]}`,
 		"unknown field": `{"ids": [], "id": []}`,
 		"no ids":        `{}`,
+		"ids twice":     `{"ids": ["AAAAAAAAAAAAAAAAAAAAAA=="], "ids": []}`,
 	} {
 		status, raw, _ := f.do(t, "POST", "/v1/audit", testToken, strings.NewReader(bad))
 		requireError(t, status, raw, 400, "invalid_body")

@@ -265,7 +265,8 @@ func TestImport(t *testing.T) {
 	for name, body := range map[string]string{
 		"not json": "identities=a", "empty": "", "wrong type": `{"identities": "a"}`,
 		"numbers": `{"identities": [1]}`, "unknown field": `{"identity": ["a"]}`, "two objects": `{"identities": []}{}`,
-		"missing list": `{}`,
+		"missing list": `{}`, "a key twice": `{"identities": ["a"], "identities": []}`,
+		"a key twice in another case": `{"identities": ["a"], "Identities": []}`,
 	} {
 		status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(body))
 		requireError(t, status, raw, 400, "invalid_body")

@@ -56,7 +56,7 @@ type LoadSummary struct {
 var numberedSQL = regexp.MustCompile(`^(\d+)_.*\.sql$`)
 
 // DumpFiles returns the numbered SQL files of a dump directory (N_name.sql) in the order
-// of their number.
+// of their number; a gap in the numbers is an error (a file missing).
 func DumpFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -89,6 +89,12 @@ func DumpFiles(dir string) ([]string, error) {
 	})
 	out := make([]string, len(files))
 	for i, x := range files {
+		if i > 0 && x.n > files[i-1].n+1 {
+			// A file lost on the way (a dump copied in part) would load without error, and
+			// the exit server would then answer key_not_found for everything it held.
+			return nil, fmt.Errorf("load dump: %s follows %s with no file numbered %d between them in %s: is a file of the dump missing?",
+				x.name, files[i-1].name, files[i-1].n+1, dir)
+		}
 		out[i] = x.name
 	}
 	return out, nil

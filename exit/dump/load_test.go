@@ -330,3 +330,19 @@ func TestDecoyAppsShadowMainResources(t *testing.T) {
 	}
 	require.Positive(t, shadowed, "no decoy key publish under a main resource ID")
 }
+
+// A dump copied in part (2_data.sql missing) is refused before anything runs, rather than
+// loaded without its rows.
+func TestDumpFilesRefusesAGap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"1_schema.sql", "3_indexes.sql", "notes.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("-- empty\n"), 0o600))
+	}
+	_, err := dump.DumpFiles(dir)
+	require.ErrorContains(t, err, "no file numbered 2")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "2_data.sql"), []byte("-- empty\n"), 0o600))
+	files, err := dump.DumpFiles(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1_schema.sql", "2_data.sql", "3_indexes.sql"}, files)
+}
