@@ -36,7 +36,8 @@ only once the new copy passed bbolt's consistency check.`,
 				if !ok {
 					return code
 				}
-				target, err := backupTarget(*out, l.Config.Store.Path, *force, time.Now())
+				own := []string{l.Config.Store.Path, l.Config.Store.KeyFile, l.Config.Admin.TokenFile, addrFilePath(l.Config.Store.Path)}
+				target, err := backupTarget(*out, l.Config.Store.Path, own, *force, time.Now())
 				if err != nil {
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
@@ -60,8 +61,11 @@ only once the new copy passed bbolt's consistency check.`,
 }
 
 // backupTarget resolves --out: a directory gets a dated file inside; an existing file is
-// refused without force; the parent directory must exist.
-func backupTarget(out, dataPath string, force bool, now time.Time) (string, error) {
+// refused without force; the parent directory must exist. The files idvault runs on (own: the
+// data file, its master key, its admin token, its address file) are refused even with force,
+// under any name that reaches them: the copy would replace the live data file under its server
+// (whose later writes would then go to an unlinked file) or the only master key.
+func backupTarget(out, dataPath string, own []string, force bool, now time.Time) (string, error) {
 	target := out
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		base := filepath.Base(dataPath)
@@ -72,6 +76,8 @@ func backupTarget(out, dataPath string, force bool, now time.Time) (string, erro
 	switch {
 	case err == nil && st.IsDir():
 		return "", fmt.Errorf("%s is a directory", target)
+	case err == nil && isOwnFile(st, own):
+		return "", fmt.Errorf("%s is a file idvault runs on (the data file, its master key, admin token or address file): write the copy elsewhere", target)
 	case err == nil && !force:
 		return "", fmt.Errorf("%s exists: use --force to replace it", target)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -82,6 +88,17 @@ func backupTarget(out, dataPath string, force bool, now time.Time) (string, erro
 		return "", fmt.Errorf("cannot write %s: directory %s does not exist", target, dir)
 	}
 	return target, nil
+}
+
+// isOwnFile reports whether st is one of the files named in own (compared as files, so a
+// symbolic link or another path to the same file counts).
+func isOwnFile(st os.FileInfo, own []string) bool {
+	for _, p := range own {
+		if o, err := os.Stat(p); err == nil && os.SameFile(st, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // backup copies the data file directly when no server holds it, else through the admin API,
