@@ -78,13 +78,17 @@ func appCreate(c *cmdline) runFunc {
 		}
 		if *out != "" {
 			// Checked before the app exists, so a refusal loses no secret.
-			if err := checkOutFile("--out", *out, *force); err != nil {
+			l, code, ok := c.p.load(cf, nil)
+			if !ok {
+				return code
+			}
+			if err := checkOutFile("--out", *out, *force, ownFiles(cf, l.Config)); err != nil {
 				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
 				return exitFail
 			}
 		}
 		if *idEnv != "" {
-			if err := checkOutFile("--identity-server-env", *idEnv, false); err != nil {
+			if err := checkOutFile("--identity-server-env", *idEnv, false, nil); err != nil {
 				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
 				return exitFail
 			}
@@ -143,12 +147,15 @@ func writeEnv(w io.Writer, cr admin.CreateResponse) {
 }
 
 // checkOutFile refuses the output file of flag (--out, --identity-server-env) when it cannot be
-// written: an existing file without force, a directory, or a missing parent directory.
-func checkOutFile(flag, path string, force bool) error {
+// written: an existing file without force, one of the files idvault runs on (own, ownFiles)
+// even with force, a directory, or a missing parent directory.
+func checkOutFile(flag, path string, force bool, own []string) error {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s %s is a directory: give a file name", flag, path)
+	case err == nil && isOwnFile(st, own):
+		return fmt.Errorf("%s %s is a file idvault runs on (the data file, its master key, admin token, address file or configuration): give another file", flag, path)
 	case err == nil && !force:
 		return fmt.Errorf("%s %s exists: use --force to replace it", flag, path)
 	case err != nil && !errors.Is(err, os.ErrNotExist):

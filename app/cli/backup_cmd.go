@@ -36,8 +36,7 @@ only once the new copy passed bbolt's consistency check.`,
 				if !ok {
 					return code
 				}
-				own := []string{l.Config.Store.Path, l.Config.Store.KeyFile, l.Config.Admin.TokenFile, addrFilePath(l.Config.Store.Path)}
-				target, err := backupTarget(*out, l.Config.Store.Path, own, *force, time.Now())
+				target, err := backupTarget(*out, l.Config.Store.Path, ownFiles(cf, l.Config), *force, time.Now())
 				if err != nil {
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
@@ -61,10 +60,8 @@ only once the new copy passed bbolt's consistency check.`,
 }
 
 // backupTarget resolves --out: a directory gets a dated file inside; an existing file is
-// refused without force; the parent directory must exist. The files idvault runs on (own: the
-// data file, its master key, its admin token, its address file) are refused even with force,
-// under any name that reaches them: the copy would replace the live data file under its server
-// (whose later writes would then go to an unlinked file) or the only master key.
+// refused without force; the parent directory must exist. The files idvault runs on (own,
+// ownFiles) are refused even with force, under any name that reaches them.
 func backupTarget(out, dataPath string, own []string, force bool, now time.Time) (string, error) {
 	target := out
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
@@ -77,7 +74,7 @@ func backupTarget(out, dataPath string, own []string, force bool, now time.Time)
 	case err == nil && st.IsDir():
 		return "", fmt.Errorf("%s is a directory", target)
 	case err == nil && isOwnFile(st, own):
-		return "", fmt.Errorf("%s is a file idvault runs on (the data file, its master key, admin token or address file): write the copy elsewhere", target)
+		return "", fmt.Errorf("%s is a file idvault runs on (the data file, its master key, admin token, address file or configuration): write the copy elsewhere", target)
 	case err == nil && !force:
 		return "", fmt.Errorf("%s exists: use --force to replace it", target)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -88,17 +85,6 @@ func backupTarget(out, dataPath string, own []string, force bool, now time.Time)
 		return "", fmt.Errorf("cannot write %s: directory %s does not exist", target, dir)
 	}
 	return target, nil
-}
-
-// isOwnFile reports whether st is one of the files named in own (compared as files, so a
-// symbolic link or another path to the same file counts).
-func isOwnFile(st os.FileInfo, own []string) bool {
-	for _, p := range own {
-		if o, err := os.Stat(p); err == nil && os.SameFile(st, o) {
-			return true
-		}
-	}
-	return false
 }
 
 // backup copies the data file directly when no server holds it, else through the admin API,
