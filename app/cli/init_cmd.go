@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/store"
 )
 
@@ -40,6 +41,10 @@ once. Existing files are never replaced.`,
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
+				}
+				// Checked as serve checks server.listen, so the config written is one serve starts on.
+				if err := config.CheckListen(*listen); err != nil {
+					return c.usageError("--listen: %v", err)
 				}
 				p, err := initPaths(*dir, *bin, *data)
 				if err != nil {

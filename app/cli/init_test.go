@@ -159,3 +159,18 @@ func TestInitUnitPassesSystemdAnalyzeVerify(t *testing.T) {
 		})
 	}
 }
+
+// A --listen that serve would refuse (no port) is refused before anything is written, instead
+// of a config whose first serve fails.
+func TestInitRefusesAListenAddressServeRefuses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	etc := filepath.Join(dir, "etc")
+	for _, listen := range []string{"0.0.0.0", "127.0.0.1:http", "127.0.0.1:70000", "bad host:80"} {
+		_, errOut, code := apptest.RunCLI(t, dir, nil, "init", "--dir", etc, "--data", filepath.Join(dir, "lib"), "--listen", listen)
+		require.Equal(t, 2, code, listen)
+		require.Contains(t, errOut, "idvault init: --listen: ", listen)
+		_, err := os.Stat(etc)
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing written for %q", listen)
+	}
+}

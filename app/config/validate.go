@@ -100,6 +100,13 @@ func (c Config) Validate() []error {
 	return errs
 }
 
+// CheckListen checks a listen address as server.listen is checked (checkListen), for a
+// command that writes one into a config file (idvault init --listen).
+func CheckListen(listen string) error {
+	_, err := checkListen(listen)
+	return err
+}
+
 // checkListen checks a host:port listen address: the port a number from 0 to 65535 (0: any
 // free port), the host empty (every interface), an IP address or a host name.
 func checkListen(listen string) (string, error) {
