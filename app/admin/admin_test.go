@@ -44,6 +44,19 @@ func TestAdminNeedsTheToken(t *testing.T) {
 	}
 }
 
+// The scheme is case-insensitive (RFC 9110 11.1): a client sending "bearer" with the right
+// token is let in, not told its token is wrong.
+func TestAdminBearerSchemeInAnyCase(t *testing.T) {
+	t.Parallel()
+	_, do := setup(t)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		r := do(http.MethodGet, "/admin/apps", nil, "Authorization", scheme+" "+token)
+		require.Equal(t, http.StatusOK, r.Status, scheme)
+	}
+	r := do(http.MethodGet, "/admin/apps", nil, "Authorization", "Basic "+token)
+	require.Equal(t, http.StatusUnauthorized, r.Status, "another scheme")
+}
+
 func TestAdminWithoutConfiguredTokenRefusesEverything(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
