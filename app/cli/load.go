@@ -123,7 +123,16 @@ func readAdminToken(c config.Config) (string, error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("admin token file %s is readable by group or others (mode %v): chmod 600 it", path, st.Mode().Perm())
 	}
-	return strings.TrimSpace(string(raw)), nil
+	// Held to admin.token's rule: an empty, short or two-line file would otherwise give a token
+	// no client can send, or a weak one.
+	tok := strings.TrimSpace(string(raw))
+	if tok == "" {
+		return "", fmt.Errorf("admin token file %s is empty: write the token in it, or remove it and serve makes a new one", path)
+	}
+	if err := config.CheckAdminToken(tok); err != nil {
+		return "", fmt.Errorf("admin token file %s: the token %v", path, err)
+	}
+	return tok, nil
 }
 
 // newLogger builds the logger of the configuration; close writes out the request lines it
