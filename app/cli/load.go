@@ -129,7 +129,7 @@ func readAdminToken(c config.Config) (string, error) {
 	if tok == "" {
 		return "", fmt.Errorf("admin token file %s is empty: write the token in it, or remove it and serve makes a new one", path)
 	}
-	if err := config.CheckAdminToken(tok); err != nil {
+	if err := config.CheckBearerToken(tok); err != nil {
 		return "", fmt.Errorf("admin token file %s: the token %v", path, err)
 	}
 	return tok, nil

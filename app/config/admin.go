@@ -33,10 +33,12 @@ func DefaultAdmin() Admin {
 // maxWrongTokens bounds admin.max_wrong_tokens: beyond it the throttle no longer throttles.
 const maxWrongTokens = 1000
 
-// CheckAdminToken checks an admin token (admin.token, or the content of admin.token_file) as a
-// client must send it after "Bearer ": at least 16 characters, no control character (a second
-// line), no space at either end (a client's header loses it). The error never holds the token.
-func CheckAdminToken(token string) error {
+// CheckBearerToken checks a bearer token idvault is given (admin.token or the content of
+// admin.token_file, identity_server.token, exit.token) as a client must send it after
+// "Bearer ": at least 16 characters, no control character (a second line), no space at either
+// end (the server trims the header, so it would refuse every request). The error never holds
+// the token.
+func CheckBearerToken(token string) error {
 	switch {
 	case len(token) < 16:
 		return errors.New("must be at least 16 characters")
@@ -54,7 +56,7 @@ func (a Admin) validate() []error {
 		{"admin.lock_duration", a.LockDuration, time.Second, maxPeriod},
 	})
 	if a.Token != "" {
-		if err := CheckAdminToken(a.Token); err != nil {
+		if err := CheckBearerToken(a.Token); err != nil {
 			errs = append(errs, fmt.Errorf("admin.token: %w", err))
 		}
 	}

@@ -50,4 +50,11 @@ func TestAdminTokenIsSendable(t *testing.T) {
 		require.NotContains(t, err.Error(), "0123456789abcdef", name)
 	}
 	require.NoError(t, loadFile(t, minimal, "IDVAULT_ADMIN__TOKEN=0123456789abcdef 0123").Err(), "a space inside is sent as is")
+
+	// The identity server's and the exit server's bearer tokens follow the same rule.
+	for _, key := range []string{"IDENTITY_SERVER", "EXIT"} {
+		err := loadFile(t, minimal, "IDVAULT_"+key+"__TOKEN=0123456789abcdef0123 ").Err()
+		require.ErrorContains(t, err, strings.ToLower(key)+".token: must not start or end with a space", key)
+		require.NotContains(t, err.Error(), "0123456789abcdef", key)
+	}
 }

@@ -65,8 +65,10 @@ func (c Config) Validate() []error {
 			bad("identity_server.token", "required when server.listen is not loopback (or set identity_server.allow_unauthenticated: true)")
 		}
 	}
-	if c.IdentityServer.Token != "" && len(c.IdentityServer.Token) < 16 {
-		bad("identity_server.token", "must be at least 16 characters")
+	if c.IdentityServer.Token != "" {
+		if err := CheckBearerToken(c.IdentityServer.Token); err != nil {
+			bad("identity_server.token", "%v", err)
+		}
 	}
 	errs = append(errs, c.IdentityServer.validate()...)
 	errs = append(errs, c.Console.validate()...)
