@@ -148,6 +148,8 @@ func TestAdminBodiesAreStrict(t *testing.T) {
 		{"create, long unknown field is cut", http.MethodPost, "/admin/apps", `{"name": "x", "` + strings.Repeat("a", 500) + `": 1}`, `unknown field \"` + strings.Repeat("a", 64) + `\"`},
 		{"update, misspelt field", http.MethodPatch, "/admin/apps/" + id, `{"legacy_error": true}`, `unknown field \"legacy_error\"`},
 		{"update, data after the object", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true}x`, "data after the JSON object"},
+		{"update, nothing to change", http.MethodPatch, "/admin/apps/" + id, `{}`, "nothing to change"},
+		{"update, only nulls", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": null, "registered_users_only": null}`, "nothing to change"},
 	}
 	for _, c := range cases {
 		r := do(c.method, c.path, c.body)

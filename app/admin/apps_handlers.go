@@ -47,6 +47,11 @@ func (h *Handler) UpdateApp(c *fiber.Ctx) error {
 	if err := decodeStrict(c.Body(), &req); err != nil {
 		return apierr.InvalidBody.Msg("body must be a JSON object with boolean legacy_errors and/or registered_users_only: %s", err)
 	}
+	if req.LegacyErrors == nil && req.RegisteredUsersOnly == nil {
+		// {} (or nulls) would change nothing but the app's updated_at: a client that meant a
+		// change it did not spell is told, not answered 200.
+		return apierr.InvalidBody.Msg("body must set legacy_errors and/or registered_users_only (true or false): nothing to change")
+	}
 	v, err := h.Update(c.Params("app_id"), req)
 	if err != nil {
 		return err

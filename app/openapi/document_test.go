@@ -96,7 +96,7 @@ func build() []byte {
 		params:    list{pAdminApp}, security: adminSec})
 	changed := merge(appExample, m{"registered_users_only": true})
 	b.add("/admin/apps/{app_id}", "patch", operation{id: "updateApp", tag: "admin", summary: "Change an app's options",
-		desc:      "Sets the options named in the body; an option left out keeps its value. Declared apps are read-only.",
+		desc:      "Sets the options named in the body, at least one (an empty body, or nulls only, is invalid_body: nothing to change); an option left out keeps its value. Declared apps are read-only.",
 		responses: merge(jsonOK("the changed app", ref("AppEnvelope"), m{"app": changed}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared, apierr.InvalidBody)...)),
 		params:    list{pAdminApp}, body: jsonBody(ref("UpdateAppRequest"), m{"registered_users_only": true}, true, ""), security: adminSec})
 	b.add("/admin/apps/{app_id}", "delete", operation{id: "deleteApp", tag: "admin", summary: "Delete an app",
