@@ -150,6 +150,8 @@ func TestAdminBodiesAreStrict(t *testing.T) {
 		{"update, data after the object", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true}x`, "data after the JSON object"},
 		{"update, nothing to change", http.MethodPatch, "/admin/apps/" + id, `{}`, "nothing to change"},
 		{"update, only nulls", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": null, "registered_users_only": null}`, "nothing to change"},
+		{"delete with a body", http.MethodDelete, "/admin/apps/" + id, `{"confirm": false}`, "takes no body"},
+		{"rotate with a body", http.MethodPost, "/admin/apps/" + id + "/rotate-token", `{"keep_old": true}`, "takes no body"},
 	}
 	for _, c := range cases {
 		r := do(c.method, c.path, c.body)

@@ -61,6 +61,9 @@ func (h *Handler) UpdateApp(c *fiber.Ctx) error {
 
 // RotateToken: POST /admin/apps/:app_id/rotate-token → {"app": {...}, "auth_token": "..."}.
 func (h *Handler) RotateToken(c *fiber.Ctx) error {
+	if err := noBody(c.Body()); err != nil {
+		return err
+	}
 	r, err := h.Rotate(c.Params("app_id"))
 	if err != nil {
 		return err
@@ -70,6 +73,9 @@ func (h *Handler) RotateToken(c *fiber.Ctx) error {
 
 // DeleteApp: DELETE /admin/apps/:app_id → {"deleted": "<id>"}.
 func (h *Handler) DeleteApp(c *fiber.Ctx) error {
+	if err := noBody(c.Body()); err != nil {
+		return err
+	}
 	id, err := h.Delete(c.Params("app_id"))
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // decodeStrict parses body as exactly one JSON object into v. The admin API is idvault's own, so
@@ -30,6 +32,15 @@ func decodeStrict(body []byte, v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data after the JSON object")
+	}
+	return nil
+}
+
+// noBody refuses a body on a route that reads none (rotate-token, DELETE): an ignored body
+// ({"confirm": false} on a DELETE) would be acted against, not on. Blank space passes.
+func noBody(body []byte) error {
+	if len(bytes.TrimSpace(body)) > 0 {
+		return apierr.InvalidBody.Msg("this route takes no body: nothing was done")
 	}
 	return nil
 }
