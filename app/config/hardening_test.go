@@ -151,3 +151,20 @@ func TestRecordCacheSize(t *testing.T) {
 		require.ErrorContains(t, err, "store.record_cache_mib: must be between 0 (off) and 65536")
 	}
 }
+
+// An app declared twice (the same secret: serve refuses it at start) and two names equal but
+// for case (app create refuses them) are reported by Validate, so config check finds them
+// before serve does. The secret is never in the problem.
+func TestDeclaredAppsAreDistinct(t *testing.T) {
+	t.Parallel()
+	const secret = "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ=="
+	const other = "l9QcZoHteJQXJVdshsc2f4CBntL60vZxmdBjFS8WxymUXmIJOBz3wTYNfzQiX4AxxB1BU5zd4U1bKURsdyUyBA=="
+	app := func(name, secret string) string {
+		return "  - name: " + name + "\n    secret: " + secret + "\n    auth_token: declared-token-0123456789\n"
+	}
+	err := loadFile(t, minimal+"apps:\n"+app("one", secret)+app("two", secret)+app("ONE", other)).Err()
+	require.ErrorContains(t, err, "apps[1].secret: is the secret of apps[0]: the same app declared twice")
+	require.ErrorContains(t, err, `apps[2].name: "ONE" is the name of apps[0]`)
+	require.NotContains(t, err.Error(), secret[:20])
+	require.NoError(t, loadFile(t, minimal+"apps:\n"+app("one", secret)+app("two", other)).Err())
+}

@@ -78,13 +78,27 @@ func (c Config) Validate() []error {
 	if c.Verification.Enabled {
 		errs = append(errs, splitJoined(c.Mail.Validate())...)
 	}
+	// An app declared twice (the same secret, so the same app ID) stops serve; two names equal
+	// but for case are refused as app create refuses them. Both are reported here, for config
+	// check.
+	secrets := map[string]int{}
 	for i, a := range c.Apps {
 		key := fmt.Sprintf("apps[%d]", i)
 		if strings.TrimSpace(a.Name) == "" {
 			bad(key+".name", "must not be empty")
 		}
+		for j, prev := range c.Apps[:i] {
+			if strings.TrimSpace(a.Name) != "" && strings.EqualFold(a.Name, prev.Name) {
+				bad(key+".name", "%q is the name of apps[%d] (app names are compared case-insensitively)", a.Name, j)
+				break
+			}
+		}
 		if s, err := decodeB64(a.Secret); err != nil || len(s) != 64 {
 			bad(key+".secret", "must be the base64 of a 64-byte app secret")
+		} else if j, dup := secrets[string(s)]; dup {
+			bad(key+".secret", "is the secret of apps[%d]: the same app declared twice", j)
+		} else {
+			secrets[string(s)] = i
 		}
 		switch {
 		case a.AuthToken != "" && a.AuthTokenSHA256 != "":
