@@ -57,7 +57,7 @@ func (p *prog) withBackend(cf configFlags, fn func(appBackend) error) int {
 
 func appCreate(c *cmdline) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	var req admin.CreateRequest
 	c.StringVar(&req.Name, "name", "", "app `NAME`")
 	c.require("name")
@@ -68,6 +68,7 @@ func appCreate(c *cmdline) runFunc {
 	asEnv := c.Bool("env", false, "print shell variable assignments (APP_ID, URL_ID, APP_SECRET, AUTH_TOKEN) to source with '.'")
 	out := c.String("out", "", "write the output to `FILE` (created with mode 0600: it holds the app secret) instead of stdout")
 	force := c.Bool("force", false, "with --out, replace an existing file")
+	c.nonEmpty("name", "out", "identity-server-env")
 	idEnv := c.String("identity-server-env", "", "also write `FILE` (0600), an environment file that turns the identity server on for this app with a new bearer token (idvault.service from \"idvault init\" reads it; restart the service)")
 	return func(_ context.Context, args []string) int {
 		if len(args) > 0 {
@@ -179,7 +180,7 @@ func writePrivateFile(path string, data []byte, force bool) error {
 
 func appList(c *cmdline) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	asJSON := c.Bool("json", false, "print JSON")
 	return func(_ context.Context, args []string) int {
 		if len(args) > 0 {
@@ -207,7 +208,7 @@ func appList(c *cmdline) runFunc {
 // one app ID.
 func oneApp(c *cmdline, extra func(), fn func(b appBackend, id []byte, asJSON bool) error) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	asJSON := c.Bool("json", false, "print JSON")
 	if extra != nil {
 		extra()

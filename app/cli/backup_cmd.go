@@ -23,9 +23,10 @@ func backupCommand() *command {
 only once the new copy passed bbolt's consistency check.`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
-			cf.register(c.FlagSet)
+			cf.register(c)
 			out := c.String("out", "", "`FILE|DIR` to write the copy to (in a directory, a dated file)")
 			c.require("out")
+			c.nonEmpty("out")
 			force := c.Bool("force", false, "replace an existing file")
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {

@@ -38,6 +38,7 @@ once. Existing files are never replaced.`,
 			bin := c.String("bin", "", "the idvault binary `PATH` the unit runs (default: this binary)")
 			data := c.String("data", "/var/lib/idvault", "`DIR` of the data file, the only place the service writes")
 			listen := c.String("listen", "127.0.0.1:8080", "listen address `ADDR` (server.listen); loopback behind a TLS reverse proxy")
+			c.nonEmpty("dir", "bin", "data", "listen")
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,9 +22,10 @@ type configFlags struct {
 	data string
 }
 
-func (f *configFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
-	fs.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
+func (f *configFlags) register(c *cmdline) {
+	c.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
+	c.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
+	c.nonEmpty("config", "data")
 }
 
 // load reads the configuration; problems are printed and make it fail.
