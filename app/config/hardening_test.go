@@ -168,3 +168,28 @@ func TestDeclaredAppsAreDistinct(t *testing.T) {
 	require.NotContains(t, err.Error(), secret[:20])
 	require.NoError(t, loadFile(t, minimal+"apps:\n"+app("one", secret)+app("two", other)).Err())
 }
+
+// The data file, the master key and the admin token file are three files: a token file that is
+// the key file would hand the master key to every admin client as the admin token.
+func TestOneFileInTwoRolesIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "master.key")
+	require.NoError(t, os.WriteFile(key, []byte("k\n"), 0o600))
+	link := filepath.Join(dir, "token-link")
+	require.NoError(t, os.Symlink(key, link))
+	data := "IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db")
+	for name, env := range map[string][]string{
+		"token file is the key file":        {data, "IDVAULT_ADMIN__TOKEN_FILE=" + key},
+		"token file links to the key file":  {data, "IDVAULT_ADMIN__TOKEN_FILE=" + link},
+		"key file is the data file":         {data, "IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "idvault.db")},
+		"relative and absolute of one path": {data, "IDVAULT_ADMIN__TOKEN_FILE=" + filepath.Join(dir, ".", "master.key")},
+	} {
+		err := loadFile(t, minimal, env...).Err()
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), "each needs its own file", name)
+	}
+	// With admin.token set the token file is not read: no conflict.
+	require.NoError(t, loadFile(t, minimal, data, "IDVAULT_ADMIN__TOKEN_FILE="+key, "IDVAULT_ADMIN__TOKEN=0123456789abcdef0123").Err())
+	require.NoError(t, loadFile(t, minimal, data).Err(), "the defaults are three files")
+}

@@ -48,6 +48,7 @@ func (c Config) Validate() []error {
 	if c.Store.RecordCacheMiB < 0 || c.Store.RecordCacheMiB > 65536 {
 		bad("store.record_cache_mib", "must be between 0 (off) and 65536")
 	}
+	errs = append(errs, c.checkPaths()...)
 	errs = append(errs, c.Admin.validate()...)
 
 	remote := err == nil && !loopback.IsHost(host)
