@@ -193,3 +193,17 @@ func TestOneFileInTwoRolesIsRefused(t *testing.T) {
 	require.NoError(t, loadFile(t, minimal, data, "IDVAULT_ADMIN__TOKEN_FILE="+key, "IDVAULT_ADMIN__TOKEN=0123456789abcdef0123").Err())
 	require.NoError(t, loadFile(t, minimal, data).Err(), "the defaults are three files")
 }
+
+// Declared apps cannot be spelt in the environment: IDVAULT_APPS__0__NAME made an app whose name
+// was empty (the value lost), and IDVAULT_APPS was told to be written as itself. Both are
+// reported as not read, and no app appears.
+func TestAppsFromTheEnvironmentAreReported(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal, "IDVAULT_APPS__0__NAME=x", "IDVAULT_APPS=y")
+	err := l.Err()
+	require.ErrorContains(t, err, "apps: environment variable IDVAULT_APPS__0__NAME is not read: declare apps in the --config file")
+	require.ErrorContains(t, err, "apps: environment variable IDVAULT_APPS is not read: declare apps in the --config file")
+	require.NotContains(t, err.Error(), "write IDVAULT_APPS")
+	require.NotContains(t, err.Error(), "apps[0]")
+	require.Empty(t, l.Config.Apps)
+}
