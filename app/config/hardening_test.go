@@ -207,3 +207,14 @@ func TestAppsFromTheEnvironmentAreReported(t *testing.T) {
 	require.NotContains(t, err.Error(), "apps[0]")
 	require.Empty(t, l.Config.Apps)
 }
+
+// verification.ip_rate is a positive finite number: NaN passed the "positive" check and +Inf
+// refilled the bucket at once, both lifting the per-client limit without a word.
+func TestIPRateIsFinite(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []string{"NaN", "Inf", "+Inf", "-Inf", "0", "-1"} {
+		err := loadFile(t, minimal, "IDVAULT_VERIFICATION__IP_RATE="+rate).Err()
+		require.ErrorContains(t, err, "verification.ip_rate: ip_rate must be a positive finite number", rate)
+	}
+	require.NoError(t, loadFile(t, minimal, "IDVAULT_VERIFICATION__IP_RATE=0.5").Err())
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -250,8 +251,9 @@ func (v Verification) validate() []error {
 	if v.AppSendLimit < 1 {
 		bad("app_send_limit", "must be at least 1")
 	}
-	if v.IPRate <= 0 || v.IPBurst < 1 {
-		bad("ip_rate", "ip_rate must be positive and ip_burst at least 1")
+	// NaN passes "<= 0" and +Inf refills the bucket at once: either silently lifts the limit.
+	if !(v.IPRate > 0) || math.IsInf(v.IPRate, 1) || v.IPBurst < 1 {
+		bad("ip_rate", "ip_rate must be a positive finite number and ip_burst at least 1")
 	}
 	if v.IPv6Prefix < 32 || v.IPv6Prefix > 128 {
 		bad("ipv6_prefix", "must be between 32 and 128 (bits of an IPv6 address that name one client)")
