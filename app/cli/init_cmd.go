@@ -101,6 +101,9 @@ func initPaths(dir, bin, data string) (*initFiles, error) {
 	if st, err := os.Stat(p.bin); err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("--bin %s: not an executable file", p.bin)
 	}
+	if within(p.data, p.dir) || within(p.dir, p.data) {
+		return nil, fmt.Errorf("--dir %s and --data %s overlap: the master key and the config would sit where the service writes, and in every copy of the data directory; give them separate directories", p.dir, p.data)
+	}
 	for _, s := range []string{p.dir, p.data, p.bin} {
 		if strings.ContainsAny(s, "\"\\\n'$") {
 			return nil, fmt.Errorf("%q: quotes, backslashes, dollar signs and newlines cannot go in the systemd unit", s)
@@ -112,6 +115,12 @@ func initPaths(dir, bin, data string) (*initFiles, error) {
 	p.unit = filepath.Join(p.dir, initUnitName)
 	p.identity = filepath.Join(p.dir, initIdentityEnv)
 	return p, nil
+}
+
+// within reports whether the absolute, clean path a is b or below it.
+func within(a, b string) bool {
+	rel, err := filepath.Rel(b, a)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // write refuses when any file it would write exists (or a data file already sits in --data:

@@ -174,3 +174,20 @@ func TestInitRefusesAListenAddressServeRefuses(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist, "nothing written for %q", listen)
 	}
 }
+
+// --dir and --data must not overlap: the master key, the token and the config would otherwise
+// sit where the sandboxed service may write, and in every copy of the data directory.
+func TestInitRefusesOverlappingDirAndData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	etc := filepath.Join(dir, "etc")
+	for _, data := range []string{etc, filepath.Join(etc, "data"), dir} {
+		_, errOut, code := apptest.RunCLI(t, dir, nil, "init", "--dir", etc, "--data", data)
+		require.Equal(t, 1, code, data)
+		require.Contains(t, errOut, "overlap", data)
+		_, err := os.Stat(etc)
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing written for --data %s", data)
+	}
+	_, errOut, code := apptest.RunCLI(t, dir, nil, "init", "--dir", etc, "--data", filepath.Join(dir, "etc-data"))
+	require.Equal(t, 0, code, "a sibling whose name starts alike is no overlap: %s", errOut)
+}
