@@ -151,6 +151,8 @@ func TestAdminBodiesAreStrict(t *testing.T) {
 		{"create, a field twice", http.MethodPost, "/admin/apps", `{"name": "twice", "test": true, "test": false}`, `field \"test\" given twice`},
 		{"create, a field twice in another case", http.MethodPost, "/admin/apps", `{"name": "twice", "test": true, "Test": false}`, `field \"Test\" given twice`},
 		{"update, a field twice", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true, "legacy_errors": false}`, `field \"legacy_errors\" given twice`},
+		{"create, empty body", http.MethodPost, "/admin/apps", ``, "the body is empty"},
+		{"update, empty body", http.MethodPatch, "/admin/apps/" + id, ` `, "the body is empty"},
 		{"update, nothing to change", http.MethodPatch, "/admin/apps/" + id, `{}`, "nothing to change"},
 		{"update, only nulls", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": null, "registered_users_only": null}`, "nothing to change"},
 		{"delete with a body", http.MethodDelete, "/admin/apps/" + id, `{"confirm": false}`, "takes no body"},

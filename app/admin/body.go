@@ -18,6 +18,10 @@ import (
 // invalid_body message; an unknown field's name is quoted and cut to 64 bytes. A field given
 // twice is refused too (duplicateKey).
 func decodeStrict(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		// Said as such: an HTTP/1.0 client that sends no Content-Length has its body dropped.
+		return errors.New("the body is empty (with HTTP/1.0, send a Content-Length)")
+	}
 	if name := duplicateKey(body); name != "" {
 		return fmt.Errorf("field %q given twice", cut64(name))
 	}
