@@ -70,13 +70,36 @@ func TestNoNewMasterKeyForAnExistingDataFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data, key := filepath.Join(dir, "idvault.db"), filepath.Join(dir, "master.key")
-	require.NoError(t, os.WriteFile(data, []byte("anything"), 0o600))
+	s, err := Open(Options{Path: data, MasterKey: newKey(t)})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
 	_, created, err := LoadOrCreateMasterKey(key, data)
 	require.ErrorIs(t, err, ErrMasterKeyMissing)
 	require.False(t, created)
 	require.ErrorContains(t, err, key)
 	require.ErrorContains(t, err, data)
 	require.NoFileExists(t, key)
+}
+
+// A data path that is no data file (a directory, a file bbolt does not read, such as a config
+// file given to --data by mistake) is named as such when its key is missing, rather than sending
+// the operator after a key file that would not help; no key is made.
+func TestMissingKeyBesideSomethingThatIsNoDataFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "master.key")
+	notBolt := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(notBolt, []byte("server:\n  listen: 127.0.0.1:8080\n"), 0o600))
+	for path, want := range map[string]string{
+		dir:     dir + " is a directory",
+		notBolt: notBolt + " is not an idvault data file",
+	} {
+		_, created, err := LoadOrCreateMasterKey(key, path)
+		require.ErrorContains(t, err, want)
+		require.NotErrorIs(t, err, ErrMasterKeyMissing)
+		require.False(t, created)
+		require.NoFileExists(t, key)
+	}
 }
 
 // fileWithApp is a closed data file made under mk, holding testApp(id).

@@ -27,12 +27,16 @@ type MasterKey struct {
 // does not exist it creates it, mode 0600, with a fresh random key, and reports created=true,
 // but only for a new data file: when dataFile exists, its secrets are sealed under the key it
 // was created with, which a new key would never open, so the missing key is an error
-// (ErrMasterKeyMissing) and nothing is written. A key file readable by group or others is
+// (ErrMasterKeyMissing) and nothing is written; unless dataFile is no data file at all (a
+// directory, a file bbolt does not read), which the error then says instead. A key file readable by group or others is
 // refused: it protects every secret idvault holds.
 func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, err error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(dataFile); serr == nil {
+			if err := checkDataFile(dataFile); err != nil {
+				return nil, false, err
+			}
 			return nil, false, fmt.Errorf("%w: %s is missing, but the data file %s exists: restore the key file it was created with (store.key_file; idvault makes a new key only for a new data file)", ErrMasterKeyMissing, path, dataFile)
 		}
 		mk, err := createMasterKey(path)

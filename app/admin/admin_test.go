@@ -44,6 +44,19 @@ func TestAdminNeedsTheToken(t *testing.T) {
 	}
 }
 
+// The scheme is case-insensitive (RFC 9110 11.1): a client sending "bearer" with the right
+// token is let in, not told its token is wrong.
+func TestAdminBearerSchemeInAnyCase(t *testing.T) {
+	t.Parallel()
+	_, do := setup(t)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		r := do(http.MethodGet, "/admin/apps", nil, "Authorization", scheme+" "+token)
+		require.Equal(t, http.StatusOK, r.Status, scheme)
+	}
+	r := do(http.MethodGet, "/admin/apps", nil, "Authorization", "Basic "+token)
+	require.Equal(t, http.StatusUnauthorized, r.Status, "another scheme")
+}
+
 func TestAdminWithoutConfiguredTokenRefusesEverything(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -135,6 +148,15 @@ func TestAdminBodiesAreStrict(t *testing.T) {
 		{"create, long unknown field is cut", http.MethodPost, "/admin/apps", `{"name": "x", "` + strings.Repeat("a", 500) + `": 1}`, `unknown field \"` + strings.Repeat("a", 64) + `\"`},
 		{"update, misspelt field", http.MethodPatch, "/admin/apps/" + id, `{"legacy_error": true}`, `unknown field \"legacy_error\"`},
 		{"update, data after the object", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true}x`, "data after the JSON object"},
+		{"create, a field twice", http.MethodPost, "/admin/apps", `{"name": "twice", "test": true, "test": false}`, `field \"test\" given twice`},
+		{"create, a field twice in another case", http.MethodPost, "/admin/apps", `{"name": "twice", "test": true, "Test": false}`, `field \"Test\" given twice`},
+		{"update, a field twice", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true, "legacy_errors": false}`, `field \"legacy_errors\" given twice`},
+		{"create, empty body", http.MethodPost, "/admin/apps", ``, "the body is empty"},
+		{"update, empty body", http.MethodPatch, "/admin/apps/" + id, ` `, "the body is empty"},
+		{"update, nothing to change", http.MethodPatch, "/admin/apps/" + id, `{}`, "nothing to change"},
+		{"update, only nulls", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": null, "registered_users_only": null}`, "nothing to change"},
+		{"delete with a body", http.MethodDelete, "/admin/apps/" + id, `{"confirm": false}`, "takes no body"},
+		{"rotate with a body", http.MethodPost, "/admin/apps/" + id + "/rotate-token", `{"keep_old": true}`, "takes no body"},
 	}
 	for _, c := range cases {
 		r := do(c.method, c.path, c.body)

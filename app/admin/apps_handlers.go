@@ -47,6 +47,11 @@ func (h *Handler) UpdateApp(c *fiber.Ctx) error {
 	if err := decodeStrict(c.Body(), &req); err != nil {
 		return apierr.InvalidBody.Msg("body must be a JSON object with boolean legacy_errors and/or registered_users_only: %s", err)
 	}
+	if req.LegacyErrors == nil && req.RegisteredUsersOnly == nil {
+		// {} (or nulls) would change nothing but the app's updated_at: a client that meant a
+		// change it did not spell is told, not answered 200.
+		return apierr.InvalidBody.Msg("body must set legacy_errors and/or registered_users_only (true or false): nothing to change")
+	}
 	v, err := h.Update(c.Params("app_id"), req)
 	if err != nil {
 		return err
@@ -56,6 +61,9 @@ func (h *Handler) UpdateApp(c *fiber.Ctx) error {
 
 // RotateToken: POST /admin/apps/:app_id/rotate-token → {"app": {...}, "auth_token": "..."}.
 func (h *Handler) RotateToken(c *fiber.Ctx) error {
+	if err := noBody(c.Body()); err != nil {
+		return err
+	}
 	r, err := h.Rotate(c.Params("app_id"))
 	if err != nil {
 		return err
@@ -65,6 +73,9 @@ func (h *Handler) RotateToken(c *fiber.Ctx) error {
 
 // DeleteApp: DELETE /admin/apps/:app_id → {"deleted": "<id>"}.
 func (h *Handler) DeleteApp(c *fiber.Ctx) error {
+	if err := noBody(c.Body()); err != nil {
+		return err
+	}
 	id, err := h.Delete(c.Params("app_id"))
 	if err != nil {
 		return err

@@ -7,29 +7,80 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/idvault/idvault/app/apierr"
 )
 
 // decodeStrict parses body as exactly one JSON object into v. The admin API is idvault's own, so
 // it is strict where a lenient parser would act on a mistake: an unknown field ("test_mode" for
 // "test") is refused, not ignored (an app meant for tests would otherwise be created as a
 // production app), and so is anything after the object. The error names what was wrong, for the
-// invalid_body message; an unknown field's name is quoted and cut to 64 bytes.
+// invalid_body message; an unknown field's name is quoted and cut to 64 bytes. A field given
+// twice is refused too (duplicateKey).
 func decodeStrict(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		// Said as such: an HTTP/1.0 client that sends no Content-Length has its body dropped.
+		return errors.New("the body is empty (with HTTP/1.0, send a Content-Length)")
+	}
+	if name := duplicateKey(body); name != "" {
+		return fmt.Errorf("field %q given twice", cut64(name))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			name, _ = strings.CutPrefix(name, `"`)
 			name, _ = strings.CutSuffix(name, `"`)
-			if len(name) > 64 {
-				name = name[:64]
-			}
-			return fmt.Errorf("unknown field %q", name)
+			return fmt.Errorf("unknown field %q", cut64(name))
 		}
 		return errors.New("not a JSON object of the expected fields and types")
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data after the JSON object")
+	}
+	return nil
+}
+
+// duplicateKey returns the first key given twice in the JSON object body, compared as
+// encoding/json matches fields (case-insensitively), or "" when none is (or body is no
+// object: Decode then says what is wrong). The last of two values would win silently:
+// {"test": true, "test": false} made a production app.
+func duplicateKey(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := t.(string)
+		if seen[strings.ToLower(key)] {
+			return key
+		}
+		seen[strings.ToLower(key)] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+func cut64(s string) string {
+	if len(s) > 64 {
+		return s[:64]
+	}
+	return s
+}
+
+// noBody refuses a body on a route that reads none (rotate-token, DELETE): an ignored body
+// ({"confirm": false} on a DELETE) would be acted against, not on. Blank space passes.
+func noBody(body []byte) error {
+	if len(bytes.TrimSpace(body)) > 0 {
+		return apierr.InvalidBody.Msg("this route takes no body: nothing was done")
 	}
 	return nil
 }

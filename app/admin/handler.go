@@ -90,10 +90,11 @@ func (h *Handler) ClientOf(c *fiber.Ctx) string { return h.proxies.Of(c).String(
 // Stats are the throttle's counts since start (for /metrics).
 func (h *Handler) Stats() *ThrottleStats { return &h.throttle.stats }
 
-// Authenticate requires "Authorization: Bearer <admin token>".
+// Authenticate requires "Authorization: Bearer <admin token>", the scheme in any case (RFC
+// 9110 11.1: "bearer" is the same scheme, and the identity server reads it so too).
 func (h *Handler) Authenticate(c *fiber.Ctx) error {
-	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-	if !ok {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
 		token = ""
 	}
 	if err := h.CheckToken(c, strings.TrimSpace(token)); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -15,7 +16,14 @@ import (
 // --listen or an environment the command does not share. A clean shutdown removes it; one
 // left behind by a crash is harmless, as it is read only while the data file is locked.
 
-func addrFilePath(dataPath string) string { return dataPath + ".addr" }
+// addrFilePath is the data file's real path (symbolic links resolved) plus ".addr", so a server
+// and a command that name the data file through different links agree on it.
+func addrFilePath(dataPath string) string {
+	if real, err := filepath.EvalSymlinks(dataPath); err == nil {
+		dataPath = real
+	}
+	return dataPath + ".addr"
+}
 
 // writeAddrFile records addr atomically (writeReplace, mode 0600).
 func writeAddrFile(dataPath, addr string) error {

@@ -40,6 +40,24 @@ func TestCommandsFindAServerStartedWithListen(t *testing.T) {
 	require.Contains(t, out, "found")
 }
 
+// A command that names the data file through a symbolic link finds the server that holds it
+// (the address file sits beside the real file), instead of trying server.listen.
+func TestCommandsFindTheServerThroughALink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := apptest.DataEnv(t, dir) // server.listen: a free port nobody will listen on
+	actual := "127.0.0.1:" + itoa(apptest.FreePort(t))
+	apptest.Start(t, dir, append(env, "IDVAULT_SERVER__LISTEN="+actual), "--listen", actual)
+	link := filepath.Join(dir, "link.db")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "idvault.db"), link))
+
+	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--data", link, "--name", "linked", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"name": "linked"`)
+	_, err := os.Stat(link + ".addr")
+	require.ErrorIs(t, err, os.ErrNotExist, "one address file, beside the real data file")
+}
+
 // When the data file is locked and no server answers where the commands look, the error says
 // what was tried, where the address came from, and what to do.
 func TestUnreachableServerIsExplained(t *testing.T) {

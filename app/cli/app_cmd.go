@@ -57,7 +57,7 @@ func (p *prog) withBackend(cf configFlags, fn func(appBackend) error) int {
 
 func appCreate(c *cmdline) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	var req admin.CreateRequest
 	c.StringVar(&req.Name, "name", "", "app `NAME`")
 	c.require("name")
@@ -68,6 +68,7 @@ func appCreate(c *cmdline) runFunc {
 	asEnv := c.Bool("env", false, "print shell variable assignments (APP_ID, URL_ID, APP_SECRET, AUTH_TOKEN) to source with '.'")
 	out := c.String("out", "", "write the output to `FILE` (created with mode 0600: it holds the app secret) instead of stdout")
 	force := c.Bool("force", false, "with --out, replace an existing file")
+	c.nonEmpty("name", "out", "identity-server-env")
 	idEnv := c.String("identity-server-env", "", "also write `FILE` (0600), an environment file that turns the identity server on for this app with a new bearer token (idvault.service from \"idvault init\" reads it; restart the service)")
 	return func(_ context.Context, args []string) int {
 		if len(args) > 0 {
@@ -78,13 +79,17 @@ func appCreate(c *cmdline) runFunc {
 		}
 		if *out != "" {
 			// Checked before the app exists, so a refusal loses no secret.
-			if err := checkOutFile("--out", *out, *force); err != nil {
+			l, code, ok := c.p.load(cf, nil)
+			if !ok {
+				return code
+			}
+			if err := checkOutFile("--out", *out, *force, ownFiles(cf, l.Config)); err != nil {
 				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
 				return exitFail
 			}
 		}
 		if *idEnv != "" {
-			if err := checkOutFile("--identity-server-env", *idEnv, false); err != nil {
+			if err := checkOutFile("--identity-server-env", *idEnv, false, nil); err != nil {
 				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
 				return exitFail
 			}
@@ -143,12 +148,15 @@ func writeEnv(w io.Writer, cr admin.CreateResponse) {
 }
 
 // checkOutFile refuses the output file of flag (--out, --identity-server-env) when it cannot be
-// written: an existing file without force, a directory, or a missing parent directory.
-func checkOutFile(flag, path string, force bool) error {
+// written: an existing file without force, one of the files idvault runs on (own, ownFiles)
+// even with force, a directory, or a missing parent directory.
+func checkOutFile(flag, path string, force bool, own []string) error {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s %s is a directory: give a file name", flag, path)
+	case err == nil && isOwnFile(st, own):
+		return fmt.Errorf("%s %s is a file idvault runs on (the data file, its master key, admin token, address file or configuration): give another file", flag, path)
 	case err == nil && !force:
 		return fmt.Errorf("%s %s exists: use --force to replace it", flag, path)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
@@ -172,7 +180,7 @@ func writePrivateFile(path string, data []byte, force bool) error {
 
 func appList(c *cmdline) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	asJSON := c.Bool("json", false, "print JSON")
 	return func(_ context.Context, args []string) int {
 		if len(args) > 0 {
@@ -200,7 +208,7 @@ func appList(c *cmdline) runFunc {
 // one app ID.
 func oneApp(c *cmdline, extra func(), fn func(b appBackend, id []byte, asJSON bool) error) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	asJSON := c.Bool("json", false, "print JSON")
 	if extra != nil {
 		extra()

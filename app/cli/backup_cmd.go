@@ -23,9 +23,10 @@ func backupCommand() *command {
 only once the new copy passed bbolt's consistency check.`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
-			cf.register(c.FlagSet)
+			cf.register(c)
 			out := c.String("out", "", "`FILE|DIR` to write the copy to (in a directory, a dated file)")
 			c.require("out")
+			c.nonEmpty("out")
 			force := c.Bool("force", false, "replace an existing file")
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {
@@ -36,7 +37,7 @@ only once the new copy passed bbolt's consistency check.`,
 				if !ok {
 					return code
 				}
-				target, err := backupTarget(*out, l.Config.Store.Path, *force, time.Now())
+				target, err := backupTarget(*out, l.Config.Store.Path, ownFiles(cf, l.Config), *force, time.Now())
 				if err != nil {
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
@@ -60,8 +61,9 @@ only once the new copy passed bbolt's consistency check.`,
 }
 
 // backupTarget resolves --out: a directory gets a dated file inside; an existing file is
-// refused without force; the parent directory must exist.
-func backupTarget(out, dataPath string, force bool, now time.Time) (string, error) {
+// refused without force; the parent directory must exist. The files idvault runs on (own,
+// ownFiles) are refused even with force, under any name that reaches them.
+func backupTarget(out, dataPath string, own []string, force bool, now time.Time) (string, error) {
 	target := out
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		base := filepath.Base(dataPath)
@@ -72,6 +74,8 @@ func backupTarget(out, dataPath string, force bool, now time.Time) (string, erro
 	switch {
 	case err == nil && st.IsDir():
 		return "", fmt.Errorf("%s is a directory", target)
+	case err == nil && isOwnFile(st, own):
+		return "", fmt.Errorf("%s is a file idvault runs on (the data file, its master key, admin token, address file or configuration): write the copy elsewhere", target)
 	case err == nil && !force:
 		return "", fmt.Errorf("%s exists: use --force to replace it", target)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):

@@ -101,3 +101,28 @@ func TestHotBackupToADirectory(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "exists: use --force")
 }
+
+// --force never replaces a file idvault runs on, under any name: the copy would take the place
+// of the live data file under its server, or of the only master key.
+func TestBackupNeverReplacesItsOwnFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	_, _, code := run(t, dir, "app", "create", "--name", "kept")
+	require.Equal(t, 0, code)
+	require.NoError(t, os.Symlink(filepath.Join(dir, "idvault.db"), filepath.Join(dir, "link.db")))
+	for _, name := range []string{"idvault.db", "master.key", "admin.token", "link.db"} {
+		target := filepath.Join(dir, name)
+		before, err := os.ReadFile(target)
+		require.NoError(t, err)
+		_, errOut, code := run(t, dir, "backup", "--out", target, "--force")
+		require.Equal(t, 1, code, name)
+		require.Contains(t, errOut, target+" is a file idvault runs on", name)
+		after, err := os.ReadFile(target)
+		require.NoError(t, err)
+		require.Equal(t, before, after, "%s untouched", name)
+	}
+	list, errOut, code := run(t, dir, "app", "list")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, list, "kept")
+}

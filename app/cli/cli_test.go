@@ -235,3 +235,58 @@ func TestAdminTokenFileReadableByOthersIsRefused(t *testing.T) {
 	require.Contains(t, errOut, "chmod 600")
 	require.NotContains(t, errOut, "0123456789abcdef0123456789abcdef")
 }
+
+// admin.token follows admin.token's rule: an empty, short or two-line token file is refused by
+// serve and the app commands with its path, instead of a server with a weak token, one no
+// client can send, or (empty) a misleading "file exists".
+func TestAdminTokenFileHoldsAUsableToken(t *testing.T) {
+	t.Parallel()
+	for name, content := range map[string]string{
+		"empty":     "\n",
+		"short":     "short-token\n",
+		"two lines": "0123456789abcdef0123456789abcdef\nsecond-line\n",
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "admin.token")
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		// A server that starts anyway stops once ready, so the test fails rather than hangs.
+		ctx, cancel := context.WithCancel(context.Background())
+		e := env(dir)
+		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
+		e.Ready = func(string) { cancel() }
+		_, errOut, code := runWith(ctx, t, e, "serve")
+		cancel()
+		require.Equal(t, 1, code, name)
+		require.Contains(t, errOut, "admin token file "+path, name)
+		require.NotContains(t, errOut, "file exists", name)
+		require.NotContains(t, errOut, "short-token", name)
+	}
+}
+
+// A flag given an empty value (an unset shell variable: --data "$DATA") is a usage error, not
+// the flag left out: serve would otherwise start on another data file, or on the local-dev
+// profile for --config, and app create would write no --identity-server-env file.
+func TestEmptyFlagValuesAreRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"serve", "--data", ""}, {"serve", "--config="}, {"serve", "--listen", ""}, {"serve", "--log-level="},
+		{"app", "list", "--data="}, {"config", "check", "--config", ""},
+		{"backup", "--out", ""},
+		{"init", "--dir", ""}, {"init", "--dir", filepath.Join(dir, "etc"), "--data", ""},
+		{"app", "create", "--name", "x", "--identity-server-env", ""},
+	} {
+		// A server that starts anyway stops once ready, so the test fails rather than hangs.
+		ctx, cancel := context.WithCancel(context.Background())
+		e := env(dir)
+		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
+		e.Ready = func(string) { cancel() }
+		_, errOut, code := runWith(ctx, t, e, args...)
+		cancel()
+		require.Equal(t, 2, code, "%q", args)
+		require.Contains(t, errOut, "is given an empty value", "%q", args)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing created")
+}

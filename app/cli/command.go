@@ -65,10 +65,17 @@ type cmdline struct {
 	// see legacy.go).
 	values            map[string]string
 	requiredShownOnly bool
+	// nonEmptyFlags may not be given an empty value (nonEmpty).
+	nonEmptyFlags []string
 }
 
 // require marks flags that must be given; parse refuses a command line without them.
 func (c *cmdline) require(names ...string) { c.required = append(c.required, names...) }
+
+// nonEmpty marks flags that may not be given an empty value: parse refuses "--data=" or
+// --data "$UNSET", which the command would otherwise take for the flag left out (another data
+// file, the local-dev profile for --config).
+func (c *cmdline) nonEmpty(names ...string) { c.nonEmptyFlags = append(c.nonEmptyFlags, names...) }
 
 // usageError reports a bad command line (msg, then the usage line) and returns exitUsage.
 func (c *cmdline) usageError(format string, a ...any) int {
@@ -183,6 +190,11 @@ func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string,
 	for _, name := range c.required {
 		if !set[name] && !c.requiredShownOnly {
 			return nil, p.usageError(cmd, c.path, "--"+name+" is required"), false
+		}
+	}
+	for _, name := range c.nonEmptyFlags {
+		if set[name] && fs.Lookup(name).Value.String() == "" {
+			return nil, p.usageError(cmd, c.path, "--"+name+" is given an empty value (an unset variable?): give one, or leave the flag out"), false
 		}
 	}
 	return pos, 0, true

@@ -20,7 +20,7 @@ func configCommand() *command {
 
 func configCheck(c *cmdline) runFunc {
 	var cf configFlags
-	cf.register(c.FlagSet)
+	cf.register(c)
 	return func(_ context.Context, args []string) int {
 		if len(args) > 0 {
 			return c.usageError("unexpected argument %q", args[0])

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/store"
 )
 
@@ -37,9 +38,14 @@ once. Existing files are never replaced.`,
 			bin := c.String("bin", "", "the idvault binary `PATH` the unit runs (default: this binary)")
 			data := c.String("data", "/var/lib/idvault", "`DIR` of the data file, the only place the service writes")
 			listen := c.String("listen", "127.0.0.1:8080", "listen address `ADDR` (server.listen); loopback behind a TLS reverse proxy")
+			c.nonEmpty("dir", "bin", "data", "listen")
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
+				}
+				// Checked as serve checks server.listen, so the config written is one serve starts on.
+				if err := config.CheckListen(*listen); err != nil {
+					return c.usageError("--listen: %v", err)
 				}
 				p, err := initPaths(*dir, *bin, *data)
 				if err != nil {
@@ -95,6 +101,9 @@ func initPaths(dir, bin, data string) (*initFiles, error) {
 	if st, err := os.Stat(p.bin); err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("--bin %s: not an executable file", p.bin)
 	}
+	if within(p.data, p.dir) || within(p.dir, p.data) {
+		return nil, fmt.Errorf("--dir %s and --data %s overlap: the master key and the config would sit where the service writes, and in every copy of the data directory; give them separate directories", p.dir, p.data)
+	}
 	for _, s := range []string{p.dir, p.data, p.bin} {
 		if strings.ContainsAny(s, "\"\\\n'$") {
 			return nil, fmt.Errorf("%q: quotes, backslashes, dollar signs and newlines cannot go in the systemd unit", s)
@@ -106,6 +115,12 @@ func initPaths(dir, bin, data string) (*initFiles, error) {
 	p.unit = filepath.Join(p.dir, initUnitName)
 	p.identity = filepath.Join(p.dir, initIdentityEnv)
 	return p, nil
+}
+
+// within reports whether the absolute, clean path a is b or below it.
+func within(a, b string) bool {
+	rel, err := filepath.Rel(b, a)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // write refuses when any file it would write exists (or a data file already sits in --data:

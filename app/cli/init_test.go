@@ -159,3 +159,35 @@ func TestInitUnitPassesSystemdAnalyzeVerify(t *testing.T) {
 		})
 	}
 }
+
+// A --listen that serve would refuse (no port) is refused before anything is written, instead
+// of a config whose first serve fails.
+func TestInitRefusesAListenAddressServeRefuses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	etc := filepath.Join(dir, "etc")
+	for _, listen := range []string{"0.0.0.0", "127.0.0.1:http", "127.0.0.1:70000", "bad host:80"} {
+		_, errOut, code := apptest.RunCLI(t, dir, nil, "init", "--dir", etc, "--data", filepath.Join(dir, "lib"), "--listen", listen)
+		require.Equal(t, 2, code, listen)
+		require.Contains(t, errOut, "idvault init: --listen: ", listen)
+		_, err := os.Stat(etc)
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing written for %q", listen)
+	}
+}
+
+// --dir and --data must not overlap: the master key, the token and the config would otherwise
+// sit where the sandboxed service may write, and in every copy of the data directory.
+func TestInitRefusesOverlappingDirAndData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	etc := filepath.Join(dir, "etc")
+	for _, data := range []string{etc, filepath.Join(etc, "data"), dir} {
+		_, errOut, code := apptest.RunCLI(t, dir, nil, "init", "--dir", etc, "--data", data)
+		require.Equal(t, 1, code, data)
+		require.Contains(t, errOut, "overlap", data)
+		_, err := os.Stat(etc)
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing written for --data %s", data)
+	}
+	_, errOut, code := apptest.RunCLI(t, dir, nil, "init", "--dir", etc, "--data", filepath.Join(dir, "etc-data"))
+	require.Equal(t, 0, code, "a sibling whose name starts alike is no overlap: %s", errOut)
+}

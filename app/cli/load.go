@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,9 +22,10 @@ type configFlags struct {
 	data string
 }
 
-func (f *configFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
-	fs.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
+func (f *configFlags) register(c *cmdline) {
+	c.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
+	c.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
+	c.nonEmpty("config", "data")
 }
 
 // load reads the configuration; problems are printed and make it fail.
@@ -123,7 +123,16 @@ func readAdminToken(c config.Config) (string, error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("admin token file %s is readable by group or others (mode %v): chmod 600 it", path, st.Mode().Perm())
 	}
-	return strings.TrimSpace(string(raw)), nil
+	// Held to admin.token's rule: an empty, short or two-line file would otherwise give a token
+	// no client can send, or a weak one.
+	tok := strings.TrimSpace(string(raw))
+	if tok == "" {
+		return "", fmt.Errorf("admin token file %s is empty: write the token in it, or remove it and serve makes a new one", path)
+	}
+	if err := config.CheckBearerToken(tok); err != nil {
+		return "", fmt.Errorf("admin token file %s: the token %v", path, err)
+	}
+	return tok, nil
 }
 
 // newLogger builds the logger of the configuration; close writes out the request lines it

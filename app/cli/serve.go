@@ -25,9 +25,10 @@ the app and backup commands find it whatever --listen said; the file is removed 
 shutdown (SIGINT or SIGTERM).`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
-			cf.register(c.FlagSet)
+			cf.register(c)
 			listen := c.String("listen", "", "listen address `ADDR` as host:port (overrides server.listen)")
 			level := c.String("log-level", "", "`LEVEL`: debug, info, warn or error (overrides log.level)")
+			c.nonEmpty("listen", "log-level")
 			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])

@@ -35,3 +35,26 @@ func TestAdminThrottleIsValidated(t *testing.T) {
 	require.ErrorContains(t, err, "admin.wrong_token_window: must be between 1s and 8784h")
 	require.ErrorContains(t, err, "admin.lock_duration: must be between 1s and 8784h")
 }
+
+// admin.token is one a client can send after "Bearer ": a space at either end or a second line
+// would make every request fail as a wrong token. The problem never holds the token.
+func TestAdminTokenIsSendable(t *testing.T) {
+	t.Parallel()
+	for name, env := range map[string]string{
+		"short":          "IDVAULT_ADMIN__TOKEN=short",
+		"trailing space": "IDVAULT_ADMIN__TOKEN=0123456789abcdef0123 ",
+		"second line":    "IDVAULT_ADMIN__TOKEN=0123456789abcdef\nsecond",
+	} {
+		err := loadFile(t, minimal, env).Err()
+		require.ErrorContains(t, err, "admin.token: must", name)
+		require.NotContains(t, err.Error(), "0123456789abcdef", name)
+	}
+	require.NoError(t, loadFile(t, minimal, "IDVAULT_ADMIN__TOKEN=0123456789abcdef 0123").Err(), "a space inside is sent as is")
+
+	// The identity server's and the exit server's bearer tokens follow the same rule.
+	for _, key := range []string{"IDENTITY_SERVER", "EXIT"} {
+		err := loadFile(t, minimal, "IDVAULT_"+key+"__TOKEN=0123456789abcdef0123 ").Err()
+		require.ErrorContains(t, err, strings.ToLower(key)+".token: must not start or end with a space", key)
+		require.NotContains(t, err.Error(), "0123456789abcdef", key)
+	}
+}

@@ -79,8 +79,10 @@ func (e Exit) validate() []error {
 			bad("exit.app_id", "must be the base64 of a 32-byte app ID")
 		}
 	}
-	if e.Token != "" && len(e.Token) < 16 {
-		bad("exit.token", "must be at least 16 characters")
+	if e.Token != "" {
+		if err := CheckBearerToken(e.Token); err != nil {
+			bad("exit.token", "%v", err)
+		}
 	}
 	if e.BatchLimit < 1 || e.BatchLimit > 100_000 {
 		bad("exit.batch_limit", "must be between 1 and 100000")

@@ -151,3 +151,70 @@ func TestRecordCacheSize(t *testing.T) {
 		require.ErrorContains(t, err, "store.record_cache_mib: must be between 0 (off) and 65536")
 	}
 }
+
+// An app declared twice (the same secret: serve refuses it at start) and two names equal but
+// for case (app create refuses them) are reported by Validate, so config check finds them
+// before serve does. The secret is never in the problem.
+func TestDeclaredAppsAreDistinct(t *testing.T) {
+	t.Parallel()
+	const secret = "cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ=="
+	const other = "l9QcZoHteJQXJVdshsc2f4CBntL60vZxmdBjFS8WxymUXmIJOBz3wTYNfzQiX4AxxB1BU5zd4U1bKURsdyUyBA=="
+	app := func(name, secret string) string {
+		return "  - name: " + name + "\n    secret: " + secret + "\n    auth_token: declared-token-0123456789\n"
+	}
+	err := loadFile(t, minimal+"apps:\n"+app("one", secret)+app("two", secret)+app("ONE", other)).Err()
+	require.ErrorContains(t, err, "apps[1].secret: is the secret of apps[0]: the same app declared twice")
+	require.ErrorContains(t, err, `apps[2].name: "ONE" is the name of apps[0]`)
+	require.NotContains(t, err.Error(), secret[:20])
+	require.NoError(t, loadFile(t, minimal+"apps:\n"+app("one", secret)+app("two", other)).Err())
+}
+
+// The data file, the master key and the admin token file are three files: a token file that is
+// the key file would hand the master key to every admin client as the admin token.
+func TestOneFileInTwoRolesIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "master.key")
+	require.NoError(t, os.WriteFile(key, []byte("k\n"), 0o600))
+	link := filepath.Join(dir, "token-link")
+	require.NoError(t, os.Symlink(key, link))
+	data := "IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db")
+	for name, env := range map[string][]string{
+		"token file is the key file":        {data, "IDVAULT_ADMIN__TOKEN_FILE=" + key},
+		"token file links to the key file":  {data, "IDVAULT_ADMIN__TOKEN_FILE=" + link},
+		"key file is the data file":         {data, "IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "idvault.db")},
+		"relative and absolute of one path": {data, "IDVAULT_ADMIN__TOKEN_FILE=" + filepath.Join(dir, ".", "master.key")},
+	} {
+		err := loadFile(t, minimal, env...).Err()
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), "each needs its own file", name)
+	}
+	// With admin.token set the token file is not read: no conflict.
+	require.NoError(t, loadFile(t, minimal, data, "IDVAULT_ADMIN__TOKEN_FILE="+key, "IDVAULT_ADMIN__TOKEN=0123456789abcdef0123").Err())
+	require.NoError(t, loadFile(t, minimal, data).Err(), "the defaults are three files")
+}
+
+// Declared apps cannot be spelt in the environment: IDVAULT_APPS__0__NAME made an app whose name
+// was empty (the value lost), and IDVAULT_APPS was told to be written as itself. Both are
+// reported as not read, and no app appears.
+func TestAppsFromTheEnvironmentAreReported(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal, "IDVAULT_APPS__0__NAME=x", "IDVAULT_APPS=y")
+	err := l.Err()
+	require.ErrorContains(t, err, "apps: environment variable IDVAULT_APPS__0__NAME is not read: declare apps in the --config file")
+	require.ErrorContains(t, err, "apps: environment variable IDVAULT_APPS is not read: declare apps in the --config file")
+	require.NotContains(t, err.Error(), "write IDVAULT_APPS")
+	require.NotContains(t, err.Error(), "apps[0]")
+	require.Empty(t, l.Config.Apps)
+}
+
+// verification.ip_rate is a positive finite number: NaN passed the "positive" check and +Inf
+// refilled the bucket at once, both lifting the per-client limit without a word.
+func TestIPRateIsFinite(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []string{"NaN", "Inf", "+Inf", "-Inf", "0", "-1"} {
+		err := loadFile(t, minimal, "IDVAULT_VERIFICATION__IP_RATE="+rate).Err()
+		require.ErrorContains(t, err, "verification.ip_rate: ip_rate must be a positive finite number", rate)
+	}
+	require.NoError(t, loadFile(t, minimal, "IDVAULT_VERIFICATION__IP_RATE=0.5").Err())
+}

@@ -83,7 +83,9 @@ func Load(src Sources) (*Loaded, error) {
 			return nil, err
 		}
 	}
-	if env := envMap(src.Environ); len(env) > 0 {
+	env, envProblems := envMap(src.Environ)
+	problems = append(problems, envProblems...)
+	if len(env) > 0 {
 		lk := koanf.New(".")
 		_ = lk.Load(confmap.Provider(env, "."), nil)
 		check("environment", lk)
@@ -181,21 +183,29 @@ func mentions(problems []error, section string) bool {
 	return false
 }
 
-// envMap turns IDVAULT_SECTION__KEY=value into {"section.key": value}.
-func envMap(environ []string) map[string]any {
+// envMap turns IDVAULT_SECTION__KEY=value into {"section.key": value}. Declared apps are a
+// list of records, which the environment cannot spell: IDVAULT_APPS and IDVAULT_APPS__... are
+// reported and left out (merged, IDVAULT_APPS__0__NAME=x made an app whose name was empty).
+func envMap(environ []string) (map[string]any, []error) {
 	out := map[string]any{}
+	var problems []error
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, EnvPrefix) {
 			continue
 		}
 		key := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
+		if key == "apps" || strings.HasPrefix(key, "apps__") {
+			problems = append(problems, fmt.Errorf("apps: environment variable %s is not read: declare apps in the --config file", name))
+			continue
+		}
 		if !strings.Contains(key, "__") {
 			continue
 		}
 		out[strings.ReplaceAll(key, "__", ".")] = value
 	}
-	return out
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Error() < problems[j].Error() })
+	return out, problems
 }
 
 // singleUnderscoreEnv reports IDVAULT_ variables that would name a known key with a double
@@ -204,7 +214,9 @@ func envMap(environ []string) map[string]any {
 func singleUnderscoreEnv(environ []string, known map[string]bool) []error {
 	flat := map[string]string{}
 	for key := range known {
-		flat[strings.ReplaceAll(key, ".", "_")] = key
+		if strings.Contains(key, ".") { // a key outside any section (apps) is envMap's
+			flat[strings.ReplaceAll(key, ".", "_")] = key
+		}
 	}
 	var problems []error
 	for _, kv := range environ {

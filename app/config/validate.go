@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -48,6 +49,7 @@ func (c Config) Validate() []error {
 	if c.Store.RecordCacheMiB < 0 || c.Store.RecordCacheMiB > 65536 {
 		bad("store.record_cache_mib", "must be between 0 (off) and 65536")
 	}
+	errs = append(errs, c.checkPaths()...)
 	errs = append(errs, c.Admin.validate()...)
 
 	remote := err == nil && !loopback.IsHost(host)
@@ -65,8 +67,10 @@ func (c Config) Validate() []error {
 			bad("identity_server.token", "required when server.listen is not loopback (or set identity_server.allow_unauthenticated: true)")
 		}
 	}
-	if c.IdentityServer.Token != "" && len(c.IdentityServer.Token) < 16 {
-		bad("identity_server.token", "must be at least 16 characters")
+	if c.IdentityServer.Token != "" {
+		if err := CheckBearerToken(c.IdentityServer.Token); err != nil {
+			bad("identity_server.token", "%v", err)
+		}
 	}
 	errs = append(errs, c.IdentityServer.validate()...)
 	errs = append(errs, c.Console.validate()...)
@@ -76,13 +80,27 @@ func (c Config) Validate() []error {
 	if c.Verification.Enabled {
 		errs = append(errs, splitJoined(c.Mail.Validate())...)
 	}
+	// An app declared twice (the same secret, so the same app ID) stops serve; two names equal
+	// but for case are refused as app create refuses them. Both are reported here, for config
+	// check.
+	secrets := map[string]int{}
 	for i, a := range c.Apps {
 		key := fmt.Sprintf("apps[%d]", i)
 		if strings.TrimSpace(a.Name) == "" {
 			bad(key+".name", "must not be empty")
 		}
+		for j, prev := range c.Apps[:i] {
+			if strings.TrimSpace(a.Name) != "" && strings.EqualFold(a.Name, prev.Name) {
+				bad(key+".name", "%q is the name of apps[%d] (app names are compared case-insensitively)", a.Name, j)
+				break
+			}
+		}
 		if s, err := decodeB64(a.Secret); err != nil || len(s) != 64 {
 			bad(key+".secret", "must be the base64 of a 64-byte app secret")
+		} else if j, dup := secrets[string(s)]; dup {
+			bad(key+".secret", "is the secret of apps[%d]: the same app declared twice", j)
+		} else {
+			secrets[string(s)] = i
 		}
 		switch {
 		case a.AuthToken != "" && a.AuthTokenSHA256 != "":
@@ -98,6 +116,13 @@ func (c Config) Validate() []error {
 		}
 	}
 	return errs
+}
+
+// CheckListen checks a listen address as server.listen is checked (checkListen), for a
+// command that writes one into a config file (idvault init --listen).
+func CheckListen(listen string) error {
+	_, err := checkListen(listen)
+	return err
 }
 
 // checkListen checks a host:port listen address: the port a number from 0 to 65535 (0: any
@@ -226,8 +251,9 @@ func (v Verification) validate() []error {
 	if v.AppSendLimit < 1 {
 		bad("app_send_limit", "must be at least 1")
 	}
-	if v.IPRate <= 0 || v.IPBurst < 1 {
-		bad("ip_rate", "ip_rate must be positive and ip_burst at least 1")
+	// NaN passes "<= 0" and +Inf refills the bucket at once: either silently lifts the limit.
+	if !(v.IPRate > 0) || math.IsInf(v.IPRate, 1) || v.IPBurst < 1 {
+		bad("ip_rate", "ip_rate must be a positive finite number and ip_burst at least 1")
 	}
 	if v.IPv6Prefix < 32 || v.IPv6Prefix > 128 {
 		bad("ipv6_prefix", "must be between 32 and 128 (bits of an IPv6 address that name one client)")

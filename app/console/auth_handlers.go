@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -23,7 +24,9 @@ func (h *Handler) loginPage(c *fiber.Ctx) error {
 // against the same per-address throttle as the admin API's: a locked address gets a 429 page
 // with Retry-After, even for the right token.
 func (h *Handler) login(c *fiber.Ctx) error {
-	if err := h.d.Admin.CheckToken(c, c.FormValue("token")); err != nil {
+	// Trimmed as the admin API trims its header: a token pasted with a space or newline around
+	// it is the token (none starts or ends with one), not a wrong guess counted by the throttle.
+	if err := h.d.Admin.CheckToken(c, strings.TrimSpace(c.FormValue("token"))); err != nil {
 		return h.loginRefused(c, err)
 	}
 	if old := c.Cookies(cookieName); old != "" {

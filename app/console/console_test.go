@@ -104,6 +104,18 @@ func TestWrongTokenIsRefused(t *testing.T) {
 	require.Empty(t, list)
 }
 
+// A token pasted with a space or a newline around it signs in, as it does on the admin API,
+// instead of being refused and counted as a wrong token.
+func TestPastedTokenWithSpacesSignsIn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	for _, tok := range []string{adminToken + " ", " " + adminToken, adminToken + "\r\n"} {
+		r := f.form(t, "/console/login", "", url.Values{"token": {tok}})
+		require.Equal(t, http.StatusSeeOther, r.Status, "%q", tok)
+		require.Equal(t, "/console/apps", r.Header.Get("Location"))
+	}
+}
+
 // A form without the session's CSRF token, or from another site, changes nothing.
 func TestFormsNeedTheCSRFTokenAndThisOrigin(t *testing.T) {
 	t.Parallel()

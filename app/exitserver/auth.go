@@ -19,7 +19,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if s.cfg.Token == "" {
 		return c.Next()
 	}
-	got, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	// The scheme in any case (RFC 9110 11.1): "bearer" is the same scheme.
+	scheme, got, ok := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
+	ok = ok && strings.EqualFold(scheme, "bearer")
 	want := sha256.Sum256([]byte(s.cfg.Token))
 	sent := sha256.Sum256([]byte(strings.TrimSpace(got)))
 	if subtle.ConstantTimeCompare(want[:], sent[:]) != 1 || !ok {

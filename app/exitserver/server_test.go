@@ -201,6 +201,16 @@ func TestBearerToken(t *testing.T) {
 			require.Contains(t, hdr.Get("WWW-Authenticate"), "Bearer", name)
 		}
 	}
+	// The scheme is case-insensitive (RFC 9110 11.1): the right token after "bearer" is let in.
+	for _, scheme := range []string{"bearer", "BEARER"} {
+		req, err := http.NewRequest("GET", f.url+"/readyz", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", scheme+" "+testToken)
+		resp, err := f.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, scheme)
+	}
 	// Without a configured token, routes are open (loopback use).
 	open := newFixture(t, exitserver.Config{})
 	status, _, _ := open.do(t, "GET", "/readyz", "", nil)

@@ -96,16 +96,16 @@ func build() []byte {
 		params:    list{pAdminApp}, security: adminSec})
 	changed := merge(appExample, m{"registered_users_only": true})
 	b.add("/admin/apps/{app_id}", "patch", operation{id: "updateApp", tag: "admin", summary: "Change an app's options",
-		desc:      "Sets the options named in the body; an option left out keeps its value. Declared apps are read-only.",
+		desc:      "Sets the options named in the body, at least one (an empty body, or nulls only, is invalid_body: nothing to change); an option left out keeps its value. Declared apps are read-only.",
 		responses: merge(jsonOK("the changed app", ref("AppEnvelope"), m{"app": changed}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared, apierr.InvalidBody)...)),
 		params:    list{pAdminApp}, body: jsonBody(ref("UpdateAppRequest"), m{"registered_users_only": true}, true, ""), security: adminSec})
 	b.add("/admin/apps/{app_id}", "delete", operation{id: "deleteApp", tag: "admin", summary: "Delete an app",
-		desc:      "Deletes the app with every identity record, code and counter kept for it. Declared apps are read-only.",
-		responses: merge(jsonOK("the deleted app's ID", obj([]string{"deleted"}, m{"deleted": ref("StdAppID")}), m{"deleted": appID}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared)...)),
+		desc:      "Deletes the app with every identity record, code and counter kept for it. Declared apps are read-only. It takes no body (one is invalid_body, and nothing is deleted).",
+		responses: merge(jsonOK("the deleted app's ID", obj([]string{"deleted"}, m{"deleted": ref("StdAppID")}), m{"deleted": appID}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared, apierr.InvalidBody)...)),
 		params:    list{pAdminApp}, security: adminSec})
 	b.add("/admin/apps/{app_id}/rotate-token", "post", operation{id: "rotateToken", tag: "admin", summary: "Rotate an app's auth token",
-		desc:      "Replaces the auth token; the old one stops working at once. The new one is shown only in this answer.",
-		responses: merge(jsonOK("the app and its new auth token (shown once)", ref("RotatedToken"), m{"app": appExample, "auth_token": "Vb4n6QmQ0m0l8wA9T1h2e3n4e5w6t7o8k9e0n1a2b3c"}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared)...)),
+		desc:      "Replaces the auth token; the old one stops working at once. The new one is shown only in this answer. It takes no body (one is invalid_body, and the token is kept).",
+		responses: merge(jsonOK("the app and its new auth token (shown once)", ref("RotatedToken"), m{"app": appExample, "auth_token": "Vb4n6QmQ0m0l8wA9T1h2e3n4e5w6t7o8k9e0n1a2b3c"}), b.errors(tanker, true, with(adminErr, apierr.InvalidAppID, apierr.AppNotFound, apierr.AppIsDeclared, apierr.InvalidBody)...)),
 		params:    list{pAdminApp}, security: adminSec})
 	b.add("/admin/backup", "get", operation{id: "backup", tag: "admin", summary: "Hot backup",
 		desc: "Streams a consistent copy of the data file (a bbolt file `idvault serve` opens as is, with the same master key; sealed values stay sealed).",
