@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,15 +78,15 @@ func (e causeError) Cause() string { return e.cause }
 func TestHangingCheckDoesNotSlowReadiness(t *testing.T) {
 	t.Parallel()
 	ok := CheckFunc(func(context.Context) error { return nil })
-	hang := CheckFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
-	start := time.Now()
+	var returned atomic.Bool // the hanging check ends only with its timeout (checkTimeout)
+	hang := CheckFunc(func(ctx context.Context) error { <-ctx.Done(); returned.Store(true); return ctx.Err() })
 	s, _ := newTestServer(t, map[string]Checker{"store": ok, "smtp": hang})
-	require.Less(t, time.Since(start), 500*time.Millisecond, "construction does not wait for checks")
+	require.False(t, returned.Load(), "construction does not wait for checks")
 
+	// While the check hangs, /readyz answers with what it knows: a /readyz that waited for the
+	// check would have its timeout's answer instead of "checking".
 	for i := 0; i < 3; i++ {
-		start = time.Now()
 		resp, body := do(t, s.App, http.MethodGet, "/readyz", nil)
-		require.Less(t, time.Since(start), firstWait+500*time.Millisecond, "/readyz answers at once")
 		require.Equal(t, 503, resp.StatusCode)
 		require.Contains(t, body, `"smtp":"checking"`)
 		require.Contains(t, body, `"store":"ok"`)
