@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/jsonkeys"
 )
 
 // decodeStrict parses body as exactly one JSON object into v. The admin API is idvault's own, so
@@ -16,13 +17,13 @@ import (
 // "test") is refused, not ignored (an app meant for tests would otherwise be created as a
 // production app), and so is anything after the object. The error names what was wrong, for the
 // invalid_body message; an unknown field's name is quoted and cut to 64 bytes. A field given
-// twice is refused too (duplicateKey).
+// twice is refused too (jsonkeys.Repeated, compared as encoding/json matches fields).
 func decodeStrict(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		// Said as such: an HTTP/1.0 client that sends no Content-Length has its body dropped.
 		return errors.New("the body is empty (with HTTP/1.0, send a Content-Length)")
 	}
-	if name := duplicateKey(body); name != "" {
+	if name, ok := jsonkeys.Repeated(body, true); ok { // the last value would win silently
 		return fmt.Errorf("field %q given twice", cut64(name))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -39,34 +40,6 @@ func decodeStrict(body []byte, v any) error {
 		return errors.New("data after the JSON object")
 	}
 	return nil
-}
-
-// duplicateKey returns the first key given twice in the JSON object body, compared as
-// encoding/json matches fields (case-insensitively), or "" when none is (or body is no
-// object: Decode then says what is wrong). The last of two values would win silently:
-// {"test": true, "test": false} made a production app.
-func duplicateKey(body []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		key, _ := t.(string)
-		if seen[strings.ToLower(key)] {
-			return key
-		}
-		seen[strings.ToLower(key)] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return ""
-		}
-	}
-	return ""
 }
 
 func cut64(s string) string {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/idvault/idvault/app/jsonkeys"
 )
 
 // FuzzDecodeStrict: decodeStrict never panics, and what it accepts is one valid JSON object with
@@ -34,8 +36,8 @@ func FuzzDecodeStrict(f *testing.F) {
 			}
 			seen[strings.ToLower(k)] = true
 		}
-		if duplicateKey(body) != "" {
-			t.Fatalf("accepted a key given twice: %q", body)
+		if key, twice := jsonkeys.Repeated(body, true); twice {
+			t.Fatalf("accepted the key %q given twice: %q", key, body)
 		}
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/idvault/idvault/app/jsonkeys"
 )
 
 // Identity is one private identity to import and where it came from (for reports).
@@ -201,7 +203,7 @@ func identitiesOf(raw []byte) ([]string, error) {
 	}
 	// encoding/json keeps the last of a key given twice: the first identity would be lost.
 	keys := []string{"identity", "private_identity", "private_permanent_identity", "private_provisional_identity"}
-	if key, twice := repeatedKey(raw); twice {
+	if key, twice := jsonkeys.Repeated(raw, false); twice {
 		if !slices.Contains(keys, key) {
 			key = "" // an unknown key is not quoted: it may be anything, a secret too
 		}
@@ -225,31 +227,6 @@ func identitiesOf(raw []byte) ([]string, error) {
 		return nil, errors.New(`no "identity" field`)
 	}
 	return out, nil
-}
-
-// repeatedKey finds a top-level key given twice in the JSON object raw (which parses).
-func repeatedKey(raw []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		key, _ := t.(string)
-		if seen[key] {
-			return key, true
-		}
-		seen[key] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
-	}
-	return "", false
 }
 
 // checkBare accepts a bare private identity: one token of base64 characters (standard or URL

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/jsonkeys"
 )
 
 const bodyKey = "exitserver.body"
@@ -72,37 +72,10 @@ func readJSON(c *fiber.Ctx, limit int64, v any, shape string) error {
 	if dec.More() {
 		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
 	}
-	if key, ok := repeatedKey(raw); ok {
+	if key, ok := jsonkeys.Repeated(raw, true); ok { // compared as encoding/json matches fields
 		return apierr.InvalidBody.Msg("want %s: the key %q is given twice (only the last would count)", shape, key)
 	}
 	return nil
-}
-
-// repeatedKey finds a key given twice in the JSON object raw (which decoded already), as
-// encoding/json matches them: without regard to case. encoding/json keeps the last value, so
-// {"identities": [...], "identities": []} would silently be an empty import.
-func repeatedKey(raw []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		key, _ := t.(string)
-		if seen[strings.ToLower(key)] {
-			return key, true
-		}
-		seen[strings.ToLower(key)] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
-	}
-	return "", false
 }
 
 // readLimited reads all of r, or answers payload_too_large past limit bytes.

@@ -1,0 +1,43 @@
+// Package jsonkeys finds what encoding/json lets pass silently in a JSON object: a key given
+// twice, of which only the last value would count ({"test": true, "test": false} made a
+// production app; {"identities": [...], "identities": []} was an empty import). The admin API,
+// the exit server's bodies and the exit client's identity entries refuse such objects.
+package jsonkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Repeated returns the first top-level key given twice in the JSON object raw, or false when
+// none is, or when raw is not an object (the decoder then says what is wrong). With foldCase, keys
+// are compared as encoding/json matches struct fields, without regard to case; without it, as
+// a map would hold them.
+func Repeated(raw []byte, foldCase bool) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := t.(string)
+		k := key
+		if foldCase {
+			k = strings.ToLower(key)
+		}
+		if seen[k] {
+			return key, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
