@@ -71,6 +71,9 @@ type Failure struct {
 // final name (a part file left by a killed run is removed when its file is decrypted again).
 // Failures are reported per file, never stop the others, and leave no output.
 //
+// Inputs whose outputs would collide under out are refused up front, a *ConfigError naming
+// them, before out is created (checkOutputNames): a name ending in PartSuffix.
+//
 // One run at a time writes to out: a second one is refused with a *ConfigError while the first
 // holds its lock (lockOutput).
 //
@@ -107,6 +110,9 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, fmt.Errorf("decrypt: list %q: %w", in, err)
 	}
 	sort.Strings(files)
+	if err := checkOutputNames(files, opts.Suffix); err != nil {
+		return rep, err
+	}
 	rep.Total = len(files) + len(rep.Failures)
 	tree, err := OpenOutputTree(outDir)
 	if err != nil {
