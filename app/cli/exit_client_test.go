@@ -338,3 +338,26 @@ func TestExitImportBareLines(t *testing.T) {
 		require.Contains(t, errOut, "holds no identity")
 	}
 }
+
+// exit decrypt refuses, with exit status 2 and nothing written, inputs whose names are equal up
+// to case (macOS's default volumes would keep one); --exact-names decrypts both.
+func TestExitDecryptCaseFoldedNames(t *testing.T) {
+	t.Parallel()
+	srv := apptest.StandInExit(t, apptest.EchoDecrypt, nil)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	require.NoError(t, os.MkdirAll(in, 0o755))
+	for _, name := range []string{"A.bin", "a.bin"} {
+		require.NoError(t, os.WriteFile(filepath.Join(in, name), []byte(name), 0o600))
+	}
+	_, errOut, code := runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out)
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, `"A.bin" and "a.bin"`)
+	require.Contains(t, errOut, "--exact-names")
+	oneLine(t, errOut)
+	require.NoDirExists(t, out)
+
+	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--exact-names")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "2 decrypted")
+}

@@ -7,7 +7,7 @@ import (
 	"github.com/idvault/idvault/app/exitclient"
 )
 
-const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D] [--age-recipient R] [--age-recipients-file F]"
+const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D] [--age-recipient R] [--age-recipients-file F] [--exact-names]"
 
 // runExitDecrypt is `idvault exit decrypt`: a tree of ciphertexts mirrored into clear files,
 // resumable, with a report of every failure. Exit codes: 0 all done, 1 some file failed or the
@@ -21,11 +21,12 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	var ageTo listFlag
 	fs.Var(&ageTo, "age-recipient", "write each output as <name>.age, encrypted with age to this recipient (repeatable): no clear file")
 	ageFile := fs.String("age-recipients-file", "", "age recipients, one per line, as --age-recipient")
+	exact := fs.Bool("exact-names", false, "--out's volume tells apart names differing only by case or Unicode normalisation (not macOS's default): don't refuse inputs named so")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
 	}
-	opts := exitclient.DecryptOptions{Jobs: *jobs}
+	opts := exitclient.DecryptOptions{Jobs: *jobs, ExactNames: *exact}
 	if len(ageTo) > 0 || *ageFile != "" {
 		recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
 		if err != nil {

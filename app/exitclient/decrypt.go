@@ -36,6 +36,10 @@ type DecryptOptions struct {
 	// not even in a part file. A run is resumable on the names with the suffix.
 	Seal   func(io.Writer) (io.WriteCloser, error)
 	Suffix string
+	// ExactNames says the output volume tells apart names that differ only by case or Unicode
+	// normalisation (Linux's usual file systems), so inputs named so are not refused; macOS's
+	// default volumes fold both, and there the second such file would never be decrypted.
+	ExactNames bool
 }
 
 // DecryptReport is the outcome of DecryptTree.
@@ -110,7 +114,7 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		return rep, fmt.Errorf("decrypt: list %q: %w", in, err)
 	}
 	sort.Strings(files)
-	if err := checkOutputNames(files, opts.Suffix); err != nil {
+	if err := checkOutputNames(files, opts.Suffix, opts.ExactNames); err != nil {
 		return rep, err
 	}
 	rep.Total = len(files) + len(rep.Failures)

@@ -2,6 +2,7 @@ package exitclient_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,4 +44,50 @@ func TestDecryptRefusesInputsNamedLikePartFiles(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(out, "x"+exitclient.PartSuffix+".age"))
 	require.NoError(t, err)
 	require.Equal(t, "the other", string(got))
+}
+
+// Inputs whose outputs are equal up to case or Unicode normalisation (A.bin and a.bin; café in
+// NFC and in NFD; a file d and a directory D) are refused up front, both named: macOS's default
+// volumes fold them, and the second would be skipped as already done, never decrypted. The
+// check is on names, so it holds on this case-sensitive volume too; --exact-names lets them
+// through for volumes that tell them apart.
+func TestDecryptRefusesNamesEqualUpToCase(t *testing.T) {
+	t.Parallel()
+	c := echoClient(t)
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
+	nfc, nfd := "caf\u00e9.bin", "cafe\u0301.bin"
+	for _, rel := range []string{"A.bin", "a.bin", nfc, nfd, "d", filepath.Join("D", "x"), "STRASSE", "straße", "ok.bin"} {
+		write(t, filepath.Join(in, rel), []byte(rel))
+	}
+
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	var cfg *exitclient.ConfigError
+	require.ErrorAs(t, err, &cfg)
+	msg := err.Error()
+	require.Contains(t, msg, `"A.bin" and "a.bin"`)
+	require.Contains(t, msg, fmt.Sprintf("%q and %q", nfd, nfc))
+	require.Contains(t, msg, `"d" and "D/x"`)
+	require.Contains(t, msg, `"STRASSE" and "straße"`)
+	require.Contains(t, msg, "--exact-names")
+	require.NotContains(t, msg, `"ok.bin"`)
+	require.Zero(t, rep.Decrypted)
+	_, statErr := os.Stat(out)
+	require.ErrorIs(t, statErr, os.ErrNotExist, "nothing written, not even --out")
+
+	// With ExactNames (a case-sensitive volume, as here), every file is decrypted to its own.
+	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{ExactNames: true})
+	require.NoError(t, err)
+	require.Equal(t, 9, rep.Decrypted)
+	for _, rel := range []string{"A.bin", "a.bin", nfc, nfd} {
+		got, err := os.ReadFile(filepath.Join(out, rel))
+		require.NoError(t, err)
+		require.Equal(t, rel, string(got))
+	}
+
+	// The part-file suffix is matched folded too: x.IDVAULT-PART is x's part file on such a volume.
+	in2 := t.TempDir()
+	write(t, filepath.Join(in2, "x.IDVAULT-PART"), []byte("x"))
+	_, err = c.DecryptTree(context.Background(), in2, t.TempDir(), exitclient.DecryptOptions{})
+	require.ErrorAs(t, err, &cfg)
+	require.Contains(t, err.Error(), `"x.IDVAULT-PART"`)
 }
