@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/idvault/idvault/app/exitclient"
@@ -182,6 +184,16 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	}
 	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
+	if errors.Is(err, exitclient.ErrNoRecord) {
+		// As exit import on a file that holds no identity: exit 1, nothing written.
+		pr.Fail()
+		src := "standard input"
+		if in != "-" {
+			src = strconv.Quote(in)
+		}
+		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines or a CSV header): nothing written\n", name, printable(src))
+		return exitFail
+	}
 	if err != nil {
 		pr.Fail()
 		written := "no output file written"

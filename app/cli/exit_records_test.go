@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,4 +134,36 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	fi, err := os.Lstat(filepath.Join(dir, "link.jsonl"))
 	require.NoError(t, err)
 	require.NotZero(t, fi.Mode()&os.ModeSymlink, "a symlink at --out is not replaced")
+}
+
+// An input that holds no record (empty, blank lines only, a CSV header alone), in either
+// format, is exit 1 with a message naming it and nothing written, as exit import on a file that
+// holds no identity; an empty JSON-lines input used to pass as success, an empty CSV as a usage
+// error.
+func TestExitDecryptRecordsNoRecord(t *testing.T) {
+	t.Parallel()
+	url, _ := apptest.Serve(t, exitserver.New(exitfake.New(), exitserver.Config{}).App)
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, format, content string }{
+		{"empty.csv", "csv", ""},
+		{"header.csv", "csv", "id,email\r\n"},
+		{"header-blank.csv", "csv", "id,email\n\n\n"},
+		{"empty.jsonl", "jsonl", ""},
+		{"blank.jsonl", "jsonl", "\n\n"},
+	} {
+		in, dst := filepath.Join(dir, tc.name), filepath.Join(dir, "out-"+tc.name)
+		require.NoError(t, os.WriteFile(in, []byte(tc.content), 0o600))
+		out, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", dst, "--format", tc.format, "--field", "email")
+		require.Equal(t, 1, code, "%s: %s", tc.name, errOut)
+		require.Contains(t, errOut, strconv.Quote(in)+" holds no record", tc.name)
+		require.Contains(t, errOut, "nothing written", tc.name)
+		require.Empty(t, out)
+		require.NoFileExists(t, dst, tc.name)
+		require.NoFileExists(t, dst+exitclient.PartSuffix, tc.name)
+
+		out, errOut, code = runRecords(t, tc.content, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", tc.format, "--field", "email")
+		require.Equal(t, 1, code, "%s on standard input: %s", tc.name, errOut)
+		require.Contains(t, errOut, "standard input holds no record", tc.name)
+		require.Empty(t, out, "%s: not even the header reaches standard output", tc.name)
+	}
 }

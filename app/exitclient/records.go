@@ -17,10 +17,15 @@ const (
 )
 
 // UsageError is a problem with the command line or the shape of the input found before any
-// record is written (a --field that is not a column of the CSV header, an empty CSV input).
+// record is written (a --field that is not a column of the CSV header).
 type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }
+
+// ErrNoRecord reports an input that holds no data record (empty, only blank lines, or a CSV
+// header alone), as exit import refuses a file that holds no identity: a wrong file or an
+// empty export, more likely than a table to decrypt. Nothing is written to out.
+var ErrNoRecord = errors.New("the input holds no record")
 
 // RecordOptions tunes DecryptRecords.
 type RecordOptions struct {
@@ -185,7 +190,8 @@ func newRecordReader(format string, in io.Reader, fields []string, mem *arena) (
 // byte for byte as it came. A field that does not decrypt keeps its ciphertext and is given
 // to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
 // The error is for the run as a whole: unreadable input, the server unreachable after the
-// retries or refusing the token, out failing; out then holds a part of the records.
+// retries or refusing the token, out failing; out then holds a part of the records. An input
+// without a data record is ErrNoRecord, and out is left untouched.
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
 	var rep RecordsReport
 	if _, err := DecodeCiphertext(opts.Encoding, nil); err != nil {
@@ -333,6 +339,9 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
+	}
+	if rep.Records == 0 {
+		return rep, ErrNoRecord // what bw holds (a header, blank lines) is never written
 	}
 	if err := bw.Flush(); err != nil {
 		return rep, fmt.Errorf("write records: %w", err)

@@ -49,7 +49,7 @@ func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 	c := &csvReader{br: bufio.NewReaderSize(r, 256<<10), want: map[int]string{}}
 	raw, err := readCSVRecord(c.br, nil, nil)
 	if err == io.EOF {
-		return nil, &UsageError{"the CSV input is empty: want a header row"}
+		return nil, fmt.Errorf("the CSV input is empty, not even a header row: %w", ErrNoRecord)
 	}
 	if err != nil {
 		return nil, err
