@@ -47,7 +47,10 @@ type prog struct {
 	// legacyUsage holds the usage lines given to newFlags, and running the run-function
 	// command being run, for its summary (see legacy.go).
 	legacyUsage map[*flag.FlagSet]string
-	running     *command
+	// legacyNonEmpty holds the flags of a newFlags set that may not be given an empty value
+	// (nonEmptyFlags).
+	legacyNonEmpty map[*flag.FlagSet][]string
+	running        *command
 }
 
 // getenv is the value of the variable name in the command's environment, "" when unset. An

@@ -34,6 +34,7 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 			users := c.String("users", "", "`FILE` of plain app user IDs, one per line, to name the holders")
 			asJSON := c.Bool("json", false, "print one JSON object on standard output")
 			c.require("in")
+			c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users")...)
 			return func(ctx context.Context, args []string) int {
 				p := c.p
 				if len(args) > 0 {

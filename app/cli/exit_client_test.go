@@ -361,3 +361,44 @@ func TestExitDecryptCaseFoldedNames(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "2 decrypted")
 }
+
+// An exit command's flag given an empty value (an unset shell variable: --token "$TOKEN") is a
+// usage error before anything is read or written, not the flag left out: --token "" would fall
+// back to IDVAULT_EXIT__TOKEN, --db "" to IDVAULT_EXIT__DB, --age-recipients-file "" would write
+// clear files, --errors "" would send the failures to standard error.
+func TestExitEmptyFlagValuesAreRefused(t *testing.T) {
+	t.Parallel()
+	srv := apptest.StandInExit(t, apptest.EchoDecrypt, nil)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	require.NoError(t, os.MkdirAll(in, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(in, "f.bin"), []byte("x"), 0o600))
+	records, ids := filepath.Join(dir, "r.csv"), filepath.Join(dir, "ids.txt")
+	require.NoError(t, os.WriteFile(records, []byte("id,e\n1,AAAA\n"), 0o600))
+	require.NoError(t, os.WriteFile(ids, []byte("x\n"), 0o600))
+	env := []string{"IDVAULT_EXIT__TOKEN=the-token-from-the-env-0123", "IDVAULT_EXIT__DB=postgres://127.0.0.1:1/x", "IDVAULT_EXIT__LISTEN=127.0.0.1:0", "IDVAULT_EXIT__APP_ID=" + testAppID}
+	decrypt := []string{"exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out}
+	recs := []string{"exit", "decrypt-records", "--url", srv.URL, "--in", records, "--out", out, "--field", "e"}
+	audit := []string{"exit", "audit", "--url", srv.URL, "--in", in}
+	for _, args := range [][]string{
+		append(decrypt, "--token", ""), append(decrypt, "--url="), append(decrypt, "--age-recipients-file", ""),
+		append(decrypt, "--age-recipient", ""), {"exit", "decrypt", "--url", srv.URL, "--in", "", "--out", out},
+		{"exit", "decrypt", "--url", srv.URL, "--in", in, "--out="},
+		{"exit", "import", "--url", srv.URL, "--token", "", ids}, {"exit", "import", "--url", "", ids},
+		append(recs, "--token", ""), append(recs, "--errors", ""), append(recs, "--format="), append(recs, "--age-recipients-file="),
+		{"exit", "decrypt-records", "--url", srv.URL, "--in", records, "--out", "", "--field", "e"},
+		append(audit, "--token="), append(audit, "--users", ""),
+		{"exit", "forget", "--db", ""}, {"exit", "load-dump", "--db", "", in},
+		{"exit", "gen-dump", "--out", ""}, {"exit", "gen-dump", "--out", out, "--app-secret-file", ""},
+		{"exit", "--token", ""}, {"exit", "--db="}, {"exit", "--listen", ""}, {"exit", "--config="},
+	} {
+		// A server that starts anyway stops once ready, so the test fails rather than hangs.
+		ctx, cancel := context.WithCancel(context.Background())
+		_, errOut, code := runExit(ctx, t, exitfake.New(), env, func(string) { cancel() }, args...)
+		cancel()
+		require.Equal(t, 2, code, "%q: %s", args, errOut)
+		require.Contains(t, errOut, "is given an empty value", "%q", args)
+		require.NoDirExists(t, out, "%q", args)
+		require.NoFileExists(t, out, "%q", args)
+	}
+}

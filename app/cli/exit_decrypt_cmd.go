@@ -22,6 +22,7 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	fs.Var(&ageTo, "age-recipient", "write each output as <name>.age, encrypted with age to this recipient (repeatable): no clear file")
 	ageFile := fs.String("age-recipients-file", "", "age recipients, one per line, as --age-recipient")
 	exact := fs.Bool("exact-names", false, "--out's volume tells apart names differing only by case or Unicode normalisation (not macOS's default): don't refuse inputs named so")
+	p.nonEmptyFlags(fs, exitNonEmpty("in", "out", "age-recipient", "age-recipients-file")...)
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code

@@ -30,6 +30,7 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 		"user by ps: prefer --app-secret-file or "+appSecretEnv)
 	appSecretFile := fs.String("app-secret-file", "", "read the main app secret (base64, 64 bytes) from `FILE`")
 	decoys := fs.Int("decoy-apps", 0, "other apps in the dump whose rows must never serve the main app")
+	p.nonEmptyFlags(fs, "out", "formats", "app-secret", "app-secret-file")
 	if _, code, ok := p.parse(fs, args); !ok {
 		return code
 	}
@@ -133,6 +134,7 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 		"an exit dump (exit/dump/FORMAT.md), and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
 		"with its file and line, before anything ran.")
 	dsn := fs.String("db", "", "PostgreSQL connection string (postgres://... or key=value; required)")
+	p.nonEmptyFlags(fs, "db")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code

@@ -20,6 +20,7 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 		"refused (exit 1): no exit server ever ran on it, so it is not the exit database.")
 	db := fs.String("db", "", "PostgreSQL connection string `DSN` of the exit database (or IDVAULT_EXIT__DB)")
 	yes := fs.Bool("yes", false, "delete (without it: print what would be deleted, exit 2)")
+	p.nonEmptyFlags(fs, "db") // "" would fall back to IDVAULT_EXIT__DB
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code

@@ -21,6 +21,7 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 	server := addExitServerFlags(fs)
 	batch := fs.Int("batch", 500, "identities per request (at most the server's exit.batch_limit)")
 	parallel := fs.Int("parallel", 2, "batches in flight at once")
+	p.nonEmptyFlags(fs, exitNonEmpty()...)
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code

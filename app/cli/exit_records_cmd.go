@@ -49,6 +49,7 @@ for a usage error.`,
 			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
 			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
 			c.require("in", "out", "field")
+			c.nonEmpty(exitNonEmpty("in", "out", "field", "format", "encoding", "clear-encoding", "errors", "age-recipient", "age-recipients-file")...)
 			return func(ctx context.Context, args []string) int {
 				p := c.p
 				if len(args) > 0 {

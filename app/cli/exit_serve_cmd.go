@@ -27,6 +27,8 @@ func exitServerSetup(c *cmdline) runFunc {
 	maxBody := c.String("max-body", "", "largest simple-format ciphertext, a `SIZE` such as 64MiB (exit.max_body; default 64MiB)")
 	keyCache := c.Int("key-cache", 0, "resolved keys kept in memory (exit.key_cache; default 100000)")
 	level := c.String("log-level", "", "`LEVEL`: debug, info, warn or error (log.level)")
+	// "" would be taken for the flag left out: the config's or IDVAULT_EXIT__*'s value instead.
+	c.nonEmpty("config", "listen", "db", "app-id", "token", "max-body", "log-level")
 	return func(ctx context.Context, args []string) int {
 		if len(args) > 0 {
 			return c.usageError("unknown subcommand %q (%s)%s", args[0], strings.Join(subcommandNames(c.cmd), ", "), didYouMean(args[0], subcommandNames(c.cmd), quoted))

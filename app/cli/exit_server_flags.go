@@ -16,6 +16,10 @@ type exitServerFlags struct {
 	budget     *retryBudgetFlag
 }
 
+// exitNonEmpty is more with the flags of addExitServerFlags that may not be given an empty
+// value (nonEmpty): --token "" would fall back to IDVAULT_EXIT__TOKEN, --url "" names no server.
+func exitNonEmpty(more ...string) []string { return append([]string{"url", "token"}, more...) }
+
 // addExitServerFlags declares --url, --token and --retry-budget on fs.
 func addExitServerFlags(c *flag.FlagSet) exitServerFlags {
 	budget := new(retryBudgetFlag(exitclient.DefaultMaxOutage))

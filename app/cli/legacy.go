@@ -24,6 +24,15 @@ func (p *prog) newFlags(name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// nonEmptyFlags marks flags of fs (made by newFlags) that parse refuses with an empty value,
+// as cmdline.nonEmpty does.
+func (p *prog) nonEmptyFlags(fs *flag.FlagSet, names ...string) {
+	if p.legacyNonEmpty == nil {
+		p.legacyNonEmpty = map[*flag.FlagSet][]string{}
+	}
+	p.legacyNonEmpty[fs] = append(p.legacyNonEmpty[fs], names...)
+}
+
 // parse parses fs (made by newFlags) with flags before or after positional arguments and
 // returns the positional ones; ok=false means the caller returns code.
 func (p *prog) parse(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
@@ -40,6 +49,7 @@ func (p *prog) parse(fs *flag.FlagSet, args []string) (pos []string, code int, o
 			c.values = u.values
 			c.require(u.required...)
 			c.requiredShownOnly = true // the command checks them, with its own message
+			c.nonEmpty(p.legacyNonEmpty[fs]...)
 			return nil
 		},
 	}
