@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -26,17 +27,27 @@ const maxNameProblems = 10
 //     second would be skipped as already done, never decrypted. exact is for volumes that tell
 //     such names apart (Linux's usual file systems).
 //
-// With exact false, the part-file suffix is matched folded too (x.IDVAULT-PART).
+// With exact false, the part-file suffix is matched folded too (x.IDVAULT-PART). Folding is
+// Unicode's full case folding (straße = STRASSE), wider than some volumes': a name refused
+// needlessly costs a rename, a collision missed costs a file never decrypted.
 func checkOutputNames(rels []string, suffix string, exact bool) error {
 	key := func(s string) string { return s }
 	if !exact {
 		fold := cases.Fold()
-		key = func(s string) string { return norm.NFC.String(fold.String(norm.NFC.String(s))) }
+		key = func(s string) string {
+			for i := 0; i < len(s); i++ {
+				if s[i] >= utf8.RuneSelf {
+					return norm.NFC.String(fold.String(norm.NFC.String(s)))
+				}
+			}
+			return strings.ToLower(s) // ASCII: folding is lowering, and NFC changes nothing
+		}
 	}
 	partKey := key(PartSuffix)
 	var problems []string
 	files := map[string]string{} // key of an output file -> the input it comes from
 	dirs := map[string]string{}  // key of a directory outputs need -> one input needing it
+	seen := map[string]bool{}    // directories (as named) already in dirs
 	for _, rel := range rels {
 		out := rel + suffix
 		comps := strings.Split(out, string(filepath.Separator))
@@ -51,7 +62,8 @@ func checkOutputNames(rels []string, suffix string, exact bool) error {
 		} else {
 			problems = append(problems, fmt.Sprintf("%q and %q: their outputs differ only by case or Unicode normalisation", files[k], rel))
 		}
-		for dir := filepath.Dir(out); dir != "."; dir = filepath.Dir(dir) {
+		for dir := filepath.Dir(out); dir != "." && !seen[dir]; dir = filepath.Dir(dir) {
+			seen[dir] = true // and so were the directories above it
 			if k := key(dir); dirs[k] == "" {
 				dirs[k] = rel
 			}
