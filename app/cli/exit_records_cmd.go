@@ -192,7 +192,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		if in != "-" {
 			src = strconv.Quote(in)
 		}
-		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines or a CSV header): nothing written\n", name, printable(src))
+		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines): nothing written\n", name, printable(src))
 		return exitFail
 	}
 	if err != nil {

@@ -22,9 +22,10 @@ type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }
 
-// ErrNoRecord reports an input that holds no data record (empty, only blank lines, or a CSV
-// header alone), as exit import refuses a file that holds no identity: a wrong file or an
-// empty export, more likely than a table to decrypt. Nothing is written to out.
+// ErrNoRecord reports an input that holds nothing (empty, or only blank lines; a CSV without
+// even its header row), as exit import refuses a file that holds no identity: a wrong file, more
+// likely than data to decrypt. Nothing is written to out. A CSV header alone is not this: it is
+// an empty table, written back as it came.
 var ErrNoRecord = errors.New("the input holds no record")
 
 // RecordOptions tunes DecryptRecords.
@@ -191,7 +192,8 @@ func newRecordReader(format string, in io.Reader, fields []string, mem *arena) (
 // to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
 // The error is for the run as a whole: unreadable input, the server unreachable after the
 // retries or refusing the token, out failing; out then holds a part of the records. An input
-// without a data record is ErrNoRecord, and out is left untouched.
+// without a data record is ErrNoRecord, and out is left untouched, except a CSV header alone: that
+// is an empty table (psql's \copy of one), so its header is written and the run succeeds.
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
 	var rep RecordsReport
 	if _, err := DecodeCiphertext(opts.Encoding, nil); err != nil {
@@ -340,8 +342,8 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	if rep.Records == 0 {
-		return rep, ErrNoRecord // what bw holds (a header, blank lines) is never written
+	if rep.Records == 0 && opts.Format != FormatCSV {
+		return rep, ErrNoRecord // what bw holds (blank lines) is never written
 	}
 	if err := bw.Flush(); err != nil {
 		return rep, fmt.Errorf("write records: %w", err)
