@@ -23,7 +23,8 @@
 // invalid_email), registered_users_only, throttles, then the send. Addresses are normalised
 // with app/address (trimmed, domain lower-cased); the mail goes to that address, but codes, the
 // wrong-code lock and the per-address send limit are keyed by its canonical form
-// (address.Canonical: local part lower-cased, domain punycoded), so Victim@x.io and victim@x.io
+// (address.Canonical: local part lower-cased, domain IDNA-mapped (UTS #46, which drops invisible
+// code points and folds full-width forms) and punycoded), so Victim@x.io and victim@x.io
 // share one code list and one limit. A failed send that never reached a working SMTP server
 // gives back its address, app and client-IP counts.
 // Subject and names must be one line without control characters (subject at most 998 bytes,

@@ -73,6 +73,13 @@ func TestLimitsAndCodesUseTheCanonicalAddress(t *testing.T) {
 	e.sendOK(t, prod, "a@BÜCHER.example")
 	require.Equal(t, "max_attempts_reached", e.send(t, prod, emailData("a@xn--bcher-kva.example")).ErrorCode(t))
 
+	// Spellings a mail server maps to one domain (UTS #46): an invisible zero-width space or
+	// soft hyphen, full-width letters. Each used to open a fresh limit on the same mailbox.
+	e.sendOK(t, prod, "b@y.io\u200b")
+	e.sendOK(t, prod, "b@y\u00ad.io")
+	e.sendOK(t, prod, "b@ｙ.io")
+	require.Equal(t, "max_attempts_reached", e.send(t, prod, emailData("b@y.io")).ErrorCode(t))
+
 	test := e.createApp(t, true, store.AppOptions{})
 	code := e.testCode(t, test, "Mixed@Case.io")
 	require.Equal(t, code, e.testCode(t, test, "mixed@case.io"), "/code finds the same code")
