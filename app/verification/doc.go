@@ -17,7 +17,9 @@
 //
 // Request bodies. app_id is standard or URL-safe base64, padded or not (apps.ParseID); a missing,
 // non-string or undecodable app_id is invalid_body, a well-formed unknown one app_not_found. A
-// field of the wrong JSON type is invalid_body naming the field; unknown fields are ignored.
+// field of the wrong JSON type is invalid_body naming the field; unknown fields are ignored, even
+// repeated, but a field the route reads given twice (in any case, at the top or in email_data)
+// is invalid_body "<key> is given twice" (encoding/json would keep the last value silently).
 // Optional string fields that are empty count as absent. Checks run in this order: JSON syntax,
 // field types, credentials (app_not_found, invalid_auth_token), the fields (invalid_body,
 // invalid_email), registered_users_only, throttles, then the send. Addresses are normalised
