@@ -38,8 +38,8 @@ func (h *Handler) createApp(c *fiber.Ctx) error {
 
 // revealPage shows a new secret and token once: the session forgets them as the page renders.
 func (h *Handler) revealPage(c *fiber.Ctx) error {
-	r := h.sessions.takeReveal(sessionOf(c))
-	if r == nil || r.App.URLID != strings.TrimRight(c.Params("app_id"), "=") {
+	r := h.sessions.takeReveal(sessionOf(c), strings.TrimRight(c.Params("app_id"), "="))
+	if r == nil {
 		return h.render(c, fiber.StatusGone, "error", page{Title: "Already shown",
 			Error: "The secret and auth token were shown once and are gone. Rotate the token to get a new one (the app secret cannot be shown again)."})
 	}

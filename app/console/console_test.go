@@ -192,6 +192,24 @@ func TestCreateShowsTheSecretOnceAndNeverLogsIt(t *testing.T) {
 	require.NotContains(t, logs, adminToken)
 }
 
+// The secret page of another app (a stale tab reloaded) does not use up the pending reveal:
+// the new app's secret, which cannot be shown again, used to be thrown away.
+func TestSecretPageOfAnotherAppKeepsThePendingSecret(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	first := f.form(t, "/console/apps", cookie, url.Values{"name": {"first"}, "csrf": {csrf}}).Header.Get("Location")
+	require.Equal(t, http.StatusOK, f.get(t, first, cookie).Status)
+	second := f.form(t, "/console/apps", cookie, url.Values{"name": {"second"}, "csrf": {csrf}}).Header.Get("Location")
+	require.NotEqual(t, first, second)
+
+	require.Equal(t, http.StatusGone, f.get(t, first, cookie).Status, "the first app's secret was shown already")
+	page := f.get(t, second, cookie)
+	require.Equal(t, http.StatusOK, page.Status, "the second app's secret is still there: %s", page.Body)
+	require.Regexp(t, `id="app-secret" class="secret" readonly value="[^"]+"`, string(page.Body))
+	require.Equal(t, http.StatusGone, f.get(t, second, cookie).Status, "and shown once")
+}
+
 // Declared apps are read-only in the console as in the admin API.
 func TestDeclaredAppIsReadOnly(t *testing.T) {
 	t.Parallel()
