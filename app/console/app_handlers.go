@@ -25,7 +25,7 @@ func (h *Handler) appsPage(c *fiber.Ctx) error {
 
 func (h *Handler) createApp(c *fiber.Ctx) error {
 	created, err := h.d.Admin.Create(admin.CreateRequest{
-		Name: c.FormValue("name"), Test: checked(c, "test"),
+		Name: formValue(c, "name"), Test: checked(c, "test"),
 		LegacyErrors: checked(c, "legacy_errors"), RegisteredUsersOnly: checked(c, "registered_users_only"),
 	})
 	if err != nil {
@@ -97,7 +97,7 @@ func (h *Handler) deleteApp(c *fiber.Ctx) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	if c.FormValue("confirm") != v.Name {
+	if formValue(c, "confirm") != v.Name {
 		return h.render(c, fiber.StatusBadRequest, "delete", page{Title: "Delete " + v.Name, Data: v,
 			Error: "Type the app's name exactly to confirm; nothing was deleted."})
 	}
@@ -122,7 +122,7 @@ func (h *Handler) fail(c *fiber.Ctx, err error) error {
 }
 
 func checked(c *fiber.Ctx, name string) bool {
-	v := c.FormValue(name)
+	v := formValue(c, name)
 	return v == "on" || v == "true" || v == "1"
 }
 

@@ -116,6 +116,26 @@ func TestPastedTokenWithSpacesSignsIn(t *testing.T) {
 	}
 }
 
+// Form fields come from the body only: the admin token in a URL (kept by proxies, history and
+// Referer) does not sign in, and a link's query cannot fill in a form (fiber's FormValue read
+// the query string first).
+func TestFormFieldsInTheURLAreNotRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.form(t, "/console/login?token="+url.QueryEscape(adminToken), "", url.Values{})
+	require.Equal(t, http.StatusUnauthorized, r.Status)
+	require.Empty(t, r.Header.Get("Set-Cookie"))
+
+	cookie, csrf := f.signIn(t)
+	r = f.form(t, "/console/apps?name=fromurl&csrf="+url.QueryEscape(csrf), cookie, url.Values{"csrf": {csrf}})
+	require.NotEqual(t, http.StatusSeeOther, r.Status, "no app from the URL's name")
+	r = f.form(t, "/console/apps?csrf="+url.QueryEscape(csrf), cookie, url.Values{"name": {"x"}})
+	require.Equal(t, http.StatusForbidden, r.Status, "the CSRF token must be in the form")
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Empty(t, list)
+}
+
 // A form without the session's CSRF token, or from another site, changes nothing.
 func TestFormsNeedTheCSRFTokenAndThisOrigin(t *testing.T) {
 	t.Parallel()

@@ -94,7 +94,7 @@ func (h *Handler) signedIn(c *fiber.Ctx) error {
 		if !fromHere(c) {
 			return forbidden(c, "This form was sent from another site; it was refused.")
 		}
-		if !csrfOK(sess, c.FormValue("csrf")) {
+		if !csrfOK(sess, formValue(c, "csrf")) {
 			return h.render(c, fiber.StatusForbidden, "error", page{Title: "Refused", CSRF: sess.csrf, SignedIn: true,
 				Error: "This form is missing its security token (CSRF check failed), so nothing was changed. Reload the page and try again."})
 		}
@@ -159,4 +159,12 @@ func (h *Handler) notFound(c *fiber.Ctx) error {
 		p.SignedIn, p.CSRF = true, sess.csrf
 	}
 	return h.render(c, fiber.StatusNotFound, "error", p)
+}
+
+// formValue is a field of the form in the request body (application/x-www-form-urlencoded, as
+// every console form is sent). Unlike fiber's FormValue it never reads the query string, so an
+// admin token or CSRF token put in a URL (where proxies, history and Referer keep it) is not
+// taken, and a link cannot fill in a form.
+func formValue(c *fiber.Ctx, name string) string {
+	return string(c.Request().PostArgs().Peek(name))
 }
