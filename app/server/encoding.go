@@ -25,10 +25,14 @@ func decodeBody(limit int) fiber.Handler {
 	}
 	return func(c *fiber.Ctx) error {
 		header := c.Request().Header.Peek(fiber.HeaderContentEncoding)
-		if len(header) == 0 {
+		if len(header) == 0 { // the usual request: one header lookup
 			return c.Next()
 		}
 		body := c.Request().Body()
+		if len(body) == 0 { // a GET from a client that always says gzip: nothing to decode
+			c.Request().Header.Del(fiber.HeaderContentEncoding)
+			return c.Next()
+		}
 		encodings := strings.Split(string(header), ",")
 		for i := len(encodings) - 1; i >= 0; i-- { // the last encoding listed was applied last
 			enc := strings.ToLower(strings.TrimSpace(encodings[i]))

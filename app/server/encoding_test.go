@@ -67,6 +67,9 @@ func TestCompressedBodiesAreBoundedByTheBodyLimit(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "two encodings, undone last first")
 	require.Equal(t, string(plain), body)
 
+	resp, body = send("gzip", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "an empty body has nothing to decode: %s", body)
+
 	for enc, data := range map[string][]byte{"gzip": plain, "zstd": plain, "compress": plain} {
 		resp, body := send(enc, data)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, enc)
