@@ -275,6 +275,14 @@ func TestSignOutEndsTheSession(t *testing.T) {
 	require.Contains(t, r.Header.Get("Set-Cookie"), "expires=Thu, 01 Jan 1970", "the browser drops the cookie")
 	r = f.get(t, "/console/apps", cookie)
 	require.Equal(t, http.StatusSeeOther, r.Status, "the old cookie opens nothing")
+
+	// Signing out of a session that already ended (expired, or a restart) signs out: the
+	// cookie is dropped and the sign-in page follows, instead of a 401 page saying "sign in and
+	// try again" with the dead cookie kept.
+	r = f.form(t, "/console/logout", cookie, url.Values{"csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, r.Status, "body: %s", r.Body)
+	require.Equal(t, "/console/login", r.Header.Get("Location"))
+	require.Contains(t, r.Header.Get("Set-Cookie"), "expires=Thu, 01 Jan 1970")
 }
 
 func TestServerAndAPIPages(t *testing.T) {

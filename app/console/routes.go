@@ -25,7 +25,7 @@ func (h *Handler) Register(r fiber.Router) {
 	r.Post("/login", sameOrigin, h.login)
 
 	// Everything below needs a session; POSTs also need its CSRF token.
-	r.Post("/logout", h.signedIn, h.logout)
+	r.Post("/logout", h.endedSession, h.signedIn, h.logout)
 	r.Get("/apps", h.signedIn, h.appsPage)
 	r.Post("/apps", h.signedIn, h.createApp)
 	r.Get("/apps/:app_id", h.signedIn, h.appPage)
@@ -100,6 +100,17 @@ func (h *Handler) signedIn(c *fiber.Ctx) error {
 		}
 	}
 	return c.Next()
+}
+
+// endedSession lets a sign-out without a live session (it expired, or the server restarted)
+// succeed: the cookie is dropped and the sign-in page follows. There is nothing for a CSRF
+// check to protect.
+func (h *Handler) endedSession(c *fiber.Ctx) error {
+	if h.sessions.get(c.Cookies(cookieName)) != nil {
+		return c.Next()
+	}
+	h.setCookie(c, "", 0)
+	return c.Redirect("/console/login", fiber.StatusSeeOther)
 }
 
 func forbidden(c *fiber.Ctx, msg string) error {
