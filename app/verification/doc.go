@@ -83,7 +83,8 @@
 //   - Sends per (app, client IP): a token bucket of ip_burst tokens refilled at ip_rate per second.
 //     The client IP is the TCP peer; only when the peer is in server.trusted_proxies is
 //     X-Forwarded-For read, right to left, and the first address that is not a trusted proxy is
-//     the client (the ones left of it were written by the client).
+//     the client (the ones left of it were written by the client); an entry may carry a port
+//     (203.0.113.5:41234), as some load balancers write it.
 //
 // A send passes all throttles or consumes none; a refusal is 429 max_attempts_reached with a
 // Retry-After header (seconds) and the wait in the message; the longest wait is reported when
