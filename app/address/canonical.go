@@ -3,6 +3,8 @@ package address
 import (
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // Canonical is the form under which verification codes and send limits are kept: the local
@@ -21,6 +23,17 @@ func Canonical(normalized string) string {
 }
 
 func punycodeDomain(domain string) string {
+	// The UTS #46 mapping the resolvers and mail servers apply to an internationalised domain
+	// first: it drops the invisible code points (zero-width space, soft hyphen...) and folds
+	// compatibility forms (full-width letters, the ideographic full stop), so that
+	// "a@x\u200b.io" and "a@ｘ.io", which a mail server delivers to x.io, are keyed as a@x.io
+	// and cannot each open a new send limit. A domain the mapping refuses (a domain literal,
+	// an underscore) keeps the label-by-label encoding below.
+	if !isASCII(domain) {
+		if mapped, err := idna.Lookup.ToASCII(domain); err == nil && mapped != "" {
+			return strings.ToLower(mapped)
+		}
+	}
 	labels := strings.Split(domain, ".")
 	for i, l := range labels {
 		if !isASCII(l) {

@@ -18,6 +18,16 @@ func TestCanonical(t *testing.T) {
 		"x@münchen.de":            "x@xn--mnchen-3ya.de",
 		"u@例え.テスト":                "u@xn--r8jz45g.xn--zckzah", // RFC 3492 / IANA test names
 		"Ünïcode@example.org":     "ünïcode@example.org",
+		// What a mail server's IDNA mapping (UTS #46) delivers to x.io is keyed as x.io:
+		// invisible code points dropped, full-width forms and the ideographic full stop folded.
+		"a@x.io\u200b":     "a@x.io",
+		"a@x\u00ad.io":     "a@x.io",
+		"a@x\u2060.io":     "a@x.io",
+		"a@ｘ.ｉｏ":           "a@x.io",
+		"a@x\u3002io":      "a@x.io",
+		"a@FAß.de":         "a@xn--fa-hia.de",
+		"a@[127.0.0.1]":    "a@[127.0.0.1]",
+		"a@under_score.io": "a@under_score.io",
 	} {
 		require.Equal(t, want, Canonical(in), in)
 	}

@@ -56,7 +56,8 @@ func (ps Proxies) Trusted(a netip.Addr) bool {
 // address of X-Forwarded-For that is not a trusted proxy (the addresses left of it were
 // written by the client and prove nothing). When every address is a trusted proxy, the
 // left-most one is used; an entry that does not parse stops the walk at the last address that
-// did. IPv4-mapped IPv6 addresses are returned as IPv4.
+// did. An entry may carry a port (203.0.113.5:41234, [2001:db8::1]:443), as some load balancers
+// write it. IPv4-mapped IPv6 addresses are returned as IPv4.
 func (ps Proxies) Of(c *fiber.Ctx) netip.Addr {
 	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 	peer = peer.Unmap()
@@ -69,7 +70,7 @@ func (ps Proxies) Of(c *fiber.Ctx) netip.Addr {
 		hops = append(hops, strings.Split(string(h), ",")...)
 	}
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		a, err := hop(strings.TrimSpace(hops[i]))
 		if err != nil {
 			return client
 		}
@@ -79,4 +80,17 @@ func (ps Proxies) Of(c *fiber.Ctx) netip.Addr {
 		}
 	}
 	return client
+}
+
+// hop parses one X-Forwarded-For entry: an address, or an address and port.
+func hop(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		ap, perr := netip.ParseAddrPort(s)
+		if perr != nil {
+			return netip.Addr{}, err
+		}
+		a = ap.Addr()
+	}
+	return a, nil
 }

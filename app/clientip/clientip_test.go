@@ -28,6 +28,9 @@ func TestClientBehindTrustedProxies(t *testing.T) {
 		{"a hop that does not parse stops the walk", []string{"0.0.0.0", "10.0.0.0/8"}, []string{"203.0.113.5, junk, 10.1.2.3"}, "10.1.2.3"},
 		{"IPv4-mapped IPv6 as IPv4", []string{"0.0.0.0"}, []string{"::ffff:203.0.113.5"}, "203.0.113.5"},
 		{"no header: the proxy itself", []string{"0.0.0.0"}, nil, "0.0.0.0"},
+		// Load balancers that write the client's port: every client used to count as the proxy.
+		{"an entry with a port", []string{"0.0.0.0", "10.0.0.0/8"}, []string{"6.6.6.6, 203.0.113.5:41234, 10.1.2.3:80"}, "203.0.113.5"},
+		{"an IPv6 entry with a port", []string{"0.0.0.0"}, []string{"[2001:db8::1]:443"}, "2001:db8::1"},
 	}
 	for _, c := range cases {
 		ps, err := clientip.Parse(c.proxies)

@@ -84,7 +84,7 @@ type IdentityServer struct {
 	// the app token (identity_server.go).
 	OIDC OIDC `koanf:"oidc"`
 	// CORSOrigins are the exact origins (scheme://host[:port]) whose web pages may call the
-	// identity server from a browser.
+	// identity server from a browser, written as browsers send them (checkOrigin).
 	CORSOrigins []string `koanf:"cors_origins"`
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -123,5 +124,49 @@ func checkOrigin(origin string) error {
 	if net.ParseIP(host) == nil && !isHostName(host) {
 		return fmt.Errorf("%q: the host is neither an IP address nor a host name", origin)
 	}
+	if labels := strings.Split(strings.TrimSuffix(host, "."), "."); net.ParseIP(host) == nil && numeric(labels[len(labels)-1]) {
+		return fmt.Errorf("%q: a browser reads a host ending in a number as an IPv4 address and rewrites it; write the address as four decimal numbers (127.0.0.1)", origin)
+	}
+	if want := browserOrigin(u); want != origin {
+		// The grant compares the Origin header byte for byte: this one would never match.
+		return fmt.Errorf("%q is never sent by a browser, which writes this origin %q", origin, want)
+	}
 	return nil
+}
+
+// browserOrigin is how a browser serialises the origin of u (WHATWG URL): no default port (443
+// for https, 80 for http) and no empty one, the port in decimal without leading zeros, an IP
+// address in its canonical form (IPv4 dotted quad, IPv6 compressed in brackets, an IPv4-mapped
+// one in hexadecimal: [::ffff:7f00:1]).
+func browserOrigin(u *url.URL) string {
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.String()
+		if a.Is4In6() {
+			b := a.As16()
+			host = fmt.Sprintf("::ffff:%x:%x", uint16(b[12])<<8|uint16(b[13]), uint16(b[14])<<8|uint16(b[15]))
+		}
+		if a.Is6() {
+			host = "[" + host + "]"
+		}
+	}
+	port := strings.TrimLeft(u.Port(), "0")
+	if port == "" && u.Port() != "" {
+		port = "0"
+	}
+	if port == "" || u.Scheme == "https" && port == "443" || u.Scheme == "http" && port == "80" {
+		return u.Scheme + "://" + host
+	}
+	return u.Scheme + "://" + host + ":" + port
+}
+
+// numeric reports whether a host label is a number (decimal, or hexadecimal with 0x), which makes
+// a browser read the host as an IPv4 address.
+func numeric(label string) bool {
+	digits := label
+	if strings.HasPrefix(label, "0x") {
+		digits = label[2:]
+		return strings.Trim(digits, "0123456789abcdef") == ""
+	}
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
 }

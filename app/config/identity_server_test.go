@@ -43,6 +43,18 @@ func TestIdentityServerOIDCValidation(t *testing.T) {
 		"origin with a wildcard":       {func(c *IdentityServer) { c.CORSOrigins = []string{"https://*.example.com"} }, "identity_server.cors_origins[0]"},
 		"origin in upper case":         {func(c *IdentityServer) { c.CORSOrigins = []string{"https://App.example.com"} }, "identity_server.cors_origins[0]"},
 		"origin of another scheme":     {func(c *IdentityServer) { c.CORSOrigins = []string{"ftp://app.example.com"} }, "identity_server.cors_origins[0]"},
+		// Origins a browser never sends (it drops the default port, writes addresses canonically):
+		// the grant compares bytes, so these used to be accepted and never match.
+		"origin with the default https port": {func(c *IdentityServer) { c.CORSOrigins = []string{"https://app.example.com:443"} }, "identity_server.cors_origins[0]"},
+		"origin with the default http port":  {func(c *IdentityServer) { c.CORSOrigins = []string{"http://[::1]:80"} }, "identity_server.cors_origins[0]"},
+		"origin with an empty port":          {func(c *IdentityServer) { c.CORSOrigins = []string{"https://app.example.com:"} }, "identity_server.cors_origins[0]"},
+		"origin port with a leading zero":    {func(c *IdentityServer) { c.CORSOrigins = []string{"http://localhost:03000"} }, "identity_server.cors_origins[0]"},
+		"origin short IPv4":                  {func(c *IdentityServer) { c.CORSOrigins = []string{"http://127.1:3000"} }, "identity_server.cors_origins[0]"},
+		"origin uncompressed IPv6":           {func(c *IdentityServer) { c.CORSOrigins = []string{"http://[0:0::1]:3000"} }, "identity_server.cors_origins[0]"},
+		"origin IPv4-mapped, dotted":         {func(c *IdentityServer) { c.CORSOrigins = []string{"http://[::ffff:127.0.0.1]:3000"} }, "identity_server.cors_origins[0]"},
+		"origins as browsers send them": {func(c *IdentityServer) {
+			c.CORSOrigins = []string{"http://127.0.0.1:3000", "http://[::1]:3000", "http://[::ffff:7f00:1]:3000", "https://app.example.com:8443", "https://1e100.net"}
+		}, ""},
 		"origins without OIDC": {func(c *IdentityServer) {
 			c.OIDC.Issuer, c.CORSOrigins = "", []string{"https://app.example.com"}
 		}, "identity_server.cors_origins"},

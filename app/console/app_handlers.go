@@ -25,7 +25,7 @@ func (h *Handler) appsPage(c *fiber.Ctx) error {
 
 func (h *Handler) createApp(c *fiber.Ctx) error {
 	created, err := h.d.Admin.Create(admin.CreateRequest{
-		Name: c.FormValue("name"), Test: checked(c, "test"),
+		Name: formValue(c, "name"), Test: checked(c, "test"),
 		LegacyErrors: checked(c, "legacy_errors"), RegisteredUsersOnly: checked(c, "registered_users_only"),
 	})
 	if err != nil {
@@ -38,8 +38,8 @@ func (h *Handler) createApp(c *fiber.Ctx) error {
 
 // revealPage shows a new secret and token once: the session forgets them as the page renders.
 func (h *Handler) revealPage(c *fiber.Ctx) error {
-	r := h.sessions.takeReveal(sessionOf(c))
-	if r == nil || r.App.URLID != strings.TrimRight(c.Params("app_id"), "=") {
+	r := h.sessions.takeReveal(sessionOf(c), strings.TrimRight(c.Params("app_id"), "="))
+	if r == nil {
 		return h.render(c, fiber.StatusGone, "error", page{Title: "Already shown",
 			Error: "The secret and auth token were shown once and are gone. Rotate the token to get a new one (the app secret cannot be shown again)."})
 	}
@@ -97,7 +97,7 @@ func (h *Handler) deleteApp(c *fiber.Ctx) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	if c.FormValue("confirm") != v.Name {
+	if formValue(c, "confirm") != v.Name {
 		return h.render(c, fiber.StatusBadRequest, "delete", page{Title: "Delete " + v.Name, Data: v,
 			Error: "Type the app's name exactly to confirm; nothing was deleted."})
 	}
@@ -122,7 +122,7 @@ func (h *Handler) fail(c *fiber.Ctx, err error) error {
 }
 
 func checked(c *fiber.Ctx, name string) bool {
-	v := c.FormValue(name)
+	v := formValue(c, name)
 	return v == "on" || v == "true" || v == "1"
 }
 

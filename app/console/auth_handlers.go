@@ -26,7 +26,7 @@ func (h *Handler) loginPage(c *fiber.Ctx) error {
 func (h *Handler) login(c *fiber.Ctx) error {
 	// Trimmed as the admin API trims its header: a token pasted with a space or newline around
 	// it is the token (none starts or ends with one), not a wrong guess counted by the throttle.
-	if err := h.d.Admin.CheckToken(c, strings.TrimSpace(c.FormValue("token"))); err != nil {
+	if err := h.d.Admin.CheckToken(c, strings.TrimSpace(formValue(c, "token"))); err != nil {
 		return h.loginRefused(c, err)
 	}
 	if old := c.Cookies(cookieName); old != "" {

@@ -116,6 +116,26 @@ func TestPastedTokenWithSpacesSignsIn(t *testing.T) {
 	}
 }
 
+// Form fields come from the body only: the admin token in a URL (kept by proxies, history and
+// Referer) does not sign in, and a link's query cannot fill in a form (fiber's FormValue read
+// the query string first).
+func TestFormFieldsInTheURLAreNotRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.form(t, "/console/login?token="+url.QueryEscape(adminToken), "", url.Values{})
+	require.Equal(t, http.StatusUnauthorized, r.Status)
+	require.Empty(t, r.Header.Get("Set-Cookie"))
+
+	cookie, csrf := f.signIn(t)
+	r = f.form(t, "/console/apps?name=fromurl&csrf="+url.QueryEscape(csrf), cookie, url.Values{"csrf": {csrf}})
+	require.NotEqual(t, http.StatusSeeOther, r.Status, "no app from the URL's name")
+	r = f.form(t, "/console/apps?csrf="+url.QueryEscape(csrf), cookie, url.Values{"name": {"x"}})
+	require.Equal(t, http.StatusForbidden, r.Status, "the CSRF token must be in the form")
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Empty(t, list)
+}
+
 // A form without the session's CSRF token, or from another site, changes nothing.
 func TestFormsNeedTheCSRFTokenAndThisOrigin(t *testing.T) {
 	t.Parallel()
@@ -192,6 +212,24 @@ func TestCreateShowsTheSecretOnceAndNeverLogsIt(t *testing.T) {
 	require.NotContains(t, logs, adminToken)
 }
 
+// The secret page of another app (a stale tab reloaded) does not use up the pending reveal:
+// the new app's secret, which cannot be shown again, used to be thrown away.
+func TestSecretPageOfAnotherAppKeepsThePendingSecret(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	first := f.form(t, "/console/apps", cookie, url.Values{"name": {"first"}, "csrf": {csrf}}).Header.Get("Location")
+	require.Equal(t, http.StatusOK, f.get(t, first, cookie).Status)
+	second := f.form(t, "/console/apps", cookie, url.Values{"name": {"second"}, "csrf": {csrf}}).Header.Get("Location")
+	require.NotEqual(t, first, second)
+
+	require.Equal(t, http.StatusGone, f.get(t, first, cookie).Status, "the first app's secret was shown already")
+	page := f.get(t, second, cookie)
+	require.Equal(t, http.StatusOK, page.Status, "the second app's secret is still there: %s", page.Body)
+	require.Regexp(t, `id="app-secret" class="secret" readonly value="[^"]+"`, string(page.Body))
+	require.Equal(t, http.StatusGone, f.get(t, second, cookie).Status, "and shown once")
+}
+
 // Declared apps are read-only in the console as in the admin API.
 func TestDeclaredAppIsReadOnly(t *testing.T) {
 	t.Parallel()
@@ -237,6 +275,14 @@ func TestSignOutEndsTheSession(t *testing.T) {
 	require.Contains(t, r.Header.Get("Set-Cookie"), "expires=Thu, 01 Jan 1970", "the browser drops the cookie")
 	r = f.get(t, "/console/apps", cookie)
 	require.Equal(t, http.StatusSeeOther, r.Status, "the old cookie opens nothing")
+
+	// Signing out of a session that already ended (expired, or a restart) signs out: the
+	// cookie is dropped and the sign-in page follows, instead of a 401 page saying "sign in and
+	// try again" with the dead cookie kept.
+	r = f.form(t, "/console/logout", cookie, url.Values{"csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, r.Status, "body: %s", r.Body)
+	require.Equal(t, "/console/login", r.Header.Get("Location"))
+	require.Contains(t, r.Header.Get("Set-Cookie"), "expires=Thu, 01 Jan 1970")
 }
 
 func TestServerAndAPIPages(t *testing.T) {

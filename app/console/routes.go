@@ -25,7 +25,7 @@ func (h *Handler) Register(r fiber.Router) {
 	r.Post("/login", sameOrigin, h.login)
 
 	// Everything below needs a session; POSTs also need its CSRF token.
-	r.Post("/logout", h.signedIn, h.logout)
+	r.Post("/logout", h.endedSession, h.signedIn, h.logout)
 	r.Get("/apps", h.signedIn, h.appsPage)
 	r.Post("/apps", h.signedIn, h.createApp)
 	r.Get("/apps/:app_id", h.signedIn, h.appPage)
@@ -94,12 +94,23 @@ func (h *Handler) signedIn(c *fiber.Ctx) error {
 		if !fromHere(c) {
 			return forbidden(c, "This form was sent from another site; it was refused.")
 		}
-		if !csrfOK(sess, c.FormValue("csrf")) {
+		if !csrfOK(sess, formValue(c, "csrf")) {
 			return h.render(c, fiber.StatusForbidden, "error", page{Title: "Refused", CSRF: sess.csrf, SignedIn: true,
 				Error: "This form is missing its security token (CSRF check failed), so nothing was changed. Reload the page and try again."})
 		}
 	}
 	return c.Next()
+}
+
+// endedSession lets a sign-out without a live session (it expired, or the server restarted)
+// succeed: the cookie is dropped and the sign-in page follows. There is nothing for a CSRF
+// check to protect.
+func (h *Handler) endedSession(c *fiber.Ctx) error {
+	if h.sessions.get(c.Cookies(cookieName)) != nil {
+		return c.Next()
+	}
+	h.setCookie(c, "", 0)
+	return c.Redirect("/console/login", fiber.StatusSeeOther)
 }
 
 func forbidden(c *fiber.Ctx, msg string) error {
@@ -159,4 +170,12 @@ func (h *Handler) notFound(c *fiber.Ctx) error {
 		p.SignedIn, p.CSRF = true, sess.csrf
 	}
 	return h.render(c, fiber.StatusNotFound, "error", p)
+}
+
+// formValue is a field of the form in the request body (application/x-www-form-urlencoded, as
+// every console form is sent). Unlike fiber's FormValue it never reads the query string, so an
+// admin token or CSRF token put in a URL (where proxies, history and Referer keep it) is not
+// taken, and a link cannot fill in a form.
+func formValue(c *fiber.Ctx, name string) string {
+	return string(c.Request().PostArgs().Peek(name))
 }

@@ -103,11 +103,16 @@ func (s *sessions) delete(id string) {
 	delete(s.byID, key(id))
 }
 
-// takeReveal returns the pending reveal and forgets it: a secret is shown once.
-func (s *sessions) takeReveal(sess *session) *reveal {
+// takeReveal returns the pending reveal of the app whose URL ID is urlID and forgets it: a
+// secret is shown once. A reveal of another app stays pending (a stale tab reloading an older
+// app's secret page must not throw away the new app's secret, which cannot be shown again).
+func (s *sessions) takeReveal(sess *session, urlID string) *reveal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := sess.reveal
+	if r == nil || r.App.URLID != urlID {
+		return nil
+	}
 	sess.reveal = nil
 	return r
 }

@@ -34,7 +34,8 @@
 //     that normalise alike get the same identity.
 //   - PUT needs a permanent identity: an email never seen, or seen only by public_identities
 //     (a provisional identity is not a user), is user_not_found 404. "registered": false is
-//     invalid_body (nothing can be unregistered); other keys are ignored.
+//     invalid_body (nothing can be unregistered), and so is "registered" given twice (in any case);
+//     other keys are ignored.
 //   - Errors are checked in this order: app ID, app exists, app in test mode, then the query and
 //     body. An app ID that decodes to other than 32 bytes (e.g. "deadbeef") is invalid_app_id.
 package fakeauth

@@ -63,6 +63,7 @@ func TestErrors(t *testing.T) {
 		"PUT body an array":               {http.MethodPut, base + "/private_identity?email=a@example.com", `[true]`, 400, "invalid_body", ""},
 		"PUT registered not a bool":       {http.MethodPut, base + "/private_identity?email=a@example.com", `{"registered": "yes"}`, 400, "invalid_body", ""},
 		"PUT registered false":            {http.MethodPut, base + "/private_identity?email=a@example.com", `{"registered": false}`, 400, "invalid_body", "unregistered"},
+		"PUT registered twice":            {http.MethodPut, base + "/private_identity?email=a@example.com", `{"registered": false, "Registered": true}`, 400, "invalid_body", "given twice"},
 		"PUT email never seen":            {http.MethodPut, base + "/private_identity?email=never@example.com", `{"registered": true}`, 404, "user_not_found", ""},
 		"PUT email with only provisional": {http.MethodPut, base + "/private_identity?email=provisional-only@example.com", `{"registered": true}`, 404, "user_not_found", ""},
 		"PUT email missing":               {http.MethodPut, base + "/private_identity", `{"registered": true}`, 400, "invalid_email", ""},

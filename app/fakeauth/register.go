@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/jsonkeys"
 )
 
 // registerBody is the optional body of PUT private_identity.
@@ -18,8 +19,8 @@ type registerBody struct {
 //
 // It marks the email's permanent identity as registered, so that public_identities answers with
 // it from then on even if a provisional identity exists. The body may be empty or a JSON object;
-// "registered", when present, must be true (an identity cannot be unregistered); other keys are
-// ignored. An email without a permanent identity (never seen, or seen only by
+// "registered", when present, must be true (an identity cannot be unregistered) and given once
+// (in any case: encoding/json would keep the last); other keys are ignored. An email without a permanent identity (never seen, or seen only by
 // public_identities) is user_not_found. Answer: 200 {}.
 func (h *Handler) Register(c *fiber.Ctx) error {
 	app, err := h.app(c)
@@ -34,6 +35,10 @@ func (h *Handler) Register(c *fiber.Ctx) error {
 		var b registerBody
 		if body[0] != '{' || json.Unmarshal(body, &b) != nil {
 			return apierr.InvalidBody.Msg(`the body must be empty or the JSON object {"registered": true}`)
+		}
+		if _, twice := jsonkeys.RepeatedOf(body, true, "registered"); twice {
+			// encoding/json keeps the last: {"registered": false, "Registered": true} registered
+			return apierr.InvalidBody.Msg(`"registered" is given twice`)
 		}
 		if b.Registered != nil && !*b.Registered {
 			return apierr.InvalidBody.Msg(`"registered" can only be true: an identity cannot be unregistered`)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idvault/idvault/app/address"
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/jsonkeys"
 )
 
 // email returns the normalised email of the request body {"email": "..."}.
@@ -16,7 +17,8 @@ import (
 // The body is read as JSON; without identity_server.token, Authenticate has already required
 // Content-Type: application/json (with a token, any Content-Type is read as JSON). A body that is not a JSON object, and an
 // email that is missing, null, not a string, or only white space, is "no email provided"; a
-// string that is not one valid address is "invalid email". Other keys are ignored.
+// string that is not one valid address is "invalid email", and so is a body that gives the key
+// "email" twice (which value counts would depend on the parser). Other keys are ignored, even repeated.
 func email(c *fiber.Ctx) (string, error) {
 	body := c.Request().Body()
 	if len(c.Request().Header.Peek(fiber.HeaderContentEncoding)) > 0 {
@@ -78,6 +80,10 @@ func emailField(raw []byte) (string, error) {
 	var body map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
 		return "", apierr.NoEmailProvided.New()
+	}
+	if _, twice := jsonkeys.RepeatedOf(raw, false, "email"); twice {
+		// encoding/json keeps the last value; a proxy or the app's own check may have read the first
+		return "", apierr.InvalidEmailIS.Msg("invalid email: the key \"email\" is given twice")
 	}
 	var s string
 	raw, ok := body["email"]

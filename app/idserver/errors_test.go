@@ -77,6 +77,8 @@ func testErrors(t *testing.T, f *fixture) {
 		"over 254 bytes":      {`{"email": "` + strings.Repeat("a", 250) + `@example.com"}`, nil, 400, "invalid email"},
 		"control character":   {`{"email": "a\u0000b@example.com"}`, nil, 400, "invalid email"},
 		"no domain":           {`{"email": "a@"}`, nil, 400, "invalid email"},
+		// The second value used to win silently, whatever the app had checked in the first.
+		"email given twice": {`{"email": "a@example.com", "email": "victim@example.com"}`, nil, 400, `invalid email: the key "email" is given twice`},
 	}
 	var auth []string
 	if f.token != "" {
@@ -100,6 +102,14 @@ func testErrors(t *testing.T, f *fixture) {
 	n, err := f.env.Store.CountRecords(f.app.ID)
 	require.NoError(t, err)
 	require.Zero(t, n, "no error created a record")
+}
+
+// Unknown keys are ignored, even given twice: only a second "email" is refused.
+func TestRepeatedUnknownKeyIsIgnored(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	resp := f.do(t, http.MethodPost, "/public_identity", `{"x": 1, "x": 2, "Email": "z", "email": "a@example.com", "Email": "y"}`)
+	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 }
 
 // Wrong routes, methods and oversized bodies still answer JSON, never HTML.

@@ -1,7 +1,8 @@
 // Package jsonkeys finds what encoding/json lets pass silently in a JSON object: a key given
 // twice, of which only the last value would count ({"test": true, "test": false} made a
 // production app; {"identities": [...], "identities": []} was an empty import). The admin API,
-// the exit server's bodies and the exit client's identity entries refuse such objects.
+// the exit server's bodies and the exit client's identity entries refuse such objects; the
+// Tanker-compatible identity server and verification API refuse a repeat of a key they read.
 package jsonkeys
 
 import (
@@ -15,6 +16,25 @@ import (
 // are compared as encoding/json matches struct fields, without regard to case; without it, as
 // a map would hold them.
 func Repeated(raw []byte, foldCase bool) (string, bool) {
+	return repeated(raw, foldCase, nil)
+}
+
+// RepeatedOf is Repeated counting only the keys in known (as the request names them): the
+// Tanker-compatible bodies ignore unknown keys, even repeated ones, but must not let a second
+// value of a key they read win silently.
+func RepeatedOf(raw []byte, foldCase bool, known ...string) (string, bool) {
+	set := make(map[string]bool, len(known))
+	for _, k := range known {
+		if foldCase {
+			k = strings.ToLower(k)
+		}
+		set[k] = true
+	}
+	return repeated(raw, foldCase, set)
+}
+
+// repeated is Repeated, counting only the keys of known when it is not nil.
+func repeated(raw []byte, foldCase bool, known map[string]bool) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return "", false
@@ -30,7 +50,7 @@ func Repeated(raw []byte, foldCase bool) (string, bool) {
 		if foldCase {
 			k = strings.ToLower(key)
 		}
-		if seen[k] {
+		if seen[k] && (known == nil || known[k]) {
 			return key, true
 		}
 		seen[k] = true

@@ -29,3 +29,23 @@ func TestRepeated(t *testing.T) {
 		require.Equal(t, c.key, key, c.raw)
 	}
 }
+
+func TestRepeatedOf(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		raw      string
+		fold     bool
+		key      string
+		repeated bool
+	}{
+		{`{"x": 1, "x": 2, "email": "a"}`, true, "", false}, // unknown keys may repeat
+		{`{"x": 1, "x": 2, "email": "a", "email": "b"}`, false, "email", true},
+		{`{"email": "a", "Email": "b"}`, true, "Email", true},
+		{`{"email": "a", "Email": "b"}`, false, "", false},
+		{`{"a": {"email": 1, "email": 2}}`, true, "", false},
+	} {
+		key, repeated := RepeatedOf([]byte(c.raw), c.fold, "email", "app_id")
+		require.Equal(t, c.repeated, repeated, c.raw)
+		require.Equal(t, c.key, key, c.raw)
+	}
+}

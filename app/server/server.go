@@ -116,6 +116,7 @@ func New(d Deps) *Server {
 	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), proxies, handleErr))
 	app.Use(recoverMiddleware(d.Logger))
 	app.Use(httpguard.Hosts(d.Server.Listen, d.Server.AllowedHosts, func() error { return apierr.HostNotAllowed.New() }))
+	app.Use(decodeBody(d.Server.BodyLimit))
 	s.App = app
 	if d.Console.Enabled && d.Admin != nil {
 		s.console = console.New(console.Deps{

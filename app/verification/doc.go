@@ -17,13 +17,16 @@
 //
 // Request bodies. app_id is standard or URL-safe base64, padded or not (apps.ParseID); a missing,
 // non-string or undecodable app_id is invalid_body, a well-formed unknown one app_not_found. A
-// field of the wrong JSON type is invalid_body naming the field; unknown fields are ignored.
+// field of the wrong JSON type is invalid_body naming the field; unknown fields are ignored, even
+// repeated, but a field the route reads given twice (in any case, at the top or in email_data)
+// is invalid_body "<key> is given twice" (encoding/json would keep the last value silently).
 // Optional string fields that are empty count as absent. Checks run in this order: JSON syntax,
 // field types, credentials (app_not_found, invalid_auth_token), the fields (invalid_body,
 // invalid_email), registered_users_only, throttles, then the send. Addresses are normalised
 // with app/address (trimmed, domain lower-cased); the mail goes to that address, but codes, the
 // wrong-code lock and the per-address send limit are keyed by its canonical form
-// (address.Canonical: local part lower-cased, domain punycoded), so Victim@x.io and victim@x.io
+// (address.Canonical: local part lower-cased, domain IDNA-mapped (UTS #46, which drops invisible
+// code points and folds full-width forms) and punycoded), so Victim@x.io and victim@x.io
 // share one code list and one limit. A failed send that never reached a working SMTP server
 // gives back its address, app and client-IP counts.
 // Subject and names must be one line without control characters (subject at most 998 bytes,
@@ -80,7 +83,8 @@
 //   - Sends per (app, client IP): a token bucket of ip_burst tokens refilled at ip_rate per second.
 //     The client IP is the TCP peer; only when the peer is in server.trusted_proxies is
 //     X-Forwarded-For read, right to left, and the first address that is not a trusted proxy is
-//     the client (the ones left of it were written by the client).
+//     the client (the ones left of it were written by the client); an entry may carry a port
+//     (203.0.113.5:41234), as some load balancers write it.
 //
 // A send passes all throttles or consumes none; a refusal is 429 max_attempts_reached with a
 // Retry-After header (seconds) and the wait in the message; the longest wait is reported when

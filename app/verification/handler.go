@@ -15,6 +15,7 @@ import (
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/jsonkeys"
 	"github.com/idvault/idvault/mail"
 	"github.com/idvault/idvault/store"
 )
@@ -111,6 +112,11 @@ type credentials struct {
 func decode(c *fiber.Ctx, v any) (typeErr, err *apierr.Error) {
 	e := json.Unmarshal(c.Body(), v)
 	var te *json.UnmarshalTypeError
+	if e == nil || errors.As(e, &te) && te.Field != "" { // an object: which key came twice?
+		if key, twice := repeatedField(c.Body(), v); twice {
+			return apierr.InvalidBody.Msg("%s is given twice", key), nil
+		}
+	}
 	switch {
 	case e == nil:
 		return nil, nil
@@ -121,6 +127,39 @@ func decode(c *fiber.Ctx, v any) (typeErr, err *apierr.Error) {
 	default:
 		return nil, apierr.InvalidBody.Msg("the body is not valid JSON")
 	}
+}
+
+// The keys each body reads, as the request names them; encoding/json matches them in any case.
+var (
+	codeKeys      = []string{"app_id", "auth_token", "email"}
+	verifyKeys    = []string{"app_id", "auth_token", "email", "verification_code"}
+	sendKeys      = []string{"app_id", "auth_token", "email_data"}
+	emailDataKeys = []string{"subject", "to_email", "html", "text", "from_name", "to_name", "reply_to_email", "reply_to_name"}
+)
+
+// repeatedField finds a field of v's body given twice (in any case), of which encoding/json
+// would keep the last value silently ({"email": "a@x.io", "Email": "victim@x.io"}), at the top
+// or in email_data. Unknown keys are ignored, even repeated: clients may send more than idvault reads.
+func repeatedField(body []byte, v any) (string, bool) {
+	switch v.(type) {
+	case *codeRequest:
+		return jsonkeys.RepeatedOf(body, true, codeKeys...)
+	case *verifyRequest:
+		return jsonkeys.RepeatedOf(body, true, verifyKeys...)
+	case *sendRequest:
+		if key, twice := jsonkeys.RepeatedOf(body, true, sendKeys...); twice {
+			return key, true
+		}
+		var top struct {
+			EmailData json.RawMessage `json:"email_data"`
+		}
+		if json.Unmarshal(body, &top) == nil {
+			if key, twice := jsonkeys.RepeatedOf(top.EmailData, true, emailDataKeys...); twice {
+				return "email_data." + key, true
+			}
+		}
+	}
+	return "", false
 }
 
 // requestField is the field as the request names it: encoding/json prefixes the fields of an

@@ -1,6 +1,7 @@
 package verification_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -73,10 +74,41 @@ func TestLimitsAndCodesUseTheCanonicalAddress(t *testing.T) {
 	e.sendOK(t, prod, "a@BÜCHER.example")
 	require.Equal(t, "max_attempts_reached", e.send(t, prod, emailData("a@xn--bcher-kva.example")).ErrorCode(t))
 
+	// Spellings a mail server maps to one domain (UTS #46): an invisible zero-width space or
+	// soft hyphen, full-width letters. Each used to open a fresh limit on the same mailbox.
+	e.sendOK(t, prod, "b@y.io\u200b")
+	e.sendOK(t, prod, "b@y\u00ad.io")
+	e.sendOK(t, prod, "b@ｙ.io")
+	require.Equal(t, "max_attempts_reached", e.send(t, prod, emailData("b@y.io")).ErrorCode(t))
+
 	test := e.createApp(t, true, store.AppOptions{})
 	code := e.testCode(t, test, "Mixed@Case.io")
 	require.Equal(t, code, e.testCode(t, test, "mixed@case.io"), "/code finds the same code")
 	require.Equal(t, "invalid_verification_code", e.verify(t, test, "MIXED@case.io", "00000000").ErrorCode(t))
 	require.Equal(t, "invalid_verification_code", e.verify(t, test, "mixed@case.io", "00000001").ErrorCode(t))
 	require.Equal(t, "too_many_attempts", e.verify(t, test, "Mixed@Case.io", code).ErrorCode(t), "wrong codes count across cases")
+}
+
+// A field given twice, in any case, is refused: encoding/json kept the last value silently, so
+// {"to_email": "me@x.io", "TO_EMAIL": "victim@x.io"} mailed the victim whatever a check of the
+// first value had seen. Unknown keys, even repeated, are still ignored.
+func TestRepeatedFieldsAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	test := e.createApp(t, true, store.AppOptions{})
+	head := fmt.Sprintf(`{"app_id": %q, "auth_token": %q, `, apps.FormatID(test.App.ID), test.AuthToken)
+	mail := `"subject": "S", "text": "SERVICE_VERIFICATION_CODE"`
+	for path, c := range map[string]struct{ body, key string }{
+		"/verification/email/code":   {`"email": "me@x.io", "Email": "victim@x.io"}`, "Email"},
+		"/verification/email/verify": {`"email": "me@x.io", "verification_code": "1", "verification_code": "2"}`, "verification_code"},
+		"/verification/email":        {`"email_data": {` + mail + `, "to_email": "me@x.io", "TO_EMAIL": "victim@x.io"}}`, "email_data.TO_EMAIL"},
+	} {
+		r := apptest.Do(t, e.App, http.MethodPost, path, head+c.body)
+		require.Equal(t, "invalid_body", r.ErrorCode(t), "%s: %s", path, r.Body)
+		require.Contains(t, string(r.Body), c.key+" is given twice", path)
+	}
+	require.Empty(t, e.SMTP.Messages(), "nothing was mailed")
+	r := apptest.Do(t, e.App, http.MethodPost, "/verification/email",
+		head+`"x": 1, "x": 2, "email_data": {`+mail+`, "to_email": "me@x.io", "y": 1, "y": 2}}`)
+	require.Equal(t, http.StatusOK, r.Status, "unknown keys are ignored: %s", r.Body)
 }
