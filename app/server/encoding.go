@@ -34,6 +34,9 @@ func decodeBody(limit int) fiber.Handler {
 			return c.Next()
 		}
 		encodings := strings.Split(string(header), ",")
+		if len(encodings) > maxEncodings { // each layer may cost a decoding up to limit
+			return apierr.MalformedRequest.Msg("the body's Content-Encoding lists %d encodings: at most %d", len(encodings), maxEncodings)
+		}
 		for i := len(encodings) - 1; i >= 0; i-- { // the last encoding listed was applied last
 			enc := strings.ToLower(strings.TrimSpace(encodings[i]))
 			if enc == "identity" || enc == "" {
@@ -50,6 +53,10 @@ func decodeBody(limit int) fiber.Handler {
 		return c.Next()
 	}
 }
+
+// maxEncodings bounds the encodings one body may stack: no client stacks more than two, and each
+// layer may cost a decoding of up to the body limit.
+const maxEncodings = 3
 
 // decode undoes one content encoding of body, reading at most limit bytes of output.
 func decode(enc string, body []byte, limit int) ([]byte, error) {

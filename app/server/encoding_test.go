@@ -67,6 +67,10 @@ func TestCompressedBodiesAreBoundedByTheBodyLimit(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "two encodings, undone last first")
 	require.Equal(t, string(plain), body)
 
+	resp, body = send("gzip, gzip, gzip, gzip", plain)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "four stacked encodings: %s", body)
+	require.Contains(t, body, "at most 3")
+
 	resp, body = send("gzip", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "an empty body has nothing to decode: %s", body)
 
