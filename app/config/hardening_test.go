@@ -218,3 +218,16 @@ func TestIPRateIsFinite(t *testing.T) {
 	}
 	require.NoError(t, loadFile(t, minimal, "IDVAULT_VERIFICATION__IP_RATE=0.5").Err())
 }
+
+// server.body_limit has a ceiling as well as a floor: a body is held in memory whole, so a limit
+// of gigabytes (99999999999 started before) would let each connection hold one.
+func TestBodyLimitIsBounded(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []string{"99999999999", "16777217", "1023"} {
+		err := loadFile(t, minimal, "IDVAULT_SERVER__BODY_LIMIT="+limit).Err()
+		require.ErrorContains(t, err, "server.body_limit: must be at", limit)
+	}
+	for _, limit := range []string{"1024", "16777216"} {
+		require.NoError(t, loadFile(t, minimal, "IDVAULT_SERVER__BODY_LIMIT="+limit).Err(), limit)
+	}
+}

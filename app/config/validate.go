@@ -27,8 +27,12 @@ func (c Config) Validate() []error {
 		bad("server.listen", "%v", err)
 	}
 	errs = append(errs, c.checkDurations()...)
-	if c.Server.BodyLimit < 1024 {
+	switch {
+	case c.Server.BodyLimit < 1024:
 		bad("server.body_limit", "must be at least 1024 bytes")
+	case c.Server.BodyLimit > MaxBodyLimit:
+		// Every body is held in memory whole, by each of up to server.max_connections requests.
+		bad("server.body_limit", "must be at most %d bytes (16 MiB): a request body is held in memory whole", MaxBodyLimit)
 	}
 	for i, p := range c.Server.TrustedProxies {
 		if _, err := ParseProxy(p); err != nil {
@@ -297,3 +301,7 @@ func splitJoined(err error) []error {
 	}
 	return []error{err}
 }
+
+// MaxBodyLimit is the largest server.body_limit: idvault serve's bodies are JSON of a few
+// kilobytes (a verification mail's html at most a few hundred), and each is held in memory whole.
+const MaxBodyLimit = 16 << 20
