@@ -231,3 +231,19 @@ func TestBodyLimitIsBounded(t *testing.T) {
 		require.NoError(t, loadFile(t, minimal, "IDVAULT_SERVER__BODY_LIMIT="+limit).Err(), limit)
 	}
 }
+
+// A mapping written where a secret string belongs is reported as a type problem, and its
+// values stay hidden: they sit under the secret's key (admin.token.a), which is known by prefix.
+func TestRedactedHidesMappingsUnderSecretKeys(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+"admin:\n  token:\n    a: file-secret-4\nexit:\n  db:\n    - postgres://u:file-secret-5@h/x\n",
+		"IDVAULT_MAIL__PASSWORD__X=env-secret-6")
+	out := strings.Join(l.Redacted(), "\n")
+	for _, s := range []string{"file-secret-4", "file-secret-5", "env-secret-6"} {
+		require.NotContains(t, out, s)
+		require.NotContains(t, l.Err().Error(), s)
+	}
+	require.Contains(t, out, "admin.token.a = <redacted>")
+	require.Contains(t, out, "mail.password.x = <redacted>")
+	require.Contains(t, l.Err().Error(), "admin.token: want a string")
+}

@@ -263,9 +263,26 @@ func (l *Loaded) Redacted() []string {
 	return lines
 }
 
-// isSecretKey reports whether a key's value must not be printed: its last part names a
-// password, token, secret or key (but not a file holding one, such as store.key_file).
+// isSecretKey reports whether a key's value must not be printed: its last part, or the last
+// part of a key it sits under, names a password, token, secret or key (but not a file holding
+// one, such as store.key_file). A mapping written where a secret string belongs (admin.token:
+// {a: ...}, or IDVAULT_MAIL__PASSWORD__X) flattens to keys under the secret's, and those are
+// secret too.
 func isSecretKey(key string) bool {
+	for k := key; ; {
+		if isSecretName(k) {
+			return true
+		}
+		i := strings.LastIndex(k, ".")
+		if i < 0 {
+			return false
+		}
+		k = k[:i]
+	}
+}
+
+// isSecretName reports whether key itself, by its last part, names a secret.
+func isSecretName(key string) bool {
 	switch key {
 	case "exit.db": // a connection string may hold a password
 		return true
