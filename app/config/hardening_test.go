@@ -247,3 +247,29 @@ func TestRedactedHidesMappingsUnderSecretKeys(t *testing.T) {
 	require.Contains(t, out, "mail.password.x = <redacted>")
 	require.Contains(t, l.Err().Error(), "admin.token: want a string")
 }
+
+// An issuer or CORS origin written with credentials (http://user:password@host) is refused,
+// and neither config check nor the problem shows the password.
+func TestURLCredentialsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	l := loadFile(t, minimal+`identity_server:
+  enabled: true
+  app_id: "5F6GmjyatFXPvQ8dKp2iDIqj75q/QSN+f284erSiw2E="
+  oidc:
+    issuer: "http://u:issuer-secret-7@127.0.0.1:1/"
+    audience: aud
+  cors_origins: ["https://u:origin-secret-8@app.example.com"]
+`)
+	out := strings.Join(l.Redacted(), "\n")
+	msg := l.Err().Error()
+	for _, s := range []string{"issuer-secret-7", "origin-secret-8"} {
+		require.NotContains(t, out, s)
+		require.NotContains(t, msg, s)
+	}
+	require.Contains(t, out, "identity_server.oidc.issuer = http://<redacted>@127.0.0.1:1/")
+	require.Contains(t, msg, `identity_server.oidc.issuer: "http://<redacted>@127.0.0.1:1/" is not an issuer URL`)
+	require.Contains(t, msg, `"https://<redacted>@app.example.com" is not an origin`)
+	require.Equal(t, "postgres://h/x", RedactUserinfo("postgres://h/x"))
+	require.Equal(t, "a@example.com", RedactUserinfo("a@example.com"))
+	require.Equal(t, "http://<redacted>@h/p@q", RedactUserinfo("http://u:p@w@h/p@q"))
+}

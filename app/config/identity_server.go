@@ -89,6 +89,7 @@ func (s IdentityServer) validate() []error {
 // same machine, tests): anything else would let the network forge the provider's keys.
 func checkIssuer(issuer string) error {
 	u, err := url.Parse(issuer)
+	issuer = RedactUserinfo(issuer)
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%q is not an issuer URL such as https://accounts.example.com", issuer)
 	}
@@ -111,6 +112,9 @@ func TrustedTransport(u *url.URL) bool {
 // checkOrigin accepts a browser origin exactly as browsers send it: scheme://host[:port], lower
 // case, no path, no trailing slash; "*" is refused.
 func checkOrigin(origin string) error {
+	if strings.Contains(origin, "@") {
+		return fmt.Errorf("%q is not an origin: it holds a user name or password", RedactUserinfo(origin))
+	}
 	if origin == "*" {
 		return fmt.Errorf("\"*\" is refused: list each origin (scheme://host[:port])")
 	}

@@ -257,6 +257,8 @@ func (l *Loaded) Redacted() []string {
 			v = "<unknown key: value not shown>"
 		case isSecretKey(key):
 			v = redact(fmt.Sprint(v))
+		default:
+			v = redactURLs(v)
 		}
 		lines = append(lines, fmt.Sprintf("%s = %v", key, v))
 	}
@@ -297,6 +299,42 @@ func isSecretName(key string) bool {
 		}
 	}
 	return false
+}
+
+// redactURLs hides the user name and password of a URL in a value (a string or a list of
+// them), such as the credentials of an issuer written http://user:password@host.
+func redactURLs(v any) any {
+	switch v := v.(type) {
+	case string:
+		return RedactUserinfo(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactURLs(e)
+		}
+		return out
+	}
+	return v
+}
+
+// RedactUserinfo returns s with the user information of a URL in it (user:password@ after
+// "scheme://") replaced by "<redacted>@", so that a URL holding credentials can be printed in
+// an error or in config check. A string without "://" and "@" is returned as it is.
+func RedactUserinfo(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return s
+	}
+	return s[:i+3] + "<redacted>@" + rest[at+1:]
 }
 
 func redact(v string) string {
