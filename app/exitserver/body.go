@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -106,8 +108,23 @@ func jsonProblem(err error) string {
 		return "the JSON ends early"
 	}
 	msg := err.Error()
+	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return unknownKey(key)
+	}
 	if len(msg) > 120 {
 		msg = msg[:120]
 	}
 	return msg
+}
+
+// unknownKey describes an unknown key of a body, quoted from encoding/json's message. It is
+// named only when it looks like a misspelt field name (a few lower-case letters, digits and
+// underscores): a key may be anything the client sent, a private identity pasted in the wrong
+// place included, and an error message never quotes a secret.
+func unknownKey(quoted string) string {
+	key, err := strconv.Unquote(quoted)
+	if err != nil || len(key) == 0 || len(key) > 24 || strings.Trim(key, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return "an unknown key (not shown: it does not look like a field name)"
+	}
+	return fmt.Sprintf("unknown key %q", key)
 }

@@ -282,6 +282,14 @@ func TestImport(t *testing.T) {
 		requireError(t, status, raw, 400, "invalid_body")
 		require.NotEmpty(t, name)
 	}
+	// An identity pasted as a key (unknown) is not quoted back; a misspelt field name is.
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(`{"`+c+`": 1}`))
+	e = requireError(t, status, raw, 400, "invalid_body")
+	require.NotContains(t, string(raw), c[:20], "the answer never echoes identities")
+	require.Contains(t, e.Error.Message, "an unknown key (not shown")
+	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(`{"identitys": []}`))
+	e = requireError(t, status, raw, 400, "invalid_body")
+	require.Contains(t, e.Error.Message, `unknown key "identitys"`)
 	huge := `{"identities": ["` + strings.Repeat("A", 64<<10) + `"]}`
 	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(huge))
 	requireError(t, status, raw, 413, "payload_too_large")
