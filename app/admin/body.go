@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/idvault/idvault/app/apierr"
@@ -16,23 +17,25 @@ import (
 // it is strict where a lenient parser would act on a mistake: an unknown field ("test_mode" for
 // "test") is refused, not ignored (an app meant for tests would otherwise be created as a
 // production app), and so is anything after the object. The error names what was wrong, for the
-// invalid_body message; an unknown field's name is quoted and cut to 64 bytes. A field given
-// twice is refused too (jsonkeys.Repeated, compared as encoding/json matches fields).
+// invalid_body message; an unknown field's name is quoted when it looks like a field name
+// (jsonkeys.Name: a key may be a secret pasted in the wrong place). A field given twice is
+// refused too (jsonkeys.Repeated, compared as encoding/json matches fields).
 func decodeStrict(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		// Said as such: an HTTP/1.0 client that sends no Content-Length has its body dropped.
 		return errors.New("the body is empty (with HTTP/1.0, send a Content-Length)")
 	}
 	if name, ok := jsonkeys.Repeated(body, true); ok { // the last value would win silently
-		return fmt.Errorf("field %q given twice", cut64(name))
+		return fmt.Errorf("field %s given twice", jsonkeys.Name(name))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			name, _ = strings.CutPrefix(name, `"`)
-			name, _ = strings.CutSuffix(name, `"`)
-			return fmt.Errorf("unknown field %q", cut64(name))
+			if unquoted, err := strconv.Unquote(name); err == nil {
+				return fmt.Errorf("unknown field %s", jsonkeys.Name(unquoted))
+			}
+			return fmt.Errorf("unknown field %s", jsonkeys.NotShown)
 		}
 		return errors.New("not a JSON object of the expected fields and types")
 	}
@@ -40,13 +43,6 @@ func decodeStrict(body []byte, v any) error {
 		return errors.New("data after the JSON object")
 	}
 	return nil
-}
-
-func cut64(s string) string {
-	if len(s) > 64 {
-		return s[:64]
-	}
-	return s
 }
 
 // noBody refuses a body on a route that reads none (rotate-token, DELETE): an ignored body

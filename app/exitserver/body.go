@@ -75,7 +75,7 @@ func readJSON(c *fiber.Ctx, limit int64, v any, shape string) error {
 		return apierr.InvalidBody.Msg("want one JSON object, found more after it")
 	}
 	if key, ok := jsonkeys.Repeated(raw, true); ok { // compared as encoding/json matches fields
-		return apierr.InvalidBody.Msg("want %s: the key %q is given twice (only the last would count)", shape, key)
+		return apierr.InvalidBody.Msg("want %s: the key %s is given twice (only the last would count)", shape, jsonkeys.Name(key))
 	}
 	return nil
 }
@@ -109,22 +109,13 @@ func jsonProblem(err error) string {
 	}
 	msg := err.Error()
 	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return unknownKey(key)
+		if unquoted, err := strconv.Unquote(key); err == nil {
+			return "unknown key " + jsonkeys.Name(unquoted)
+		}
+		return "unknown key " + jsonkeys.NotShown
 	}
 	if len(msg) > 120 {
 		msg = msg[:120]
 	}
 	return msg
-}
-
-// unknownKey describes an unknown key of a body, quoted from encoding/json's message. It is
-// named only when it looks like a misspelt field name (a few lower-case letters, digits and
-// underscores): a key may be anything the client sent, a private identity pasted in the wrong
-// place included, and an error message never quotes a secret.
-func unknownKey(quoted string) string {
-	key, err := strconv.Unquote(quoted)
-	if err != nil || len(key) == 0 || len(key) > 24 || strings.Trim(key, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-		return "an unknown key (not shown: it does not look like a field name)"
-	}
-	return fmt.Sprintf("unknown key %q", key)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
+	"github.com/idvault/idvault/app/jsonkeys"
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/exitdb"
 )
@@ -286,7 +287,7 @@ func TestImport(t *testing.T) {
 	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(`{"`+c+`": 1}`))
 	e = requireError(t, status, raw, 400, "invalid_body")
 	require.NotContains(t, string(raw), c[:20], "the answer never echoes identities")
-	require.Contains(t, e.Error.Message, "an unknown key (not shown")
+	require.Contains(t, e.Error.Message, "unknown key "+jsonkeys.NotShown)
 	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(`{"identitys": []}`))
 	e = requireError(t, status, raw, 400, "invalid_body")
 	require.Contains(t, e.Error.Message, `unknown key "identitys"`)
