@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idvault/idvault/app/config"
 )
 
 // Client talks to one exit server.
@@ -180,7 +182,7 @@ func redactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}
-	return raw
+	return config.RedactUserinfo(raw) // not a URL, but it may hold one's user:password@
 }
 
 // probeIdle bounds one attempt of Probe: /readyz answers at once, or the server is hung.

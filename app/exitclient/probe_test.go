@@ -27,18 +27,21 @@ func TestProbe(t *testing.T) {
 	require.NoError(t, c.Probe(context.Background()))
 
 	for name, url := range map[string]string{
-		"no scheme":      strings.TrimPrefix(c.URL, "http://"),
-		"host no scheme": "localhost:8000",
-		"bad URL":        "http://[::1",
-		"other scheme":   "ftp://127.0.0.1:8000",
-		"not a URL":      "exit server",
-		"control in URL": "http://127.0.0.1:8000/\x1b[31m",
+		"no scheme":                  strings.TrimPrefix(c.URL, "http://"),
+		"host no scheme":             "localhost:8000",
+		"bad URL":                    "http://[::1",
+		"other scheme":               "ftp://127.0.0.1:8000",
+		"not a URL":                  "exit server",
+		"control in URL":             "http://127.0.0.1:8000/\x1b[31m",
+		"bad URL with a password":    "http://u:url-secret-1@[::1",
+		"bad scheme with a password": "ht!tp://u:url-secret-2@127.0.0.1:8000",
 	} {
 		bad := exitclient.New(url, token)
 		err := bad.Probe(context.Background())
 		var cfg *exitclient.ConfigError
 		require.ErrorAs(t, err, &cfg, name)
 		require.NotContains(t, err.Error(), "\x1b", "the URL is quoted: %s", name)
+		require.NotContains(t, err.Error(), "url-secret", "the password is not shown: %s", name)
 	}
 
 	wrong := exitclient.New(c.URL, "wrong-token-0123456789")
