@@ -273,3 +273,21 @@ func TestURLCredentialsNeverPrinted(t *testing.T) {
 	require.Equal(t, "a@example.com", RedactUserinfo("a@example.com"))
 	require.Equal(t, "http://<redacted>@h/p@q", RedactUserinfo("http://u:p@w@h/p@q"))
 }
+
+// A secret the YAML library cannot read (a password starting with '*' is an alias, one with a
+// tag is decoded as that type) fails the load without the error quoting it; the line stays.
+func TestYAMLErrorHidesValues(t *testing.T) {
+	t.Parallel()
+	for body, what := range map[string]string{
+		"mail:\n  password: *yaml-secret-1\n":       "line 2: yaml: unknown anchor (a value, not shown) referenced",
+		"admin:\n  token: !!int yaml-secret-2\n":    "line 2: yaml: cannot decode !!str (a value, not shown) as a !!int",
+		"admin:\n  ? [yaml-secret-3]\n  : x\n":      "line 2: yaml: invalid map key (not shown)",
+		"mail:\n  password: !!bool yaml-secret-4\n": "as a !!bool",
+	} {
+		file := filepath.Join(t.TempDir(), "c.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
+		_, err := Load(Sources{File: file})
+		require.ErrorContains(t, err, what, "%q", body)
+		require.NotContains(t, err.Error(), "yaml-secret", "%q", body)
+	}
+}

@@ -10,12 +10,29 @@ import (
 
 var yamlLine = regexp.MustCompile(`line \d+: `)
 
+// yamlQuoted matches what the YAML library quotes from the file in its errors: a value
+// (cannot decode !!str `...` as a !!int), an anchor name (unknown anchor '...' referenced) or
+// a key (invalid map key: ...).
+var yamlQuoted = regexp.MustCompile("`[^`]*`|'[^']*'|(invalid map key): .*")
+
+// hideYAMLValues removes from a YAML error what it quotes from the file: the value may be a
+// secret (a password written "*Pa55word" is read as an alias to an anchor of that name, and
+// the error named it). What is wrong and the line stay.
+func hideYAMLValues(msg string) string {
+	return yamlQuoted.ReplaceAllStringFunc(msg, func(m string) string {
+		if sub := yamlQuoted.FindStringSubmatch(m); sub[1] != "" {
+			return sub[1] + " (not shown)"
+		}
+		return "(a value, not shown)"
+	})
+}
+
 // yamlError restates a YAML syntax error with the line where the file stops being valid YAML.
 // The YAML library reports some errors at the start of the enclosing block (counted from 0)
 // rather than where the problem is; the line reported here is the first line such that no
 // prefix of the file reaching it parses.
 func yamlError(raw []byte, err error) string {
-	msg := err.Error()
+	msg := hideYAMLValues(err.Error())
 	line := firstBadLine(raw)
 	if line == 0 {
 		return msg
