@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/textproto"
+	"regexp"
 	"syscall"
 
 	gomail "github.com/wneessen/go-mail"
@@ -119,9 +120,12 @@ func (e *replyError) Error() string {
 	return fmt.Sprintf("%s: server replied %d %s", e.what, e.code, e.text)
 }
 
+// enhancedCode is the enhanced status code (RFC 3463) that starts an SMTP reply's text.
+var enhancedCode = regexp.MustCompile(`^[245]\.\d{1,3}\.\d{1,3}\b`)
+
 // newSetupError classifies a failure of the connection set-up (dial, greeting, EHLO,
-// STARTTLS, AUTH), given the stage the set-up was in. Those stages involve no user data,
-// so the server's reply text is kept.
+// STARTTLS, AUTH), given the stage the set-up was in. Those stages involve no user data, so
+// the server's reply text is kept, except at AUTH, whose refused line holds the password.
 func newSetupError(stage string, err error) *SendError {
 	var se *SendError
 	if errors.As(err, &se) {
@@ -133,11 +137,17 @@ func newSetupError(stage string, err error) *SendError {
 	}
 	var tpe *textproto.Error
 	if errors.As(err, &tpe) {
+		text := tpe.Msg
+		if stage == StageAuth {
+			// A server may quote the AUTH line it refuses, and that line holds the password
+			// (base64 is no cover): only the enhanced status code (5.7.8) is kept.
+			text = enhancedCode.FindString(text)
+		}
 		return &SendError{
 			Stage:     stage,
 			Temporary: tpe.Code >= 400 && tpe.Code < 500,
 			Code:      tpe.Code,
-			Err:       &replyError{what: stageVerb(stage), code: tpe.Code, text: tpe.Msg},
+			Err:       &replyError{what: stageVerb(stage), code: tpe.Code, text: text},
 		}
 	}
 	return &SendError{Stage: stage, Temporary: setupTemporary(stage, err), Err: tlsHint(err)}
