@@ -219,7 +219,8 @@ func oneApp(c *cmdline, extra func(), fn func(b appBackend, id []byte, asJSON bo
 		}
 		id, err := apps.ParseID(args[0])
 		if err != nil {
-			return c.usageError("%q is not an app ID (base64 of 32 bytes)", args[0])
+			// Not quoted: an app secret or a token pasted in its place would be printed.
+			return c.usageError("the argument is not an app ID (the base64 of 32 bytes that app list prints; it is not shown, as it may be a secret)")
 		}
 		return c.p.withBackend(cf, func(b appBackend) error { return fn(b, id, *asJSON) })
 	}

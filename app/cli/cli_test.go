@@ -135,6 +135,10 @@ func TestAppCommandsOnTheDataFile(t *testing.T) {
 	_, errOut, code = run(t, dir, "app", "show", "not-an-id")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "not an app ID")
+	_, errOut, code = run(t, dir, "app", "delete", c.AppSecret) // the secret pasted for the ID
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "not an app ID")
+	require.NotContains(t, errOut, c.AppSecret, "an argument that is not an app ID is not quoted")
 	_, errOut, code = run(t, dir, "app", "create")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--name is required")
