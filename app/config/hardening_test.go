@@ -279,10 +279,11 @@ func TestURLCredentialsNeverPrinted(t *testing.T) {
 func TestYAMLErrorHidesValues(t *testing.T) {
 	t.Parallel()
 	for body, what := range map[string]string{
-		"mail:\n  password: *yaml-secret-1\n":       "line 2: yaml: unknown anchor (a value, not shown) referenced",
-		"admin:\n  token: !!int yaml-secret-2\n":    "line 2: yaml: cannot decode !!str (a value, not shown) as a !!int",
-		"admin:\n  ? [yaml-secret-3]\n  : x\n":      "line 2: yaml: invalid map key (not shown)",
-		"mail:\n  password: !!bool yaml-secret-4\n": "as a !!bool",
+		"mail:\n  password: *yaml-secret-1\n":          "line 2: yaml: unknown anchor (a value, not shown) referenced",
+		"admin:\n  token: !!int yaml-secret-2\n":       "line 2: yaml: cannot decode !!str (a value, not shown) as a !!int",
+		"admin:\n  ? [yaml-secret-3]\n  : x\n":         "line 2: yaml: invalid map key (not shown)",
+		"mail:\n  password: !!bool yaml-secret-4\n":    "as a !!bool",
+		"mail:\n  host: h\n  password yaml-secret-5\n": "line 3: could not find expected ':'",
 	} {
 		file := filepath.Join(t.TempDir(), "c.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(body), 0o600))

@@ -12,8 +12,9 @@ var yamlLine = regexp.MustCompile(`line \d+: `)
 
 // yamlQuoted matches what the YAML library quotes from the file in its errors: a value
 // (cannot decode !!str `...` as a !!int), an anchor name (unknown anchor '...' referenced) or
-// a key (invalid map key: ...).
-var yamlQuoted = regexp.MustCompile("`[^`]*`|'[^']*'|(invalid map key): .*")
+// a key (invalid map key: ...). A single quoted character is the library's own (could not
+// find expected ':').
+var yamlQuoted = regexp.MustCompile("`[^`]*`|'[^']{2,}'|(invalid map key): .*")
 
 // hideYAMLValues removes from a YAML error what it quotes from the file: the value may be a
 // secret (a password written "*Pa55word" is read as an alias to an anchor of that name, and
