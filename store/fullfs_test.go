@@ -64,3 +64,26 @@ func TestMasterKeyOnFullDisk(t *testing.T) {
 		t.Fatalf("create master key once space is freed: created=%v err=%v", created, err)
 	}
 }
+
+// A data file that cannot be created on a full disk leaves no partial file behind: once space
+// is freed, the next start creates it instead of failing on "file size too small".
+func TestNewDataFileOnFullDisk(t *testing.T) {
+	dir, free := fullTmpfs(t)
+	mk, err := NewMasterKey(make([]byte, MasterKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "idvault.db")
+	if _, err := Open(Options{Path: path, MasterKey: mk}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("open a new data file on a full disk: err = %v, want no space left on device", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed data file creation left %s behind (stat err %v)", path, err)
+	}
+	free()
+	s, err := Open(Options{Path: path, MasterKey: mk})
+	if err != nil {
+		t.Fatalf("open the data file once space is freed: %v", err)
+	}
+	s.Close()
+}

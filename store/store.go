@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -72,6 +73,7 @@ func Open(opts Options) (*Store, error) {
 	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
 	// when the file opens), which saves pages and time on every commit; committed data is
 	// fsynced exactly as before. The map freelist keeps frees fast as the file grows.
+	_, statErr := os.Lstat(opts.Path)
 	db, err := bolt.Open(opts.Path, 0o600, &bolt.Options{
 		Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
 	})
@@ -79,6 +81,12 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, opts.Path)
 	}
 	if err != nil {
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// bbolt created the file and failed to write its first pages (a full disk): a
+			// partial file would fail every later start with "file size too small" even once
+			// space is freed, so it goes; the next start creates it again.
+			os.Remove(opts.Path)
+		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
 	seal, err := newSealer(opts.MasterKey)
