@@ -87,3 +87,25 @@ func TestNewDataFileOnFullDisk(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A backup written to a full disk fails with an error that is recognisably "no space left on
+// device" (errors.Is), so the admin API can tell the operator why.
+func TestBackupToFullDiskKeepsTheCause(t *testing.T) {
+	mk, err := NewMasterKey(make([]byte, MasterKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Options{Path: filepath.Join(t.TempDir(), "idvault.db"), MasterKey: mk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer f.Close()
+	if _, err := s.Backup(f); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("backup to a full disk: err = %v, want one that is no space left on device", err)
+	}
+}

@@ -161,15 +161,35 @@ func (s *Store) Path() string { return s.db.Path() }
 // and returns the number of bytes written. Sealed values stay sealed in the copy.
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	var n int64
+	ew := &errWriter{w: w}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		n, err = tx.WriteTo(w)
+		n, err = tx.WriteTo(ew)
 		return err
 	})
 	if err != nil {
+		if ew.err != nil {
+			// bbolt flattens the writer's error to text ("meta 0 copy: ..."); keep it
+			// inspectable, so that a full disk (ENOSPC) is reported as one.
+			return n, fmt.Errorf("store: backup: %w", ew.err)
+		}
 		return n, fmt.Errorf("store: backup: %w", err)
 	}
 	return n, nil
+}
+
+// errWriter remembers the first error its writer returned.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // BackupToFile writes a hot copy to path atomically (temporary file, fsync, rename), mode 0600.
