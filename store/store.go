@@ -57,6 +57,8 @@ type Store struct {
 	// one transaction for it.
 	cache    *recordCache
 	writeSeq atomic.Uint64
+	// opened is the data file as Open found it, for checkFile.
+	opened os.FileInfo
 }
 
 // Open opens (creating if needed) the data file, creates every bucket and checks the schema.
@@ -89,12 +91,18 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
+	opened, err := os.Stat(opts.Path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
+	}
 	seal, err := newSealer(opts.MasterKey)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes)}
+	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
+	s.group.check = s.checkFile
 	if err := s.init(); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
@@ -146,12 +154,34 @@ func (s *Store) Close() error {
 
 // Ping checks that the file is open and readable (used by /readyz).
 func (s *Store) Ping() error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return errors.New("store: meta bucket missing")
 		}
 		return nil
 	})
+}
+
+// checkFile reports ErrDataFileGone when the data file's path no longer names the file open since
+// Open: one stat, before each write transaction and in Ping (readiness). Without it, a data file
+// deleted under a running server took writes with 200 and lost them all at the next start.
+func (s *Store) checkFile() error {
+	st, err := os.Stat(s.db.Path())
+	if err == nil && os.SameFile(st, s.opened) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: restart idvault on the data file (restore it from a backup if it is gone)", ErrDataFileGone, s.db.Path())
+}
+
+// update is db.Update after checkFile.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
 }
 
 // Path is the data file's path.
