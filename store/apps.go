@@ -48,7 +48,7 @@ type appRecord struct {
 func (s *Store) CreateApp(a App) error {
 	now := s.now().UTC()
 	a.CreatedAt, a.UpdatedAt = now, now
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketApps)
 		if b.Get(a.ID) != nil {
 			return ErrExists
@@ -149,7 +149,7 @@ func (s *Store) SetAppOptions(id []byte, opts AppOptions) (App, error) {
 // ErrNotFound if there is no such app.
 func (s *Store) updateApp(id []byte, change func(*App)) (App, error) {
 	var a App
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketApps)
 		v := b.Get(id)
 		if v == nil {
@@ -169,7 +169,7 @@ func (s *Store) updateApp(id []byte, change func(*App)) (App, error) {
 // DeleteApp removes an app and every identity record, code and counter kept for it.
 func (s *Store) DeleteApp(id []byte) error {
 	var txid uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		txid = uint64(tx.ID())
 		b := tx.Bucket(bucketApps)
 		if b.Get(id) == nil {

@@ -362,7 +362,7 @@ func (s *Store) SweepCodes(limit int) (int, error) {
 	deleted := 0
 	for {
 		n, more := 0, false
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			now := unixNano(s.now())
 			b := tx.Bucket(bucketCodes)
 			c := b.Cursor()

@@ -18,6 +18,10 @@ var (
 	ErrWrongMasterKey = errors.New("store: the master key does not open this data file: it was created with another key")
 	// ErrMasterKeyMissing: the key file is missing while its data file exists.
 	ErrMasterKeyMissing = errors.New("store: master key file missing for an existing data file")
+	// ErrDataFileGone: the data file's path no longer names the file the store has open (it was
+	// deleted, moved or replaced while the server ran): writes would land in a file no later start
+	// opens, so they are refused.
+	ErrDataFileGone = errors.New("store: the data file was deleted or replaced while open")
 	// ErrSchema: the data file was written by a newer idvault.
 	ErrSchema = errors.New("store: unsupported schema version")
 )

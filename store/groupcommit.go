@@ -40,6 +40,8 @@ const maxLinger = 2 * time.Millisecond
 // A write is reported successful only after the commit that holds it returned: on disk.
 type groupCommit struct {
 	db *bolt.DB
+	// check, when set, runs before each transaction; its error fails the writes (Store.checkFile).
+	check func() error
 
 	mu      sync.Mutex
 	queue   []*groupWrite
@@ -213,6 +215,11 @@ func (g *groupCommit) safeUpdate(fn func(*bolt.Tx) error) (err error) {
 			err = fmt.Errorf("store: write failed: panic: %v", r)
 		}
 	}()
+	if g.check != nil {
+		if err := g.check(); err != nil {
+			return err
+		}
+	}
 	return g.db.Update(fn)
 }
 

@@ -72,21 +72,26 @@ func createMasterKey(path string) (*MasterKey, error) {
 	return mk, nil
 }
 
-// writeFileExclusive creates path with perm, fails if it exists, and fsyncs it.
+// writeFileExclusive creates path with perm, fails if it exists, and fsyncs it. A failed write
+// (a full disk) removes the file it created: an empty or partial key file would make every later
+// start fail on "want 32 bytes" even once space is freed.
 func writeFileExclusive(path string, data []byte, perm os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path) // O_EXCL: the file is the one created here
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // NewMasterKey wraps raw key bytes (tests and tools).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -56,6 +57,8 @@ type Store struct {
 	// one transaction for it.
 	cache    *recordCache
 	writeSeq atomic.Uint64
+	// opened is the data file as Open found it, for checkFile.
+	opened os.FileInfo
 }
 
 // Open opens (creating if needed) the data file, creates every bucket and checks the schema.
@@ -72,6 +75,7 @@ func Open(opts Options) (*Store, error) {
 	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
 	// when the file opens), which saves pages and time on every commit; committed data is
 	// fsynced exactly as before. The map freelist keeps frees fast as the file grows.
+	_, statErr := os.Lstat(opts.Path)
 	db, err := bolt.Open(opts.Path, 0o600, &bolt.Options{
 		Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
 	})
@@ -79,6 +83,17 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, opts.Path)
 	}
 	if err != nil {
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// bbolt created the file and failed to write its first pages (a full disk): a
+			// partial file would fail every later start with "file size too small" even once
+			// space is freed, so it goes; the next start creates it again.
+			os.Remove(opts.Path)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
+	}
+	opened, err := os.Stat(opts.Path)
+	if err != nil {
+		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
 	seal, err := newSealer(opts.MasterKey)
@@ -86,7 +101,8 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes)}
+	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
+	s.group.check = s.checkFile
 	if err := s.init(); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
@@ -138,12 +154,34 @@ func (s *Store) Close() error {
 
 // Ping checks that the file is open and readable (used by /readyz).
 func (s *Store) Ping() error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return errors.New("store: meta bucket missing")
 		}
 		return nil
 	})
+}
+
+// checkFile reports ErrDataFileGone when the data file's path no longer names the file open since
+// Open: one stat, before each write transaction and in Ping (readiness). Without it, a data file
+// deleted under a running server took writes with 200 and lost them all at the next start.
+func (s *Store) checkFile() error {
+	st, err := os.Stat(s.db.Path())
+	if err == nil && os.SameFile(st, s.opened) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: restart idvault on the data file (restore it from a backup if it is gone)", ErrDataFileGone, s.db.Path())
+}
+
+// update is db.Update after checkFile.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
 }
 
 // Path is the data file's path.
@@ -153,15 +191,35 @@ func (s *Store) Path() string { return s.db.Path() }
 // and returns the number of bytes written. Sealed values stay sealed in the copy.
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	var n int64
+	ew := &errWriter{w: w}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		n, err = tx.WriteTo(w)
+		n, err = tx.WriteTo(ew)
 		return err
 	})
 	if err != nil {
+		if ew.err != nil {
+			// bbolt flattens the writer's error to text ("meta 0 copy: ..."); keep it
+			// inspectable, so that a full disk (ENOSPC) is reported as one.
+			return n, fmt.Errorf("store: backup: %w", ew.err)
+		}
 		return n, fmt.Errorf("store: backup: %w", err)
 	}
 	return n, nil
+}
+
+// errWriter remembers the first error its writer returned.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // BackupToFile writes a hot copy to path atomically (temporary file, fsync, rename), mode 0600.

@@ -294,7 +294,7 @@ func (s *Store) SweepThrottle(limit int) (int, error) {
 	var from []byte
 	for {
 		var next []byte
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			now := unixNano(s.now())
 			c := tx.Bucket(bucketThrottle).Cursor()
 			k, v := c.First()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -51,8 +52,27 @@ func (c Code) Msg(format string, args ...any) *Error {
 // Wrap makes an error with the default message that logs cause.
 func (c Code) Wrap(cause error) *Error { return &Error{Code: c, Message: c.Message, Cause: cause} }
 
-// Internal wraps an unexpected error: the client sees internal_error, the log sees cause.
-func Internal(cause error) *Error { return InternalError.Wrap(cause) }
+// Internal wraps an unexpected error: the client sees internal_error, the log sees cause. When
+// cause is the server's storage refusing writes (a full disk or quota, a read-only file system),
+// the message says so, for the operator reading a client's report: "a retry may help" would
+// send them looking for a bug while nothing is stored until they act.
+func Internal(cause error) *Error {
+	switch {
+	case errors.Is(cause, syscall.ENOSPC), errors.Is(cause, syscall.EDQUOT):
+		return InternalError.Wrap(cause).withMessage(MsgStorageFull)
+	case errors.Is(cause, syscall.EROFS):
+		return InternalError.Wrap(cause).withMessage(MsgStorageReadOnly)
+	}
+	return InternalError.Wrap(cause)
+}
+
+// The messages of internal_error when the server's storage refuses writes (Internal).
+const (
+	MsgStorageFull     = "internal error: the server's disk is full, nothing was stored; retry once its operator frees space"
+	MsgStorageReadOnly = "internal error: the server's data file is on a read-only file system, nothing was stored"
+)
+
+func (e *Error) withMessage(m string) *Error { e.Message = m; return e }
 
 // As returns the *Error in err's chain, or nil.
 func As(err error) *Error {

@@ -243,6 +243,14 @@ func (b *remoteBackend) download(path string, w *os.File) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		// The server's reason (its disk is full, ...), not only the status.
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e)
+		if e.Error.Code != "" {
+			return fmt.Errorf("admin API: backup answered %d %s: %s", resp.StatusCode, e.Error.Code, e.Error.Message)
+		}
 		return fmt.Errorf("admin API: backup answered %d", resp.StatusCode)
 	}
 	_, err = io.Copy(w, resp.Body)
