@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/jsonkeys"
@@ -31,11 +29,8 @@ func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			if unquoted, err := strconv.Unquote(name); err == nil {
-				return fmt.Errorf("unknown field %s", jsonkeys.Name(unquoted))
-			}
-			return fmt.Errorf("unknown field %s", jsonkeys.NotShown)
+		if name, ok := jsonkeys.UnknownField(err); ok {
+			return fmt.Errorf("unknown field %s", name)
 		}
 		return errors.New("not a JSON object of the expected fields and types")
 	}

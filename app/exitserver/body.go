@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -107,13 +105,10 @@ func jsonProblem(err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON ends early"
 	}
-	msg := err.Error()
-	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		if unquoted, err := strconv.Unquote(key); err == nil {
-			return "unknown key " + jsonkeys.Name(unquoted)
-		}
-		return "unknown key " + jsonkeys.NotShown
+	if key, ok := jsonkeys.UnknownField(err); ok {
+		return "unknown key " + key
 	}
+	msg := err.Error()
 	if len(msg) > 120 {
 		msg = msg[:120]
 	}

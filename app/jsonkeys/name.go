@@ -1,6 +1,9 @@
 package jsonkeys
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // NotShown stands in an error message for a key that Name does not quote.
 const NotShown = "(a key that does not look like a field name, not shown)"
@@ -21,4 +24,18 @@ func Name(key string) string {
 		}
 	}
 	return strconv.Quote(key)
+}
+
+// UnknownField reports whether err is encoding/json's refusal of an unknown field (a decoder
+// with DisallowUnknownFields), with that field as Name shows it: encoding/json gives it only
+// inside its error text, quoted.
+func UnknownField(err error) (string, bool) {
+	quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return "", false
+	}
+	if key, err := strconv.Unquote(quoted); err == nil {
+		return Name(key), true
+	}
+	return NotShown, true
 }
