@@ -16,7 +16,12 @@ import (
 // removes an app's codes by prefix), then a kind byte:
 //
 //	appID || 'c' || addrKey(32) || id(8)              code: issuedAt(8) expiresAt(8) deleteAt(8) mac(32) sealed code(rest)
+//	appID || 'u' || addrKey(32) || id(8)              used code: mac(32)
 //	appID || 'x' || deleteAt(8) || addrKey(32) || id(8)  expiry index (empty value), swept by SweepCodes
+//
+// A code used up leaves its 'c' entry for a 'u' entry under the same id, with only its MAC, until
+// the code's deleteAt: the same code sent again (a client retrying after a lost answer) is then
+// told apart from a wrong code, and is not counted as one. Its index entry stays and sweeps it.
 //
 // Times are big-endian Unix nanoseconds; id is the bucket's sequence, so an address's codes scan
 // oldest first. addrKey is a SHA-256 of the address: the codes bucket holds no address in clear.
@@ -24,7 +29,8 @@ import (
 // /code route can return it).
 const (
 	kindCode  = 'c'
-	kindIndex = 'x'
+	kindUsed  = 'u'
+	kindIndex = 'x' // the largest kind byte (SweepCodes relies on it)
 	macSize   = sha256.Size
 )
 
@@ -34,6 +40,9 @@ var (
 	ErrCodeMismatch = errors.New("store: verification code does not match")
 	// ErrCodeExpired: the code matches one of the address's codes, which has expired.
 	ErrCodeExpired = errors.New("store: verification code expired")
+	// ErrCodeUsed: the code matches one the address already used up (not counted as a wrong
+	// code); it answers so until the code's retention ends.
+	ErrCodeUsed = errors.New("store: verification code already used")
 )
 
 // Code is a stored verification code.
@@ -80,6 +89,12 @@ func codePrefix(appID, addr []byte) []byte {
 
 func codeKey(appID, addr []byte, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(codePrefix(appID, addr), id)
+}
+
+func usedKey(appID, addr []byte, id uint64) []byte {
+	k := make([]byte, 0, len(appID)+1+len(addr)+8)
+	k = append(append(append(k, appID...), kindUsed), addr...)
+	return binary.BigEndian.AppendUint64(k, id)
 }
 
 func indexKey(appID []byte, deleteAt time.Time, addr []byte, id uint64) []byte {
@@ -137,6 +152,31 @@ func deleteCode(tx *bolt.Tx, appID, addr []byte, sc storedCode) error {
 		return err
 	}
 	return b.Delete(indexKey(appID, sc.deleteAt, addr, sc.ID))
+}
+
+// useUp replaces a code by its used entry (its MAC under the same id); the index entry stays, so
+// that SweepCodes deletes the used entry when the code's retention ends.
+func useUp(tx *bolt.Tx, appID, addr []byte, sc storedCode) error {
+	b := tx.Bucket(bucketCodes)
+	if err := b.Delete(sc.key); err != nil {
+		return err
+	}
+	return b.Put(usedKey(appID, addr, sc.ID), sc.MAC)
+}
+
+// usedBefore reports whether mac is the MAC of a code the address used up (every used entry is
+// compared, in constant time).
+func usedBefore(tx *bolt.Tx, appID, addr, mac []byte) bool {
+	prefix := usedKey(appID, addr, 0)
+	prefix = prefix[:len(prefix)-8]
+	found := false
+	c := tx.Bucket(bucketCodes).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if hmac.Equal(v, mac) {
+			found = true
+		}
+	}
+	return found
 }
 
 // errMACSize refuses a code whose MAC is not 32 bytes (checked before any transaction).
@@ -297,11 +337,12 @@ func (s *Store) WithdrawCode(appID []byte, email string, id uint64) error {
 	return nil
 }
 
-// UseCode checks mac against the unexpired codes of (appID, email) and, on a match, deletes that
-// code (single use) and clears the address's wrong-code count. Otherwise it returns, in this
+// UseCode checks mac against the unexpired codes of (appID, email) and, on a match, uses that
+// code up (single use) and clears the address's wrong-code count. Otherwise it returns, in this
 // order: a *ThrottleError while the address is locked (even for a right code); ErrCodeExpired
-// when mac matches an expired code; ErrNotFound when the address has no code; ErrCodeMismatch
-// otherwise, after counting a wrong code (att.MaxWrong of them lock the address for att.Lock).
+// when mac matches an expired code; ErrCodeUsed when it matches a code already used up;
+// ErrNotFound when the address has no code; ErrCodeMismatch otherwise, after counting a wrong
+// code (att.MaxWrong of them lock the address for att.Lock).
 // MACs are compared in constant time. It returns once the outcome (the code deleted, the wrong
 // code counted) is on disk, so of concurrent uses of one code exactly one succeeds.
 func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimits) error {
@@ -331,12 +372,14 @@ func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimit
 		}
 		switch {
 		case match >= 0:
-			if err := deleteCode(tx, appID, addr, codes[match]); err != nil {
+			if err := useUp(tx, appID, addr, codes[match]); err != nil {
 				return err
 			}
 			return tx.Bucket(bucketThrottle).Delete(akey)
 		case expired:
 			result = ErrCodeExpired
+		case usedBefore(tx, appID, addr, mac):
+			result = ErrCodeUsed
 		case len(codes) == 0:
 			result = ErrNotFound
 		default:
@@ -384,7 +427,11 @@ func (s *Store) SweepCodes(limit int) (int, error) {
 					}
 					ik = append([]byte(nil), ik...)
 					addr, id := ik[41:41+macSize], binary.BigEndian.Uint64(ik[41+macSize:])
+					// The code, or its used entry: one of the two is there.
 					if err := b.Delete(codeKey(appID, addr, id)); err != nil {
+						return err
+					}
+					if err := b.Delete(usedKey(appID, addr, id)); err != nil {
 						return err
 					}
 					if err := b.Delete(ik); err != nil {

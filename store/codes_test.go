@@ -72,7 +72,38 @@ func TestCodeLifecycle(t *testing.T) {
 			_, err := s.IssueCode(issue(app, email, "11111111", false))
 			require.NoError(t, err)
 			require.NoError(t, s.UseCode(app, email, macOf("11111111"), testAttempts))
-			require.ErrorIs(t, s.UseCode(app, email, macOf("11111111"), testAttempts), ErrNotFound)
+			require.ErrorIs(t, s.UseCode(app, email, macOf("11111111"), testAttempts), ErrCodeUsed)
+			require.ErrorIs(t, s.UseCode(app, email, macOf("12345678"), testAttempts), ErrNotFound, "no code pending")
+		}},
+		{"a used code sent again is not a wrong code, and is swept with its code", func(t *testing.T, s *Store, clk *codeClock) {
+			for _, c := range []string{"21212121", "31313131"} {
+				_, err := s.IssueCode(issue(app, email, c, true))
+				require.NoError(t, err)
+			}
+			require.NoError(t, s.UseCode(app, email, macOf("31313131"), testAttempts))
+			// A client retrying after a lost answer, more often than the wrong-code limit.
+			for range 5 {
+				require.ErrorIs(t, s.UseCode(app, email, macOf("31313131"), testAttempts), ErrCodeUsed)
+			}
+			c, issued, err := s.TestCode(issue(app, email, "41414141", true))
+			require.NoError(t, err)
+			require.False(t, issued)
+			require.Equal(t, "21212121", c.Plain, "a used code is never handed out again")
+			require.NoError(t, s.UseCode(app, email, macOf("21212121"), testAttempts), "not locked by the retries")
+			clk.Add(30 * time.Minute)
+			require.ErrorIs(t, s.UseCode(app, email, macOf("31313131"), testAttempts), ErrCodeUsed, "until its retention ends")
+			clk.Add(30 * time.Minute)
+			n, err := s.SweepCodes(10)
+			require.NoError(t, err)
+			require.Equal(t, 2, n)
+			require.ErrorIs(t, s.UseCode(app, email, macOf("31313131"), testAttempts), ErrNotFound)
+			empty := true
+			require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
+				k, _ := tx.Bucket(bucketCodes).Cursor().First()
+				empty = k == nil
+				return nil
+			}))
+			require.True(t, empty, "the sweep left entries in the codes bucket")
 		}},
 		{"three newest stay valid, the fourth oldest does not", func(t *testing.T, s *Store, _ *codeClock) {
 			for _, c := range []string{"00000001", "00000002", "00000003", "00000004"} {

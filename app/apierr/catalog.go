@@ -56,9 +56,12 @@ var (
 	InvalidVerificationCode  = Code{http.StatusUnauthorized, "invalid_verification_code", "wrong verification code"}
 	VerificationCodeExpired  = Code{http.StatusGone, "verification_code_expired", "the verification code expired"}
 	VerificationCodeNotFound = Code{http.StatusNotFound, "verification_code_not_found", "no pending verification code for that address"}
-	TooManyAttempts          = Code{http.StatusTooManyRequests, "too_many_attempts", "too many wrong codes; try again later"}
-	MaxAttemptsReached       = Code{http.StatusTooManyRequests, "max_attempts_reached", "too many requests; try again later"}
-	SendEmailError           = Code{http.StatusInternalServerError, "send_email_error", "the mail could not be sent"}
+	// VerificationCodeUsed: the code was right but is used up already (a client retrying after
+	// a lost answer); not counted as a wrong code.
+	VerificationCodeUsed = Code{http.StatusConflict, "verification_code_used", "the verification code was already used; request a new one"}
+	TooManyAttempts      = Code{http.StatusTooManyRequests, "too_many_attempts", "too many wrong codes; try again later"}
+	MaxAttemptsReached   = Code{http.StatusTooManyRequests, "max_attempts_reached", "too many requests; try again later"}
+	SendEmailError       = Code{http.StatusInternalServerError, "send_email_error", "the mail could not be sent"}
 
 	// Admin API.
 	AdminUnauthorized = Code{http.StatusUnauthorized, "invalid_admin_token", "missing or wrong admin token"}
@@ -93,7 +96,7 @@ var Catalog = []Code{
 	NoEmailProvided, InvalidEmailIS, UnknownUser, UnsupportedMediaType, Unauthorized, ISAppUnavailable,
 	InvalidToken, Forbidden, EmailNotVerified, NoEmailClaim, IdentityProviderUnavailable,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
-	VerificationCodeNotFound, TooManyAttempts, MaxAttemptsReached, SendEmailError,
+	VerificationCodeNotFound, VerificationCodeUsed, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared, AppNameTaken, AdminLocked,
 }
 

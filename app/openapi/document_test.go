@@ -167,8 +167,8 @@ func build() []byte {
 		responses: merge(jsonOK("the code", obj([]string{"verification_code"}, m{"verification_code": ref("VerificationCode")}), m{"verification_code": "12345678"}), b.errors(tanker, true, with(vErr, apierr.AppIsNotTest)...)),
 		body:      jsonBody(ref("CodeRequest"), m{"app_id": appID, "auth_token": "<auth token>", "email": "alice@example.com"}, true, "")})
 	b.add("/verification/email/verify", "post", operation{id: "verifyCode", tag: "email verification", summary: "Check a code",
-		desc:      "Checks the code; a right code is used up. Three wrong codes lock the address for `verification.lock_duration`.",
-		responses: merge(jsonOK("the code was right", ref("Empty"), m{}), b.errors(tanker, true, with(vErr, apierr.InvalidVerificationCode, apierr.VerificationCodeExpired, apierr.VerificationCodeNotFound, apierr.TooManyAttempts)...)),
+		desc:      "Checks the code; a right code is used up, and sending it again (a retry after a lost answer) answers `verification_code_used`, which is not counted as a wrong code. Three wrong codes lock the address for `verification.lock_duration`.",
+		responses: merge(jsonOK("the code was right", ref("Empty"), m{}), b.errors(tanker, true, with(vErr, apierr.InvalidVerificationCode, apierr.VerificationCodeExpired, apierr.VerificationCodeUsed, apierr.VerificationCodeNotFound, apierr.TooManyAttempts)...)),
 		body:      jsonBody(ref("VerifyRequest"), m{"app_id": appID, "auth_token": "<auth token>", "email": "alice@example.com", "verification_code": "12345678"}, true, "")})
 
 	doc := m{

@@ -73,7 +73,7 @@ func TestBinarySendsAndVerifiesCodes(t *testing.T) {
 	status, body = postJSON(t, p.URL+"/verification/email/verify", verify)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	status, body = postJSON(t, p.URL+"/verification/email/verify", verify)
-	require.Equal(t, http.StatusNotFound, status, "single use: %v", body)
+	require.Equal(t, http.StatusConflict, status, "single use: %v", body)
 
 	// /code is for test-mode apps only.
 	status, body = postJSON(t, p.URL+"/verification/email/code", map[string]any{"app_id": created.App.ID, "auth_token": created.AuthToken, "email": "dana@example.com"})

@@ -65,9 +65,12 @@
 // while the address is locked, too_many_attempts (even for the right code); a match uses the code
 // up and clears the wrong-code count; a code that matches only an expired code is
 // verification_code_expired (expired codes are kept code_ttl after expiry to say so, then swept);
-// when the address has no code at all (never sent, all used, or swept),
-// verification_code_not_found; anything else is invalid_verification_code and counts as a wrong
-// code. Neither expired nor not_found counts. Surrounding spaces of the code are ignored.
+// a code that matches one already used up is verification_code_used (409: a client retrying
+// after a lost answer is told so, rather than charged a wrong code; used codes are remembered,
+// as their MAC only, until the same sweep); when the address has no pending code (never sent,
+// all used, or swept), verification_code_not_found; anything else is invalid_verification_code
+// and counts as a wrong code. Neither expired, used nor not_found counts. Surrounding spaces of
+// the code are ignored.
 //
 // # Throttling
 //

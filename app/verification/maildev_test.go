@@ -66,5 +66,5 @@ func TestEndToEndWithMailDev(t *testing.T) {
 	require.Equal(t, []mailtest.MailDevAddress{{Address: "help@wonderland.example", Name: "Help Desk"}}, m.ReplyTo)
 
 	require.Equal(t, http.StatusOK, e.verify(t, a, "alice@wonderland.example", code).Status, "the code in the mail verifies")
-	require.Equal(t, "verification_code_not_found", e.verify(t, a, "alice@wonderland.example", code).ErrorCode(t))
+	require.Equal(t, "verification_code_used", e.verify(t, a, "alice@wonderland.example", code).ErrorCode(t), "used once")
 }

@@ -13,6 +13,7 @@ const (
 	resultWrong    = "wrong"
 	resultExpired  = "expired"
 	resultNotFound = "not_found"
+	resultUsed     = "used"
 	resultLocked   = "locked"
 )
 
@@ -40,7 +41,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"reason"}),
 		verifies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idvault_verification_verifies_total",
-			Help: "Code checks, by result (ok, wrong, expired, not_found, locked).",
+			Help: "Code checks, by result (ok, wrong, expired, used, not_found, locked).",
 		}, []string{"result"}),
 	}
 	// Every known label exists from the start, at 0: a rate or an alert on a series works
@@ -52,7 +53,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, reason := range []string{store.ReasonLocked, store.ReasonAddress, store.ReasonApp, store.ReasonIP} {
 		m.throttled.WithLabelValues(reason)
 	}
-	for _, result := range []string{resultOK, resultWrong, resultExpired, resultNotFound, resultLocked} {
+	for _, result := range []string{resultOK, resultWrong, resultExpired, resultUsed, resultNotFound, resultLocked} {
 		m.verifies.WithLabelValues(result)
 	}
 	if reg != nil {

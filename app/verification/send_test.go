@@ -62,7 +62,7 @@ func TestSendDeliversTheAppsMail(t *testing.T) {
 
 	// The code in the mail verifies, once, for the address as sent or normalised.
 	require.Equal(t, http.StatusOK, e.verify(t, a, "Alice@example.com", code).Status)
-	require.Equal(t, "verification_code_not_found", e.verify(t, a, "Alice@EXAMPLE.com", code).ErrorCode(t))
+	require.Equal(t, "verification_code_used", e.verify(t, a, "Alice@EXAMPLE.com", code).ErrorCode(t))
 }
 
 func TestSendTextOnlyHTMLOnlyAndAppIDForms(t *testing.T) {

@@ -55,6 +55,9 @@ func (h *Handler) Verify(c *fiber.Ctx) error {
 	case errors.Is(err, store.ErrCodeExpired):
 		h.metrics.verifies.WithLabelValues(resultExpired).Inc()
 		return apierr.VerificationCodeExpired.New()
+	case errors.Is(err, store.ErrCodeUsed):
+		h.metrics.verifies.WithLabelValues(resultUsed).Inc()
+		return apierr.VerificationCodeUsed.New()
 	case errors.Is(err, store.ErrNotFound):
 		h.metrics.verifies.WithLabelValues(resultNotFound).Inc()
 		return apierr.VerificationCodeNotFound.New()

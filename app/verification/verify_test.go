@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/store"
 )
 
@@ -26,7 +27,25 @@ func TestCodeLifecycleThroughHTTP(t *testing.T) {
 			a := e.createApp(t, false, store.AppOptions{})
 			c := e.sendOK(t, a, "one@example.com")
 			require.Equal(t, http.StatusOK, e.verify(t, a, "one@example.com", c).Status)
-			require.Equal(t, "verification_code_not_found", e.verify(t, a, "one@example.com", c).ErrorCode(t))
+			r := e.verify(t, a, "one@example.com", c)
+			require.Equal(t, http.StatusConflict, r.Status)
+			require.Equal(t, "verification_code_used", r.ErrorCode(t))
+			require.Equal(t, "verification_code_not_found", e.verify(t, a, "one@example.com", "12345678").ErrorCode(t), "nothing pending")
+		}},
+		{"a right code sent again is not a wrong code", func(t *testing.T, e *env) {
+			// A client whose answer was lost retries, more often than the wrong-code limit,
+			// while the address has another code pending (a resend).
+			a := e.createApp(t, false, store.AppOptions{})
+			first := e.sendOK(t, a, "retry@example.com")
+			second := e.sendOK(t, a, "retry@example.com")
+			require.Equal(t, http.StatusOK, e.verify(t, a, "retry@example.com", second).Status)
+			for range 5 {
+				require.Equal(t, "verification_code_used", e.verify(t, a, "retry@example.com", second).ErrorCode(t))
+			}
+			require.Equal(t, http.StatusOK, e.verify(t, a, "retry@example.com", first).Status, "the address is not locked")
+			m := apptest.Do(t, e.App, "GET", "/metrics", nil)
+			require.Contains(t, string(m.Body), `idvault_verification_verifies_total{result="used"} 5`)
+			require.Contains(t, string(m.Body), `idvault_verification_verifies_total{result="wrong"} 0`)
 		}},
 		{"the three newest codes stay valid, the fourth oldest does not", func(t *testing.T, e *env) {
 			a := e.createApp(t, false, store.AppOptions{})
@@ -180,7 +199,7 @@ func TestConcurrentVerifies(t *testing.T) {
 		return got
 	}
 	c := e.testCode(t, a, "race@example.com")
-	require.Equal(t, map[string]int{"ok": 1, "verification_code_not_found": 9},
+	require.Equal(t, map[string]int{"ok": 1, "verification_code_used": 9},
 		race("race@example.com", func(int) string { return c }))
 
 	e.testCode(t, a, "guess@example.com")
