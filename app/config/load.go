@@ -82,6 +82,7 @@ func Load(src Sources) (*Loaded, error) {
 		if err := loadLayer(k, src.File, rawbytes.Provider(raw), check); err != nil {
 			return nil, err
 		}
+		problems = append(problems, lostYAMLValues(src.File, raw)...)
 	}
 	env, envProblems := envMap(src.Environ)
 	problems = append(problems, envProblems...)
