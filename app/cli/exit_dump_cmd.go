@@ -125,7 +125,7 @@ func parseFormats(s string) ([]encryption.Version, error) {
 }
 
 func runLoadDump(ctx context.Context, p *prog, args []string) int {
-	fs := p.newFlags("exit load-dump", "exit load-dump --db DSN DIR\n\n"+
+	fs := p.newFlags("exit load-dump", "exit load-dump [--db DSN] DIR\n\n"+
 		"Runs DIR's numbered SQL files in order (COPY blocks through the COPY protocol), one transaction\n"+
 		"per file; the same result as `psql -v ON_ERROR_STOP=1 -f FILE` for each file. Load into an empty\n"+
 		"database: a database that already holds the dump's tables is refused, unchanged.\n\n"+
@@ -133,18 +133,22 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 		"exit dump are allowed (the CREATE TABLE, COPY ... FROM stdin, ADD PRIMARY KEY and CREATE INDEX of\n"+
 		"an exit dump (exit/dump/FORMAT.md), and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
 		"with its file and line, before anything ran.")
-	dsn := fs.String("db", "", "PostgreSQL connection string (postgres://... or key=value; required)")
-	p.nonEmptyFlags(fs, "db")
+	db := fs.String("db", "", "PostgreSQL connection string `DSN` (postgres://... or key=value; or IDVAULT_EXIT__DB, which keeps a password off the command line)")
+	p.nonEmptyFlags(fs, "db") // "" would fall back to IDVAULT_EXIT__DB
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
 	}
-	if *dsn == "" || len(pos) != 1 {
-		fmt.Fprintln(p.stderr, "idvault exit load-dump: --db DSN and one dump directory are required")
+	dsn := *db
+	if dsn == "" {
+		dsn = p.getenv("IDVAULT_EXIT__DB")
+	}
+	if dsn == "" || len(pos) != 1 {
+		fmt.Fprintln(p.stderr, "idvault exit load-dump: --db DSN (or IDVAULT_EXIT__DB) and one dump directory are required")
 		return exitUsage
 	}
 	pr := newProgress(p.stderr, "loading", 0)
-	sum, err := dump.Load(ctx, *dsn, pos[0], func(file string, done, total int64) { pr.Update(file, done, total) })
+	sum, err := dump.Load(ctx, dsn, pos[0], func(file string, done, total int64) { pr.Update(file, done, total) })
 	if err != nil {
 		pr.Fail()
 		fmt.Fprintln(p.stderr, failure("exit load-dump", err))

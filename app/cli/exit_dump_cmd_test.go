@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -44,7 +45,7 @@ func TestGenDumpRejectsBadFlags(t *testing.T) {
 		{[]string{"exit", "gen-dump", "--out", dir, "--formats", "1"}, "format 1 cannot be generated"},
 		{[]string{"exit", "gen-dump", "--out", dir, "--formats", "9-x"}, "not a range"},
 		{[]string{"exit", "gen-dump", "--out", dir, "--app-secret", "c2hvcnQ="}, "64-byte app secret"},
-		{[]string{"exit", "load-dump", dir}, "--db DSN and one dump directory"},
+		{[]string{"exit", "load-dump", dir}, "--db DSN (or IDVAULT_EXIT__DB) and one dump directory"},
 	} {
 		_, errOut, code := run(t, dir, tc.args...)
 		require.Equal(t, 2, code, "%v", tc.args)
@@ -84,7 +85,10 @@ func TestGenDumpThenLoadDump(t *testing.T) {
 	_, err = base64.StdEncoding.DecodeString(app.AppSecret)
 	require.NoError(t, err)
 
-	_, errOut, code = run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
+	// The DSN from IDVAULT_EXIT__DB, which keeps a password out of the process list.
+	e := env(t.TempDir())
+	e.Environ = append(e.Environ, "IDVAULT_EXIT__DB="+dsn)
+	_, errOut, code = runWith(context.Background(), t, e, "exit", "load-dump", dir)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "loaded: 3 files")
 
