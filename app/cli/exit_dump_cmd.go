@@ -133,16 +133,12 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 		"exit dump are allowed (the CREATE TABLE, COPY ... FROM stdin, ADD PRIMARY KEY and CREATE INDEX of\n"+
 		"an exit dump (exit/dump/FORMAT.md), and pg_dump's session settings and OWNER TO). Any other statement stops the load\n"+
 		"with its file and line, before anything ran.")
-	db := fs.String("db", "", "PostgreSQL connection string `DSN` (postgres://... or key=value; or IDVAULT_EXIT__DB, which keeps a password off the command line)")
-	p.nonEmptyFlags(fs, "db") // "" would fall back to IDVAULT_EXIT__DB
+	db := p.dbFlag(fs, "of the empty database to load into: postgres://... or key=value")
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
 	}
-	dsn := *db
-	if dsn == "" {
-		dsn = p.getenv("IDVAULT_EXIT__DB")
-	}
+	dsn := db()
 	if dsn == "" || len(pos) != 1 {
 		fmt.Fprintln(p.stderr, "idvault exit load-dump: --db DSN (or IDVAULT_EXIT__DB) and one dump directory are required")
 		return exitUsage

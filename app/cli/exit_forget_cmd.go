@@ -18,17 +18,13 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 		"--yes it only prints what it would delete and exits 2. Stop the exit servers first: a running\n"+
 		"server keeps the keys it resolved in memory. A database without any of those tables is\n"+
 		"refused (exit 1): no exit server ever ran on it, so it is not the exit database.")
-	db := fs.String("db", "", "PostgreSQL connection string `DSN` of the exit database (or IDVAULT_EXIT__DB)")
+	db := p.dbFlag(fs, "of the exit database")
 	yes := fs.Bool("yes", false, "delete (without it: print what would be deleted, exit 2)")
-	p.nonEmptyFlags(fs, "db") // "" would fall back to IDVAULT_EXIT__DB
 	pos, code, ok := p.parse(fs, args)
 	if !ok {
 		return code
 	}
-	dsn := *db
-	if dsn == "" {
-		dsn = p.getenv("IDVAULT_EXIT__DB")
-	}
+	dsn := db()
 	if dsn == "" || len(pos) > 0 {
 		fmt.Fprintln(p.stderr, "idvault exit forget: --db DSN (or IDVAULT_EXIT__DB) and no argument are required")
 		return exitUsage
