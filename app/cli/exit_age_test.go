@@ -3,8 +3,11 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/csv"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
@@ -30,6 +34,21 @@ func ageKey(t *testing.T, dir string) (string, string) {
 	file := filepath.Join(dir, "key.txt")
 	require.NoError(t, os.WriteFile(file, []byte(id.String()+"\n"), 0o600))
 	return id.Recipient().String(), file
+}
+
+// sshKey makes an SSH Ed25519 key pair, writes the private key where the age command reads it
+// (OpenSSH's format), and returns the public key's authorized_keys line and the key file.
+func sshKey(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	sp, err := ssh.NewPublicKey(pub)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	require.NoError(t, err)
+	file := filepath.Join(dir, "id_ed25519")
+	require.NoError(t, os.WriteFile(file, pem.EncodeToMemory(block), 0o600))
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " team@example.com", file
 }
 
 // ageOpen decrypts an age file with Debian's age command.
@@ -90,9 +109,12 @@ func TestExitDecryptToAge(t *testing.T) {
 	require.Contains(t, errOut, "2 already done", "a rerun skips the age files already written")
 
 	// Records: each field becomes the base64 of an age file; the other columns are unchanged.
+	// The recipients file holds an SSH public key too (as in ~/.ssh/id_ed25519.pub), whose
+	// private key opens the fields as well.
 	recipients := filepath.Join(dir, "recipients.txt")
 	other, _ := ageKey(t, t.TempDir())
-	require.NoError(t, os.WriteFile(recipients, []byte("# the team's keys\n"+recipient+"\n\n"+other+"\n"), 0o600))
+	sshPub, sshFile := sshKey(t, t.TempDir())
+	require.NoError(t, os.WriteFile(recipients, []byte("# the team's keys\r\n"+recipient+"\r\n\r\n"+other+"\r\n  "+sshPub+"\r\n"), 0o600))
 	enc := func(clear string) string {
 		ct, err := db.Encrypt(who, encryption.V9, []byte(clear), encryption.EncryptOptions{})
 		require.NoError(t, err)
@@ -111,6 +133,7 @@ func TestExitDecryptToAge(t *testing.T) {
 		sealed, err := base64.StdEncoding.DecodeString(rows[i][1])
 		require.NoError(t, err)
 		require.Equal(t, clear, string(ageOpen(t, ageBin, key, sealed)))
+		require.Equal(t, clear, string(ageOpen(t, ageBin, sshFile, sealed)), "opened with the SSH key")
 	}
 
 	for name, args := range map[string][]string{
