@@ -88,7 +88,9 @@
 //
 // A send passes all throttles or consumes none; a refusal is 429 max_attempts_reached with a
 // Retry-After header (seconds) and the wait in the message; the longest wait is reported when
-// several refuse. Throttle budgets are not refunded when the SMTP server then fails.
+// several refuse. When the SMTP server then fails, the counts are given back only if the mail
+// never reached a working server (connect, TLS, AUTH, timeout, a 4xx reply); a 5xx refusal
+// keeps them (refundable in send.go).
 //
 // Time comes from the store's clock (store.SetClock in tests), which decides expiry, windows and
 // locks. A sweeper (RunSweeper, every minute under `idvault serve`) deletes codes past their
