@@ -22,6 +22,20 @@ func Canonical(normalized string) string {
 	return strings.ToLower(normalized[:at]) + "@" + punycodeDomain(strings.ToLower(normalized[at+1:]))
 }
 
+// Deliverable is the address a mail for normalized is sent to: the local part as written and
+// the domain as Canonical gives it (ASCII: UTS #46 mapped, non-transitional, punycoded). The
+// mail then reaches the domain its code is keyed under; left in Unicode, the domain would be
+// mapped again by the SMTP relay, and a relay that maps the deviation characters the old
+// (transitional) way sends "a@faß.de" to fass.de, another domain than xn--fa-hia.de.
+func Deliverable(normalized string) string {
+	at := strings.LastIndexByte(normalized, '@')
+	if at < 0 {
+		return normalized
+	}
+	canonical := Canonical(normalized)
+	return normalized[:at] + canonical[strings.LastIndexByte(canonical, '@'):]
+}
+
 func punycodeDomain(domain string) string {
 	// The UTS #46 mapping the resolvers and mail servers apply to an internationalised domain
 	// first: it drops the invisible code points (zero-width space, soft hyphen...) and folds

@@ -33,9 +33,27 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
+// Deliverable keeps the local part as written and gives the domain of Canonical.
+func TestDeliverable(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Victim@faß.de":      "Victim@xn--fa-hia.de",
+		"Zoë@BÜCHER.example": "Zoë@xn--bcher-kva.example",
+		"a@x.io\u200b":       "a@x.io",
+		"a@ｘ.ｉｏ":             "a@x.io",
+		"Plain@example.com":  "Plain@example.com",
+		`"a@b"@example.com`:  `"a@b"@example.com`,
+		"a@[127.0.0.1]":      "a@[127.0.0.1]",
+		"a@under_score.io":   "a@under_score.io",
+	} {
+		require.Equal(t, want, Deliverable(in), in)
+	}
+}
+
 // Canonical is idempotent, yields an ASCII domain, and never panics on any normalised address.
+// Deliverable keeps the address valid, under the same canonical form.
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü"} {
+	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü", "Victim@faß.de", "a@x＠y.io", "a@℀.io", "a@x.io\u200b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -50,6 +68,10 @@ func FuzzCanonical(f *testing.F) {
 		domain := c[strings.LastIndexByte(c, '@')+1:]
 		if !isASCII(domain) {
 			t.Fatalf("domain not ASCII: %q", c)
+		}
+		d := Deliverable(n)
+		if nd, err := Normalize(d); err != nil || nd != d || Canonical(d) != c {
+			t.Fatalf("Deliverable(%q) = %q: normalised %q (%v), canonical %q, want %q", n, d, nd, err, Canonical(d), c)
 		}
 	})
 }

@@ -107,7 +107,8 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email is not a valid email address")
 	}
 	out := draft{to: to, msg: mail.Message{
-		FromName: str(d.FromName), To: to, ToName: str(d.ToName),
+		// To the domain the code is keyed under (address.Canonical), not one the relay maps.
+		FromName: str(d.FromName), To: address.Deliverable(to), ToName: str(d.ToName),
 		Subject: *d.Subject, HTML: html, Text: text,
 	}}
 	if legacy {
@@ -154,7 +155,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 		return apierr.Internal(err)
 	}
 	// Codes and send limits are kept under the canonical address (case-folded, punycoded
-	// domain); the mail goes to the address as written.
+	// domain); the mail goes to the local part as written at that same domain.
 	key := address.Canonical(d.to)
 	in := h.issue(app, key, code)
 	lim := h.sendLimits(h.proxies.Of(c))
