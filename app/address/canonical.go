@@ -2,14 +2,15 @@ package address
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
 
 // Canonical is the form under which verification codes and send limits are kept: the local
-// part lower-cased and the domain lower-cased and punycoded (each non-ASCII label as its
-// "xn--" ASCII form, RFC 3492), so "Victim@Example.com", "victim@example.com" and
+// part lower-cased (never a non-ASCII letter into an ASCII one: see lowerLocal) and the domain
+// lower-cased and punycoded (each non-ASCII label as its "xn--" ASCII form, RFC 3492), so "Victim@Example.com", "victim@example.com" and
 // "VICTIM@EXAMPLE.COM" share one code list and one send limit, as do "a@bücher.example" and
 // "a@xn--bcher-kva.example". Most mail systems deliver all of these to one mailbox; counting
 // them apart would multiply the limits. It applies to a Normalize'd address; identity records
@@ -19,14 +20,33 @@ func Canonical(normalized string) string {
 	if at < 0 {
 		return strings.ToLower(normalized)
 	}
-	return strings.ToLower(normalized[:at]) + "@" + punycodeDomain(strings.ToLower(normalized[at+1:]))
+	return lowerLocal(normalized[:at]) + "@" + punycodeDomain(strings.ToLower(normalized[at+1:]))
+}
+
+// lowerLocal lower-cases a local part, except a non-ASCII letter whose lower case is ASCII:
+// the Kelvin sign (U+212A) and the dotted capital I (U+0130), which strings.ToLower turns
+// into "k" and "i". Mail servers that accept Unicode local parts keep them apart from the ASCII
+// letters, so "\u212Aate@x.io" can be another person's mailbox than kate@x.io, and must not
+// share its codes.
+func lowerLocal(local string) string {
+	if isASCII(local) {
+		return strings.ToLower(local)
+	}
+	return strings.Map(func(r rune) rune {
+		if l := unicode.ToLower(r); r < utf8.RuneSelf || l >= utf8.RuneSelf {
+			return l
+		}
+		return r
+	}, local)
 }
 
 // Deliverable is the address a mail for normalized is sent to: the local part as written and
 // the domain as Canonical gives it (ASCII: UTS #46 mapped, non-transitional, punycoded). The
 // mail then reaches the domain its code is keyed under; left in Unicode, the domain would be
 // mapped again by the SMTP relay, and a relay that maps the deviation characters the old
-// (transitional) way sends "a@faß.de" to fass.de, another domain than xn--fa-hia.de.
+// (transitional) way sends "a@faß.de" to fass.de, another domain than xn--fa-hia.de. The
+// result may not be a valid address (a domain that maps to none: "x.\u200b" to "x."): the
+// caller checks it with Normalize.
 func Deliverable(normalized string) string {
 	at := strings.LastIndexByte(normalized, '@')
 	if at < 0 {

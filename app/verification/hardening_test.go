@@ -115,6 +115,29 @@ func TestMailGoesToTheDomainTheCodeIsKeyedUnder(t *testing.T) {
 		require.Contains(t, parseMail(t, got.Data).Header.Get("To"), rcpt[strings.LastIndexByte(rcpt, '@'):], "the To header for %q", to)
 		require.Equal(t, http.StatusOK, e.verify(t, prod, rcpt, code).Status, "the code verifies the address it was mailed to")
 	}
+	// A domain that maps to no valid domain is refused before anything is sent.
+	before := e.SMTP.MessageCount()
+	require.Equal(t, "invalid_email", e.send(t, prod, emailData("a@x.\u200b")).ErrorCode(t))
+	require.Equal(t, before, e.SMTP.MessageCount())
+}
+
+// A code mailed to a mailbox whose name only looks like another's does not verify the other:
+// the canonical form folds case, but never turns a non-ASCII letter into an ASCII one. Before,
+// strings.ToLower made the Kelvin sign a "k" and the dotted capital I an "i", so a code sent to
+// "\u212Aate@x.io" (a mailbox of its own wherever Unicode local parts are allowed) verified
+// kate@x.io, and one sent to "vİctor@x.io" verified victor@x.io.
+func TestLookalikeLocalPartsDoNotShareCodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	prod := e.createApp(t, false, store.AppOptions{})
+	for lookalike, victim := range map[string]string{"\u212Aate@x.io": "kate@x.io", "v\u0130ctor@x.io": "victor@x.io"} {
+		code := e.sendOK(t, prod, lookalike)
+		require.Equal(t, "verification_code_not_found", e.verify(t, prod, victim, code).ErrorCode(t), lookalike)
+		require.Equal(t, http.StatusOK, e.verify(t, prod, lookalike, code).Status, lookalike)
+	}
+	// Case variants of one script still share: Ü and ü, Σ and σ.
+	code := e.sendOK(t, prod, "\u00dcber\u03a3@x.io")
+	require.Equal(t, http.StatusOK, e.verify(t, prod, "\u00fcber\u03c3@x.io", code).Status)
 }
 
 // A field given twice, in any case, is refused: encoding/json kept the last value silently, so
