@@ -3,8 +3,9 @@
 //
 // The rule: surrounding white space is trimmed; the rest must be one bare RFC 5322 addr-spec
 // (no display name, no angle brackets, no comments), at most 254 bytes, with no control
-// characters; the domain is lower-cased and the local part kept as written (RFC 5321 lets
-// servers treat it case-sensitively). So " Alice@Example.COM " is stored as
+// characters; the domain is lower-cased (never a non-ASCII letter into an ASCII one: see
+// foldCase) and the local part kept as written (RFC 5321 lets servers treat it
+// case-sensitively). So " Alice@Example.COM " is stored as
 // "Alice@example.com", and "alice@example.com" is another address.
 package address
 
@@ -13,6 +14,7 @@ import (
 	"net/mail"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxLength is the longest address accepted, in bytes (RFC 5321 path limit less the brackets).
@@ -54,7 +56,24 @@ func normalizeFull(s string) (string, error) {
 	if a.Address != s {
 		return "", ErrInvalid
 	}
-	return local + "@" + strings.ToLower(domain), nil
+	return local + "@" + foldCase(domain), nil
+}
+
+// foldCase lower-cases s, except a non-ASCII letter whose lower case is ASCII: the dotted
+// capital I (U+0130) and the Kelvin sign (U+212A), which strings.ToLower turns into "i" and
+// "k". In a domain, IDNA maps "İ" to "i̇" (another domain than with "i"); in a local part, a
+// server that accepts Unicode keeps them apart from the ASCII letters. Folded, "a@İbm.example"
+// was a@ibm.example, so whoever could receive mail at the first got the second's identity.
+func foldCase(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	return strings.Map(func(r rune) rune {
+		if l := unicode.ToLower(r); r < utf8.RuneSelf || l >= utf8.RuneSelf {
+			return l
+		}
+		return r
+	}, s)
 }
 
 // simple normalises the common address without net/mail: letters, digits and ._+- in the local

@@ -17,6 +17,11 @@ func TestNormalize(t *testing.T) {
 		"dev@localhost":                         "dev@localhost",
 		"o'neil@example.com":                    "o'neil@example.com",
 		"x@" + strings.Repeat("d", 240) + ".io": "x@" + strings.Repeat("d", 240) + ".io",
+		// Lower case, but never a non-ASCII letter into an ASCII one: "İbm" is not "ibm" (IDNA
+		// makes it i̇bm, xn--ibm-8dc), nor the Kelvin sign a "k".
+		"victim@\u0130BM.example": "victim@\u0130bm.example",
+		"a@\u212AEY.com":          "a@\u212Aey.com",
+		"a@ÜBER.example":          "a@über.example",
 	}
 	for in, want := range good {
 		got, err := Normalize(in)

@@ -2,14 +2,13 @@ package address
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
 
 // Canonical is the form under which verification codes and send limits are kept: the local
-// part lower-cased (never a non-ASCII letter into an ASCII one: see lowerLocal) and the domain
+// part lower-cased (never a non-ASCII letter into an ASCII one: see foldCase) and the domain
 // lower-cased and punycoded (each non-ASCII label as its "xn--" ASCII form, RFC 3492), so "Victim@Example.com", "victim@example.com" and
 // "VICTIM@EXAMPLE.COM" share one code list and one send limit, as do "a@bücher.example" and
 // "a@xn--bcher-kva.example". Most mail systems deliver all of these to one mailbox; counting
@@ -20,24 +19,7 @@ func Canonical(normalized string) string {
 	if at < 0 {
 		return strings.ToLower(normalized)
 	}
-	return lowerLocal(normalized[:at]) + "@" + punycodeDomain(strings.ToLower(normalized[at+1:]))
-}
-
-// lowerLocal lower-cases a local part, except a non-ASCII letter whose lower case is ASCII:
-// the Kelvin sign (U+212A) and the dotted capital I (U+0130), which strings.ToLower turns
-// into "k" and "i". Mail servers that accept Unicode local parts keep them apart from the ASCII
-// letters, so "\u212Aate@x.io" can be another person's mailbox than kate@x.io, and must not
-// share its codes.
-func lowerLocal(local string) string {
-	if isASCII(local) {
-		return strings.ToLower(local)
-	}
-	return strings.Map(func(r rune) rune {
-		if l := unicode.ToLower(r); r < utf8.RuneSelf || l >= utf8.RuneSelf {
-			return l
-		}
-		return r
-	}, local)
+	return foldCase(normalized[:at]) + "@" + punycodeDomain(foldCase(normalized[at+1:]))
 }
 
 // Deliverable is the address a mail for normalized is sent to: the local part as written and

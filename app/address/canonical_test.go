@@ -30,9 +30,11 @@ func TestCanonical(t *testing.T) {
 		"a@under_score.io": "a@under_score.io",
 		// Case folds, but a non-ASCII letter never becomes an ASCII one (the Kelvin sign is not
 		// "k", the dotted capital I not "i"): those can be other people's mailboxes.
-		"\u212Aate@x.io":       "\u212Aate@x.io",
-		"V\u0130ctor@x.io":     "v\u0130ctor@x.io",
-		"\u00dcber\u03a3@x.io": "\u00fcber\u03c3@x.io",
+		"\u212Aate@x.io":          "\u212Aate@x.io",
+		"V\u0130ctor@x.io":        "v\u0130ctor@x.io",
+		"\u00dcber\u03a3@x.io":    "\u00fcber\u03c3@x.io",
+		"victim@\u0130bm.example": "victim@xn--ibm-8dc.example", // IDNA: i̇bm, not ibm
+		"a@\u212Aey.com":          "a@key.com",                  // IDNA maps the Kelvin sign to k
 	} {
 		require.Equal(t, want, Canonical(in), in)
 	}
