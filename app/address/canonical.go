@@ -19,7 +19,7 @@ func Canonical(normalized string) string {
 	if at < 0 {
 		return strings.ToLower(normalized)
 	}
-	return foldCase(normalized[:at]) + "@" + punycodeDomain(foldCase(normalized[at+1:]))
+	return foldCase(normalized[:at]) + "@" + punycodeDomain(foldDomain(normalized[at+1:]))
 }
 
 // Deliverable is the address a mail for normalized is sent to: the local part as written and
