@@ -3,8 +3,9 @@
 //
 // The rule: surrounding white space is trimmed; the rest must be one bare RFC 5322 addr-spec
 // (no display name, no angle brackets, no comments), at most 254 bytes, with no control
-// characters; the domain is lower-cased and the local part kept as written (RFC 5321 lets
-// servers treat it case-sensitively). So " Alice@Example.COM " is stored as
+// characters; the domain is lower-cased (but a letter IDNA reads as another domain than its
+// lower case, such as "İ", is kept: see foldDomain) and the local part kept as written (RFC 5321 lets servers treat it
+// case-sensitively). So " Alice@Example.COM " is stored as
 // "Alice@example.com", and "alice@example.com" is another address.
 package address
 
@@ -13,6 +14,9 @@ import (
 	"net/mail"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // MaxLength is the longest address accepted, in bytes (RFC 5321 path limit less the brackets).
@@ -54,7 +58,46 @@ func normalizeFull(s string) (string, error) {
 	if a.Address != s {
 		return "", ErrInvalid
 	}
-	return local + "@" + strings.ToLower(domain), nil
+	return local + "@" + foldDomain(domain), nil
+}
+
+// foldCase lower-cases a local part, except a non-ASCII letter whose lower case is ASCII: the
+// dotted capital I (U+0130) and the Kelvin sign (U+212A), which strings.ToLower turns into "i"
+// and "k". A server that accepts Unicode local parts keeps them apart from the ASCII letters,
+// so "\u212Aate@x.io" can be another person's mailbox than kate@x.io.
+func foldCase(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	return strings.Map(func(r rune) rune {
+		if l := unicode.ToLower(r); r < utf8.RuneSelf || l >= utf8.RuneSelf {
+			return l
+		}
+		return r
+	}, s)
+}
+
+// foldDomain lower-cases a domain, except a letter whose lower case IDNA (UTS #46) maps to
+// another domain than the letter itself: "İ" is "i̇" to IDNA (xn--ibm-8dc for İbm), not "i";
+// "ẞ" is "ss" (strasse), not "ß" (xn--strae-oqa). Lower-cased, "victim@İbm.example" was
+// victim@ibm.example, so whoever received mail at the first got the identity of the second.
+// Where IDNA agrees (the Kelvin sign and "k", "Ü" and "ü"), the letter is lower-cased.
+func foldDomain(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	return strings.Map(func(r rune) rune {
+		l := unicode.ToLower(r)
+		if r < utf8.RuneSelf || l == r {
+			return l
+		}
+		mr, err1 := idna.Lookup.ToUnicode(string(r))
+		ml, err2 := idna.Lookup.ToUnicode(string(l))
+		if err1 != nil || err2 != nil || mr != ml {
+			return r
+		}
+		return l
+	}, s)
 }
 
 // simple normalises the common address without net/mail: letters, digits and ._+- in the local

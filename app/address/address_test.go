@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/idna"
 )
 
 func TestNormalize(t *testing.T) {
@@ -17,6 +18,13 @@ func TestNormalize(t *testing.T) {
 		"dev@localhost":                         "dev@localhost",
 		"o'neil@example.com":                    "o'neil@example.com",
 		"x@" + strings.Repeat("d", 240) + ".io": "x@" + strings.Repeat("d", 240) + ".io",
+		// Lower case, but not where IDNA reads the lower case as another domain: "İbm" is
+		// i̇bm (xn--ibm-8dc), not ibm; "STRAẞE" is strasse, not straße (xn--strae-oqa). Where
+		// IDNA agrees, the letter folds: the Kelvin sign is "k", "Ü" is "ü".
+		"victim@\u0130BM.example": "victim@\u0130bm.example",
+		"victim@STRA\u1E9EE.de":   "victim@stra\u1E9Ee.de",
+		"a@\u212AEY.com":          "a@key.com",
+		"a@ÜBER.example":          "a@über.example",
 	}
 	for in, want := range good {
 		got, err := Normalize(in)
@@ -36,7 +44,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func FuzzNormalize(f *testing.F) {
-	for _, s := range []string{"alice@example.com", " A@B.C ", "a <b@c.d>", `"q"@x.io`, "é@ü.de"} {
+	for _, s := range []string{"alice@example.com", " A@B.C ", "a <b@c.d>", `"q"@x.io`, "é@ü.de", "v@\u0130BM.example", "v@STRA\u1E9EE.de", "a@\u212AEY.com"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -49,6 +57,14 @@ func FuzzNormalize(f *testing.F) {
 		again, err := Normalize(n)
 		require.NoError(t, err)
 		require.Equal(t, n, again)
+		// Normalising never moves the address to another domain: IDNA reads the domain as
+		// written and the normalised one alike.
+		orig := strings.TrimSpace(s)
+		if want, err := idna.Lookup.ToASCII(orig[strings.LastIndexByte(orig, '@')+1:]); err == nil {
+			got, err := idna.Lookup.ToASCII(n[strings.LastIndexByte(n, '@')+1:])
+			require.NoError(t, err, "%q normalised to %q", s, n)
+			require.Equal(t, strings.ToLower(want), strings.ToLower(got), "%q normalised to %q", s, n)
+		}
 	})
 }
 

@@ -8,8 +8,8 @@ import (
 )
 
 // Canonical is the form under which verification codes and send limits are kept: the local
-// part lower-cased and the domain lower-cased and punycoded (each non-ASCII label as its
-// "xn--" ASCII form, RFC 3492), so "Victim@Example.com", "victim@example.com" and
+// part lower-cased (never a non-ASCII letter into an ASCII one: see foldCase) and the domain
+// lower-cased and punycoded (each non-ASCII label as its "xn--" ASCII form, RFC 3492), so "Victim@Example.com", "victim@example.com" and
 // "VICTIM@EXAMPLE.COM" share one code list and one send limit, as do "a@bücher.example" and
 // "a@xn--bcher-kva.example". Most mail systems deliver all of these to one mailbox; counting
 // them apart would multiply the limits. It applies to a Normalize'd address; identity records
@@ -19,7 +19,23 @@ func Canonical(normalized string) string {
 	if at < 0 {
 		return strings.ToLower(normalized)
 	}
-	return strings.ToLower(normalized[:at]) + "@" + punycodeDomain(strings.ToLower(normalized[at+1:]))
+	return foldCase(normalized[:at]) + "@" + punycodeDomain(foldDomain(normalized[at+1:]))
+}
+
+// Deliverable is the address a mail for normalized is sent to: the local part as written and
+// the domain as Canonical gives it (ASCII: UTS #46 mapped, non-transitional, punycoded). The
+// mail then reaches the domain its code is keyed under; left in Unicode, the domain would be
+// mapped again by the SMTP relay, and a relay that maps the deviation characters the old
+// (transitional) way sends "a@faß.de" to fass.de, another domain than xn--fa-hia.de. The
+// result may not be a valid address (a domain that maps to none: "x.\u200b" to "x."): the
+// caller checks it with Normalize.
+func Deliverable(normalized string) string {
+	at := strings.LastIndexByte(normalized, '@')
+	if at < 0 {
+		return normalized
+	}
+	canonical := Canonical(normalized)
+	return normalized[:at] + canonical[strings.LastIndexByte(canonical, '@'):]
 }
 
 func punycodeDomain(domain string) string {

@@ -28,14 +28,39 @@ func TestCanonical(t *testing.T) {
 		"a@FAß.de":         "a@xn--fa-hia.de",
 		"a@[127.0.0.1]":    "a@[127.0.0.1]",
 		"a@under_score.io": "a@under_score.io",
+		// Case folds, but a non-ASCII letter never becomes an ASCII one (the Kelvin sign is not
+		// "k", the dotted capital I not "i"): those can be other people's mailboxes.
+		"\u212Aate@x.io":          "\u212Aate@x.io",
+		"V\u0130ctor@x.io":        "v\u0130ctor@x.io",
+		"\u00dcber\u03a3@x.io":    "\u00fcber\u03c3@x.io",
+		"victim@\u0130bm.example": "victim@xn--ibm-8dc.example", // IDNA: i̇bm, not ibm
+		"a@\u212Aey.com":          "a@key.com",                  // IDNA maps the Kelvin sign to k
 	} {
 		require.Equal(t, want, Canonical(in), in)
 	}
 }
 
+// Deliverable keeps the local part as written and gives the domain of Canonical.
+func TestDeliverable(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Victim@faß.de":      "Victim@xn--fa-hia.de",
+		"Zoë@BÜCHER.example": "Zoë@xn--bcher-kva.example",
+		"a@x.io\u200b":       "a@x.io",
+		"a@ｘ.ｉｏ":             "a@x.io",
+		"Plain@example.com":  "Plain@example.com",
+		`"a@b"@example.com`:  `"a@b"@example.com`,
+		"a@[127.0.0.1]":      "a@[127.0.0.1]",
+		"a@under_score.io":   "a@under_score.io",
+	} {
+		require.Equal(t, want, Deliverable(in), in)
+	}
+}
+
 // Canonical is idempotent, yields an ASCII domain, and never panics on any normalised address.
+// Deliverable keeps the address valid, under the same canonical form.
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü"} {
+	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü", "Victim@faß.de", "a@x＠y.io", "a@℀.io", "a@x.io\u200b", "\u212Aate@x.io", "v\u0130ctor@x.io"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -51,5 +76,23 @@ func FuzzCanonical(f *testing.F) {
 		if !isASCII(domain) {
 			t.Fatalf("domain not ASCII: %q", c)
 		}
+		if local, clocal := n[:strings.LastIndexByte(n, '@')], c[:strings.LastIndexByte(c, '@')]; len([]rune(local)) != len([]rune(clocal)) ||
+			strings.Count(strings.Map(asciiOnly, local), "") != strings.Count(strings.Map(asciiOnly, clocal), "") {
+			t.Fatalf("the local part of %q changed its ASCII letters: %q", n, c)
+		}
+		// Deliverable is a valid address under the same canonical form, or not valid at all
+		// (a domain that maps to none, such as "0.\u200b" to "0."; the send refuses it).
+		d := Deliverable(n)
+		if nd, err := Normalize(d); err == nil && (nd != d || Canonical(d) != c) {
+			t.Fatalf("Deliverable(%q) = %q: normalised %q (%v), canonical %q, want %q", n, d, nd, err, Canonical(d), c)
+		}
 	})
+}
+
+// asciiOnly keeps the ASCII runes of a string (strings.Map).
+func asciiOnly(r rune) rune {
+	if r < 0x80 {
+		return r
+	}
+	return -1
 }

@@ -26,7 +26,7 @@ type OIDC struct {
 	RequireEmailVerified bool `koanf:"require_email_verified"`
 	// Algorithms are the signature algorithms accepted (asymmetric ones only).
 	Algorithms []string `koanf:"algorithms"`
-	// ClockSkew is the leeway on the token's expiry.
+	// ClockSkew is the leeway on the token's expiry (and on nbf, when over 5 minutes).
 	ClockSkew time.Duration `koanf:"clock_skew"`
 }
 

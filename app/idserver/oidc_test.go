@@ -142,6 +142,37 @@ func TestIDTokenServesItsOwnEmail(t *testing.T) {
 	}
 }
 
+// A token for a look-alike domain is another email. Go lower-cases the dotted capital I to an
+// ASCII "i" and "ẞ" to "ß", but mail to "İbm.example" goes to the IDNA domain i̇bm.example
+// (xn--ibm-8dc) and mail to "STRAẞE.example" to strasse.example: other domains, which someone
+// else may own. Before, a provider's token for victim@İbm.example normalised to
+// victim@ibm.example and got that user's identity.
+func TestIDTokenLookalikeDomainIsAnotherEmail(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	f := newFixture(t, withOIDC(iss.URL))
+	for lookalike, victimEmail := range map[string]string{
+		"victim@\u0130bm.example":    "victim@ibm.example",
+		"victim@STRA\u1E9EE.example": "victim@stra\u00dfe.example",
+	} {
+		victim := f.identity(t, victimEmail)
+		f.keep(victim.ServiceIdentity)
+		tok := iss.IDToken(t, "RS256", audience, lookalike)
+		f.keep(tok)
+		for _, method := range []string{http.MethodPost, http.MethodPatch} {
+			resp := idRequest(t, f, method, "/identity", victimEmail, tok)
+			requireError(t, resp, http.StatusForbidden, "forbidden: the ID token is for another email")
+		}
+		resp := idRequest(t, f, http.MethodPost, "/identity", lookalike, tok)
+		require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
+		var own record
+		resp.JSON(t, &own)
+		f.keep(own.ServiceIdentity)
+		require.NotEqual(t, victim.ServiceIdentity, own.ServiceIdentity, "its own identity, not the victim's")
+		require.False(t, f.identity(t, victimEmail).Registered)
+	}
+}
+
 // Every refusal of item 3 through HTTP: 401 with WWW-Authenticate: Bearer error="invalid_token"
 // and the identity server's JSON body; unverified or no email: 403 saying which; nothing
 // stored; the token, the subject and the email never logged.

@@ -72,6 +72,7 @@ type Options struct {
 type Verifier struct {
 	cfg  config.OIDC
 	oidc *oidc.IDTokenVerifier
+	now  func() time.Time
 }
 
 // New makes a verifier for cfg (identity_server.oidc, already validated). Nothing is fetched
@@ -109,15 +110,37 @@ func New(cfg config.OIDC, o Options) *Verifier {
 		refetchInterval: o.RefetchInterval, maxAge: o.MaxKeyAge, retryAfterFailure: o.RetryAfterFailure,
 		fetches: o.Fetches,
 	}
-	skew := cfg.ClockSkew
 	v := oidc.NewVerifier(cfg.Issuer, ks, &oidc.Config{
 		ClientID:             cfg.Audience,
 		SupportedSigningAlgs: names,
-		// The leeway on exp: the token is judged at now - clock_skew. (go-oidc allows 5
-		// minutes on nbf on its own.)
-		Now: func() time.Time { return o.Now().Add(-skew) },
+		// exp and nbf are checked by checkTimes: go-oidc judges both at one instant, so a
+		// leeway taken off the clock for exp would be charged against nbf.
+		SkipExpiryCheck: true,
 	})
-	return &Verifier{cfg: cfg, oidc: v}
+	return &Verifier{cfg: cfg, oidc: v, now: o.Now}
+}
+
+// nbfLeeway is go-oidc's own leeway on nbf, kept when clock_skew is shorter.
+const nbfLeeway = 5 * time.Minute
+
+// checkTimes checks exp and nbf on the real clock: exp (required) may have passed by at most
+// clock_skew; nbf, when present, may be ahead by clock_skew, or 5 minutes (go-oidc's leeway)
+// when that is longer. Before, go-oidc judged both at now - clock_skew, so with a clock_skew
+// over 5 minutes a token just minted with nbf = now was refused as not valid yet.
+func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessage) *Refusal {
+	now := v.now()
+	if tok.Expiry.IsZero() || tok.Expiry.Before(now.Add(-v.cfg.ClockSkew)) {
+		return &Refusal{Kind: ErrInvalid, Reason: "expired"}
+	}
+	raw, ok := claims["nbf"]
+	var nbf float64
+	if !ok || string(raw) == "null" || json.Unmarshal(raw, &nbf) != nil {
+		return nil // absent (go-oidc has refused an nbf that is not a number)
+	}
+	if now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Before(time.Unix(int64(nbf), 0)) {
+		return &Refusal{Kind: ErrInvalid, Reason: "not valid yet (nbf is in the future)"}
+	}
+	return nil
 }
 
 func cmp(d, def time.Duration) time.Duration {
@@ -150,6 +173,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 	if err := tok.Claims(&claims); err != nil {
 		return Identity{}, &Refusal{Kind: ErrInvalid, Reason: "the claims are not a JSON object", Cause: err}
 	}
+	if r := v.checkTimes(tok, claims); r != nil {
+		return Identity{}, r
+	}
 	email, err := emailOf(claims, v.cfg.EmailClaim, v.cfg.RequireEmailVerified)
 	if err != nil {
 		return Identity{}, err
@@ -160,7 +186,6 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 // refusal explains a failed verification from what the key set saw and go-oidc's error.
 func (v *Verifier) refusal(err error, st *state) *Refusal {
 	invalid := func(reason string) *Refusal { return &Refusal{Kind: ErrInvalid, Reason: reason, Cause: err} }
-	var expired *oidc.TokenExpiredError
 	switch {
 	case st.unavailable != nil:
 		return &Refusal{Kind: ErrUnavailable, Reason: "the identity provider's keys cannot be fetched", Cause: st.unavailable}
@@ -168,8 +193,6 @@ func (v *Verifier) refusal(err error, st *state) *Refusal {
 		return invalid("malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)")
 	case st.payload == nil:
 		return invalid(st.reason)
-	case errors.As(err, &expired):
-		return invalid("expired")
 	}
 	var c struct {
 		Issuer   string          `json:"iss"`

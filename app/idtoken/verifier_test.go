@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -171,6 +172,51 @@ func TestVerifyOptions(t *testing.T) {
 	requireRefused(t, err, idtoken.ErrInvalid, "algorithm not accepted")
 	_, err = verify(t, v, iss.IDToken(t, "ES256", aud, "d@example.com"))
 	require.NoError(t, err)
+}
+
+// nbf and exp at the clock_skew boundaries: a token just minted (nbf = iat = now) is valid
+// whatever clock_skew is, exp has clock_skew of leeway, and nbf is judged on the real clock
+// with clock_skew, or go-oidc's 5 minutes when that is longer, of leeway (a provider whose
+// clock runs ahead). Before, the skew was taken off the clock for nbf too: with a clock_skew
+// over 5 minutes, every fresh token carrying nbf was refused as "not valid yet".
+func TestVerifyTimeClaimsAtTheSkewBoundaries(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	now := time.Now()
+	tok := func(nbf, exp time.Time) string {
+		return iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "n@example.com", "email_verified": true,
+			"iat": now.Unix(), "nbf": nbf.Unix(), "exp": exp.Unix()}})
+	}
+	for _, c := range []struct {
+		skew     time.Duration
+		nbf, exp time.Duration // from now
+		reason   string        // "" when accepted
+	}{
+		{skew: 10 * time.Minute, nbf: 0, exp: 5 * time.Minute},
+		{skew: 10 * time.Minute, nbf: 9 * time.Minute, exp: time.Hour},
+		{skew: 10 * time.Minute, nbf: 11 * time.Minute, exp: time.Hour, reason: "not valid yet"},
+		{skew: 10 * time.Minute, nbf: -time.Hour, exp: -9 * time.Minute},
+		{skew: 10 * time.Minute, nbf: -time.Hour, exp: -11 * time.Minute, reason: "expired"},
+		{skew: 6 * time.Minute, nbf: 0, exp: 5 * time.Minute},
+		{skew: time.Minute, nbf: 0, exp: 5 * time.Minute},
+		{skew: time.Minute, nbf: 4 * time.Minute, exp: time.Hour},
+		{skew: time.Minute, nbf: 6 * time.Minute, exp: time.Hour, reason: "not valid yet"},
+		{skew: time.Minute, nbf: -time.Hour, exp: -30 * time.Second},
+		{skew: time.Minute, nbf: -time.Hour, exp: -2 * time.Minute, reason: "expired"},
+		{skew: 0, nbf: 0, exp: 5 * time.Minute},
+		{skew: 0, nbf: -time.Hour, exp: -30 * time.Second, reason: "expired"},
+	} {
+		cfg := oidcConfig(iss.URL)
+		cfg.ClockSkew = c.skew
+		v := idtoken.New(cfg, idtoken.Options{Now: func() time.Time { return now }})
+		_, err := verify(t, v, tok(now.Add(c.nbf), now.Add(c.exp)))
+		name := fmt.Sprintf("clock_skew %s, nbf %s, exp %s", c.skew, c.nbf, c.exp)
+		if c.reason == "" {
+			require.NoError(t, err, name)
+			continue
+		}
+		requireRefused(t, err, idtoken.ErrInvalid, c.reason)
+	}
 }
 
 // A rotated key works without a restart: the first token under the new kid refetches the set;

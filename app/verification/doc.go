@@ -22,13 +22,16 @@
 // is invalid_body "<key> is given twice" (encoding/json would keep the last value silently).
 // Optional string fields that are empty count as absent. Checks run in this order: JSON syntax,
 // field types, credentials (app_not_found, invalid_auth_token), the fields (invalid_body,
-// invalid_email), registered_users_only, throttles, then the send. Addresses are normalised
-// with app/address (trimmed, domain lower-cased); the mail goes to that address, but codes, the
-// wrong-code lock and the per-address send limit are keyed by its canonical form
-// (address.Canonical: local part lower-cased, domain IDNA-mapped (UTS #46, which drops invisible
-// code points and folds full-width forms) and punycoded), so Victim@x.io and victim@x.io
-// share one code list and one limit. A failed send that never reached a working SMTP server
-// gives back its address, app and client-IP counts.
+// invalid_email), registered_users_only, throttles, then the send. Addresses are normalised with
+// app/address (trimmed, domain lower-cased); codes, the wrong-code lock and the per-address send
+// limit are keyed by its canonical form (address.Canonical: local part lower-cased, never a
+// non-ASCII letter into an ASCII one, domain IDNA-mapped (UTS #46 non-transitional, which drops
+// invisible code points and folds full-width forms) and punycoded), so Victim@x.io and victim@x.io
+// share one code list and one limit. The mail goes to the local part as written at that canonical
+// domain (address.Deliverable: a@faß.de is mailed to a@xn--fa-hia.de), so the relay cannot map the
+// domain to another one (the old, transitional mapping sends faß.de to fass.de); an address whose
+// domain maps to no valid domain is invalid_email. A failed send that never reached a working SMTP
+// server gives back its address, app and client-IP counts.
 // Subject and names must be one line without control characters (subject at most 998 bytes,
 // names 256), so nobody can inject headers.
 //
@@ -91,7 +94,9 @@
 //
 // A send passes all throttles or consumes none; a refusal is 429 max_attempts_reached with a
 // Retry-After header (seconds) and the wait in the message; the longest wait is reported when
-// several refuse. Throttle budgets are not refunded when the SMTP server then fails.
+// several refuse. When the SMTP server then fails, the counts are given back only if the mail
+// never reached a working server (connect, TLS, AUTH, timeout, a 4xx reply); a 5xx refusal
+// keeps them (refundable in send.go).
 //
 // Time comes from the store's clock (store.SetClock in tests), which decides expiry, windows and
 // locks. A sweeper (RunSweeper, every minute under `idvault serve`) deletes codes past their

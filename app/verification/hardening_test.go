@@ -3,6 +3,7 @@ package verification_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -87,6 +88,56 @@ func TestLimitsAndCodesUseTheCanonicalAddress(t *testing.T) {
 	require.Equal(t, "invalid_verification_code", e.verify(t, test, "MIXED@case.io", "00000000").ErrorCode(t))
 	require.Equal(t, "invalid_verification_code", e.verify(t, test, "mixed@case.io", "00000001").ErrorCode(t))
 	require.Equal(t, "too_many_attempts", e.verify(t, test, "Mixed@Case.io", code).ErrorCode(t), "wrong codes count across cases")
+}
+
+// The mail goes to the domain its code is keyed under: the canonical ASCII form (UTS #46
+// non-transitional, punycoded), the local part as written. Before, it went to the domain as
+// the client wrote it, and the SMTP relay mapped that itself: a relay that maps the deviation
+// characters the old (transitional) way delivers "victim@faß.de" to fass.de, another domain,
+// whose owner then held a code that verifies victim@faß.de (xn--fa-hia.de).
+func TestMailGoesToTheDomainTheCodeIsKeyedUnder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	prod := e.createApp(t, false, store.AppOptions{})
+	for to, rcpt := range map[string]string{
+		"Victim@faß.de":      "Victim@xn--fa-hia.de",
+		"a@BÜCHER.example":   "a@xn--bcher-kva.example",
+		"b@y.io\u200b":       "b@y.io",
+		"c@ｙ.io":             "c@y.io",
+		"d@Example.COM":      "d@example.com",
+		"e@xn--fa-hia.de":    "e@xn--fa-hia.de",
+		"Zoë@bücher.example": "Zoë@xn--bcher-kva.example",
+	} {
+		code := e.sendOK(t, prod, to)
+		msgs := e.SMTP.Messages()
+		got := msgs[len(msgs)-1]
+		require.Equal(t, []string{rcpt}, got.To, "the envelope recipient for %q", to)
+		require.Contains(t, parseMail(t, got.Data).Header.Get("To"), rcpt[strings.LastIndexByte(rcpt, '@'):], "the To header for %q", to)
+		require.Equal(t, http.StatusOK, e.verify(t, prod, rcpt, code).Status, "the code verifies the address it was mailed to")
+	}
+	// A domain that maps to no valid domain is refused before anything is sent.
+	before := e.SMTP.MessageCount()
+	require.Equal(t, "invalid_email", e.send(t, prod, emailData("a@x.\u200b")).ErrorCode(t))
+	require.Equal(t, before, e.SMTP.MessageCount())
+}
+
+// A code mailed to a mailbox whose name only looks like another's does not verify the other:
+// the canonical form folds case, but never turns a non-ASCII letter into an ASCII one. Before,
+// strings.ToLower made the Kelvin sign a "k" and the dotted capital I an "i", so a code sent to
+// "\u212Aate@x.io" (a mailbox of its own wherever Unicode local parts are allowed) verified
+// kate@x.io, and one sent to "vİctor@x.io" verified victor@x.io.
+func TestLookalikeLocalPartsDoNotShareCodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	prod := e.createApp(t, false, store.AppOptions{})
+	for lookalike, victim := range map[string]string{"\u212Aate@x.io": "kate@x.io", "v\u0130ctor@x.io": "victor@x.io"} {
+		code := e.sendOK(t, prod, lookalike)
+		require.Equal(t, "verification_code_not_found", e.verify(t, prod, victim, code).ErrorCode(t), lookalike)
+		require.Equal(t, http.StatusOK, e.verify(t, prod, lookalike, code).Status, lookalike)
+	}
+	// Case variants of one script still share: Ü and ü, Σ and σ.
+	code := e.sendOK(t, prod, "\u00dcber\u03a3@x.io")
+	require.Equal(t, http.StatusOK, e.verify(t, prod, "\u00fcber\u03c3@x.io", code).Status)
 }
 
 // A field given twice, in any case, is refused: encoding/json kept the last value silently, so

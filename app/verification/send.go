@@ -103,11 +103,17 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 		}
 	}
 	to, err := address.Normalize(*d.ToEmail)
+	// The mail goes to the domain the code is keyed under (address.Canonical), not one the
+	// relay maps; a domain that maps to no valid domain ("x.\u200b" to "x.") is refused.
+	rcpt := address.Deliverable(to)
+	if err == nil {
+		_, err = address.Normalize(rcpt)
+	}
 	if err != nil {
 		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email is not a valid email address")
 	}
 	out := draft{to: to, msg: mail.Message{
-		FromName: str(d.FromName), To: to, ToName: str(d.ToName),
+		FromName: str(d.FromName), To: rcpt, ToName: str(d.ToName),
 		Subject: *d.Subject, HTML: html, Text: text,
 	}}
 	if legacy {
@@ -154,7 +160,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 		return apierr.Internal(err)
 	}
 	// Codes and send limits are kept under the canonical address (case-folded, punycoded
-	// domain); the mail goes to the address as written.
+	// domain); the mail goes to the local part as written at that same domain.
 	key := address.Canonical(d.to)
 	in := h.issue(app, key, code)
 	lim := h.sendLimits(h.proxies.Of(c))
