@@ -4,8 +4,8 @@
 // The rule: surrounding white space is trimmed; the rest must be one bare RFC 5322 addr-spec
 // (no display name, no angle brackets, no comments), at most 254 bytes, with no control
 // characters; the domain is lower-cased (but a letter IDNA reads as another domain than its
-// lower case, such as "İ", is kept: see foldDomain) and the local part kept as written (RFC 5321 lets servers treat it
-// case-sensitively). So " Alice@Example.COM " is stored as
+// lower case, such as "İ", is kept: see foldDomain) and the local part kept as written (RFC 5321
+// lets servers treat it case-sensitively). So " Alice@Example.COM " is stored as
 // "Alice@example.com", and "alice@example.com" is another address.
 package address
 
