@@ -56,6 +56,13 @@ type SendError struct {
 	Code int
 	// Err is the sanitized cause.
 	Err error
+	// MaybeDelivered reports that the whole message, its final "." included, was handed to
+	// the server and the send then failed without the server's reply to it (a timeout, a
+	// cancellation or a lost connection): the server may have accepted the message and it
+	// may be delivered. A send that failed earlier, or that the server answered with a
+	// refusal, was not delivered. As far as the client can tell: a connection that broke
+	// while the last bytes were being written counts as handed over.
+	MaybeDelivered bool
 }
 
 // Error implements error.
@@ -210,8 +217,9 @@ func newTransactionError(err error) *SendError {
 	}
 	code := gse.ErrorCode()
 	if code == 0 {
-		// No reply code: the connection broke (or NOOP failed); worth retrying later.
-		return &SendError{Stage: stage, Temporary: true,
+		// No reply code: the connection broke (or NOOP failed); worth retrying later. At the
+		// end of DATA the message was out, and only the reply is missing.
+		return &SendError{Stage: stage, Temporary: true, MaybeDelivered: gse.Reason == gomail.ErrSMTPDataClose,
 			Err: fmt.Errorf("%s: connection failed", stageVerb(stage))}
 	}
 	text := gse.EnhancedStatusCode()

@@ -123,7 +123,12 @@ func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string) error
 			return newContextError(ctx, StageData)
 		}
 		if ctx.Err() != nil {
-			return newContextError(ctx, newTransactionError(err).Stage)
+			// The kill switch closed the connection: the transaction's error tells where the
+			// send was, and whether the whole message was out already.
+			te := newTransactionError(err)
+			ce := newContextError(ctx, te.Stage)
+			ce.MaybeDelivered = te.MaybeDelivered
+			return ce
 		}
 		if reused && !fresh && isStale(err) {
 			s.log.Debug("pooled smtp connection was closed by the server; redialling",

@@ -391,3 +391,46 @@ func TestCheckCauseIsShort(t *testing.T) {
 	require.Equal(t, "connect failed", se.Cause())
 	require.NotContains(t, se.Cause(), "554")
 }
+
+// A send that failed after the whole message was out (the server stalled or hung up instead of
+// answering the final "." of DATA) may have been delivered, and says so; one that failed before,
+// or that the server refused, says it was not.
+func TestMaybeDelivered(t *testing.T) {
+	cases := []struct {
+		name      string
+		fault     mailtest.Fault
+		cancel    bool // the caller cancels instead of the timeout expiring
+		wantStage string
+		want      bool
+	}{
+		{name: "stall after DATA", fault: mailtest.Fault{At: mailtest.AtData, Action: mailtest.Stall}, wantStage: mail.StageTimeout, want: true},
+		{name: "cancel after DATA", fault: mailtest.Fault{At: mailtest.AtData, Action: mailtest.Stall}, cancel: true, wantStage: mail.StageCanceled, want: true},
+		{name: "drop after DATA", fault: mailtest.Fault{At: mailtest.AtData, Action: mailtest.Drop}, wantStage: mail.StageData, want: true},
+		{name: "452 after DATA", fault: mailtest.Fault{At: mailtest.AtData, Code: 452}, wantStage: mail.StageData},
+		{name: "554 after DATA", fault: mailtest.Fault{At: mailtest.AtData, Code: 554}, wantStage: mail.StageData},
+		{name: "stall at RCPT", fault: mailtest.Fault{At: mailtest.AtRcpt, Action: mailtest.Stall}, wantStage: mail.StageTimeout},
+		{name: "drop at RCPT", fault: mailtest.Fault{At: mailtest.AtRcpt, Action: mailtest.Drop}, wantStage: mail.StageRcptTo},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := mailtest.Start(t, mailtest.Options{})
+			cfg := testConfig(srv)
+			cfg.Timeout = 300 * time.Millisecond
+			s, _ := newSender(t, cfg)
+			tc.fault.Times = 1
+			srv.SetFault(tc.fault)
+			ctx := context.Background()
+			if tc.cancel {
+				c, cancel := context.WithCancel(ctx)
+				time.AfterFunc(100*time.Millisecond, cancel)
+				ctx = c
+			}
+			err := s.Send(ctx, codeMessage())
+			var se *mail.SendError
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, tc.wantStage, se.Stage, "error: %v", err)
+			require.Equal(t, tc.want, se.MaybeDelivered, "error: %v", err)
+		})
+	}
+}

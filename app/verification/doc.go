@@ -31,7 +31,8 @@
 // domain (address.Deliverable: a@faß.de is mailed to a@xn--fa-hia.de), so the relay cannot map the
 // domain to another one (the old, transitional mapping sends faß.de to fass.de); an address whose
 // domain maps to no valid domain is invalid_email. A failed send that never reached a working SMTP
-// server gives back its address, app and client-IP counts.
+// server gives back its address, app and client-IP counts (not one that may have been
+// delivered: see below).
 // Subject and names must be one line without control characters (subject at most 998 bytes,
 // names 256), so nobody can inject headers.
 //
@@ -96,7 +97,10 @@
 // Retry-After header (seconds) and the wait in the message; the longest wait is reported when
 // several refuse. When the SMTP server then fails, the counts are given back only if the mail
 // never reached a working server (connect, TLS, AUTH, timeout, a 4xx reply); a 5xx refusal
-// keeps them (refundable in send.go).
+// keeps them (refundable in send.go). A timeout or a lost connection after the whole mail was
+// out (the final "." of DATA sent, its reply missing: mail.SendError.MaybeDelivered) keeps them
+// too, and the code is not withdrawn: the server may have taken the mail, and its code may
+// reach the user; send_email_error says it may still arrive.
 //
 // Time comes from the store's clock (store.SetClock in tests), which decides expiry, windows and
 // locks. A sweeper (RunSweeper, every minute under `idvault serve`) deletes codes past their

@@ -202,16 +202,24 @@ func (h *Handler) checkRegistered(app *apps.App, email string) error {
 // sendFailed withdraws the code whose mail was not sent and answers send_email_error naming the
 // SMTP stage that failed. When the mail never reached the SMTP server (see refundable), the send
 // also gives back its address, app and client-IP counts: an SMTP outage does not use up quotas.
+// When the whole mail was out and only the server's reply to it is missing (a timeout or a lost
+// connection after the final "." of DATA: mail.SendError.MaybeDelivered), the mail may be
+// delivered: the send keeps its counts and its code stays valid, so that a user who got it can
+// still use it.
 func (h *Handler) sendFailed(app *apps.App, email string, id uint64, lim store.SendLimits, err error) error {
 	stage := mail.Stage(err)
 	if stage == "" {
 		stage = "unknown"
 	}
 	h.metrics.failures.WithLabelValues(stage).Inc()
+	var se *mail.SendError
+	maybeDelivered := errors.As(err, &se) && se.MaybeDelivered
 	var werr error
-	if refundable(err) {
+	switch {
+	case maybeDelivered:
+	case refundable(err):
 		werr = h.store.WithdrawSend(app.ID, email, id, lim)
-	} else {
+	default:
 		werr = h.store.WithdrawSend(app.ID, email, id, store.SendLimits{})
 	}
 	if werr != nil {
@@ -220,12 +228,13 @@ func (h *Handler) sendFailed(app *apps.App, email string, id uint64, lim store.S
 		h.log.Error("withdraw unsent code", "app_id", apps.FormatID(app.ID), "err", werr)
 	}
 	msg := fmt.Sprintf("the mail could not be sent: the SMTP server failed at stage %q", stage)
-	var se *mail.SendError
-	if errors.As(err, &se) {
+	if se != nil {
 		if se.Code != 0 {
 			msg += fmt.Sprintf(" (reply %d)", se.Code)
 		}
-		if se.Temporary {
+		if maybeDelivered {
+			msg += "; the whole mail was out before its reply went missing, so it may still arrive, and its code stays valid"
+		} else if se.Temporary {
 			msg += "; a retry may help"
 		}
 	}
@@ -234,13 +243,17 @@ func (h *Handler) sendFailed(app *apps.App, email string, id uint64, lim store.S
 
 // refundable reports whether a failed send never reached a working SMTP server, so that it
 // should not count against the send limits: the connection, TLS or authentication failed, the
-// send timed out or was cancelled, or the server answered with a temporary (4xx) refusal. A
+// send timed out or was cancelled before the whole mail was out, or the server answered with a
+// temporary (4xx) refusal. A
 // permanent refusal (5xx: a rejected recipient or content) still counts, so refused addresses
 // cannot be used to hammer the SMTP server.
 func refundable(err error) bool {
 	var se *mail.SendError
 	if !errors.As(err, &se) {
 		return true
+	}
+	if se.MaybeDelivered {
+		return false
 	}
 	switch se.Stage {
 	case mail.StageConnect, mail.StageTLS, mail.StageAuth, mail.StageTimeout, mail.StageCanceled, mail.StageClosed:

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/mail"
 	"github.com/idvault/idvault/mail/mailtest"
 	"github.com/idvault/idvault/store"
 )
@@ -125,6 +126,45 @@ func TestFailedSendsGiveTheirQuotaBack(t *testing.T) {
 	e.SMTP.ClearFaults()
 	r := e.send(t, a, emailData("other@x.io"))
 	require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "body: %s", r.Body)
+}
+
+// A send whose whole mail was out when the SMTP server went silent (timeout) or hung up instead
+// of answering the final "." of DATA may have been delivered: it keeps its quota (else a
+// server that swallows mails and never answers hands out unlimited codes) and its code stays
+// valid, so the user who got the mail can use it.
+func TestSendsThatMayHaveBeenDeliveredKeepTheirQuota(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault mailtest.Fault
+		stage string
+	}{
+		{"timeout after DATA", mailtest.Fault{At: mailtest.AtData, Action: mailtest.Stall, Times: 1}, mail.StageTimeout},
+		{"connection lost after DATA", mailtest.Fault{At: mailtest.AtData, Action: mailtest.Drop, Times: 1}, mail.StageData},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(s *setup) {
+				s.cfg.AddressSendLimit = 1
+				s.mail.Timeout = 300 * time.Millisecond
+			})
+			a := e.createApp(t, false, store.AppOptions{})
+			e.SMTP.SetFault(tc.fault)
+			r := e.send(t, a, emailData("out@x.io"))
+			require.Equal(t, "send_email_error", r.ErrorCode(t))
+			var b struct {
+				Error struct{ Message string } `json:"error"`
+			}
+			r.JSON(t, &b)
+			require.Contains(t, b.Error.Message, fmt.Sprintf("stage %q", tc.stage))
+			require.Contains(t, b.Error.Message, "may still arrive")
+			code := codeIn(t, e.Mail.last(t).Text)
+
+			r = e.send(t, a, emailData("out@x.io"))
+			require.Equal(t, "max_attempts_reached", r.ErrorCode(t), "the send was not refunded; body: %s", r.Body)
+			require.Equal(t, http.StatusOK, e.verify(t, a, "out@x.io", code).Status, "the code of a mail that may be out stays valid")
+		})
+	}
 }
 
 // IPv6 clients are counted per /64 (verification.ipv6_prefix): a host that owns a whole /64
