@@ -22,7 +22,9 @@ type OIDC struct {
 	Audience string `koanf:"audience"`
 	// EmailClaim is the claim that holds the user's email.
 	EmailClaim string `koanf:"email_claim"`
-	// RequireEmailVerified refuses tokens whose email_verified claim is not true.
+	// RequireEmailVerified refuses tokens whose email_verified claim is not true. With an
+	// EmailClaim other than "email", the email claim must also name the same address (after
+	// normalisation): email_verified speaks only for it.
 	RequireEmailVerified bool `koanf:"require_email_verified"`
 	// Algorithms are the signature algorithms accepted (asymmetric ones only).
 	Algorithms []string `koanf:"algorithms"`

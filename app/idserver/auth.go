@@ -65,7 +65,7 @@ func (h *Handler) idToken(c *fiber.Ctx, token string) error {
 			return apierr.IdentityProviderUnavailable.Wrap(r.Cause)
 		case errors.Is(r.Kind, idtoken.ErrUnverified):
 			h.count("unverified")
-			return apierr.EmailNotVerified.New()
+			return apierr.EmailNotVerified.Msg("%s", r.Reason)
 		case errors.Is(r.Kind, idtoken.ErrNoEmail):
 			h.count("unverified")
 			return apierr.NoEmailClaim.Msg("%s", r.Reason)

@@ -3,20 +3,55 @@ package idtoken
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/idvault/idvault/app/address"
 )
 
 // emailOf reads the email of a verified token's claims: claim (identity_server.oidc.email_claim)
 // must be a non-empty string, and, when required, email_verified must be true (the JSON
 // boolean, or the string "true" that some providers send).
+//
+// email_verified speaks for the standard email claim only (OpenID Connect Core 5.1). When claim
+// is another one (preferred_username, upn...: some providers let users change it to any
+// address), the token's email counts as verified only when email_verified is true and the email
+// claim names the same address after normalisation (app/address: domain case folded, local
+// part as written); else the token is refused as unverified, saying why.
 func emailOf(claims map[string]json.RawMessage, claim string, requireVerified bool) (string, error) {
-	var email string
-	if raw, ok := claims[claim]; !ok || json.Unmarshal(raw, &email) != nil || strings.TrimSpace(email) == "" {
+	email, ok := stringClaim(claims, claim)
+	if !ok {
 		return "", &Refusal{Kind: ErrNoEmail, Reason: "the ID token has no " + claim + " claim (identity_server.oidc.email_claim)"}
 	}
-	if requireVerified && !verified(claims["email_verified"]) {
+	if !requireVerified {
+		return email, nil
+	}
+	if !verified(claims["email_verified"]) {
 		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's email is not verified (email_verified is not true)"}
 	}
+	if claim == "email" {
+		return email, nil
+	}
+	normalized, err := address.Normalize(email)
+	if err != nil {
+		return "", &Refusal{Kind: ErrNoEmail, Reason: "the ID token's " + claim + " claim (identity_server.oidc.email_claim) is not a valid address"}
+	}
+	standard, ok := stringClaim(claims, "email")
+	if !ok {
+		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, and the token has none"}
+	}
+	if n, err := address.Normalize(standard); err != nil || n != normalized {
+		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, which names another address"}
+	}
 	return email, nil
+}
+
+// stringClaim reads a claim that must be a string with something besides white space.
+func stringClaim(claims map[string]json.RawMessage, name string) (string, bool) {
+	var s string
+	raw, ok := claims[name]
+	if !ok || json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" {
+		return "", false
+	}
+	return s, true
 }
 
 // verified reads email_verified: true or "true" (any case); anything else, or absent, is false.

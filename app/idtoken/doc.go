@@ -26,6 +26,13 @@
 //     types in the set are skipped.
 //   - email_verified may be the boolean true or the string "true" (some providers send a
 //     string); anything else, or its absence, counts as not verified.
+//   - email_verified speaks only for the standard email claim. With email_claim set to another
+//     claim (preferred_username, upn: some providers let users set it to any address), that
+//     claim is verified only when email_verified is true and the email claim names the same
+//     address after app/address's normalisation (domain case folded, local part as written);
+//     otherwise the token is refused as unverified with the reason, and an email_claim value
+//     that is not an address as having no email. With require_email_verified false, neither
+//     claim is checked.
 //   - Reasons shown to clients say what was wrong (expired, another audience...) and never
 //     hold the token, the subject or the email.
 package idtoken

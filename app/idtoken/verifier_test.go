@@ -165,6 +165,27 @@ func TestVerifyOptions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "c@example.com", id.Email)
 
+	// email_verified speaks for the email claim only: with another email_claim, that claim is
+	// verified only when the email claim names the same address.
+	cfg.RequireEmailVerified = true
+	v = idtoken.New(cfg, idtoken.Options{})
+	upn := func(upn string, more map[string]any) string {
+		c := map[string]any{"aud": aud, "upn": upn, "email_verified": true}
+		for k, x := range more {
+			c[k] = x
+		}
+		return iss.Mint(t, idtokentest.Token{Claims: c})
+	}
+	id, err = verify(t, v, upn("C@Example.com", map[string]any{"email": "C@example.COM"}))
+	require.NoError(t, err)
+	require.Equal(t, "C@Example.com", id.Email)
+	_, err = verify(t, v, upn("c@example.com", map[string]any{"email": "other@example.com"}))
+	requireRefused(t, err, idtoken.ErrUnverified, "email_verified speaks only for the email claim, which names another address")
+	_, err = verify(t, v, upn("c@example.com", nil))
+	requireRefused(t, err, idtoken.ErrUnverified, "email_verified speaks only for the email claim, and the token has none")
+	_, err = verify(t, v, upn("c", map[string]any{"email": "c"}))
+	requireRefused(t, err, idtoken.ErrNoEmail, "upn claim (identity_server.oidc.email_claim) is not a valid address")
+
 	cfg = oidcConfig(iss.URL)
 	cfg.Algorithms = []string{"ES256"}
 	v = idtoken.New(cfg, idtoken.Options{})
