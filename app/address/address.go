@@ -6,7 +6,9 @@
 // characters; the domain is lower-cased (but a letter IDNA reads as another domain than its
 // lower case, such as "İ", is kept: see foldDomain) and the local part kept as written (RFC 5321
 // lets servers treat it case-sensitively). So " Alice@Example.COM " is stored as
-// "Alice@example.com", and "alice@example.com" is another address.
+// "Alice@example.com", and "alice@example.com" is another address. A domain literal
+// ("a@[10.0.0.5]") and a single-label domain ("dev@localhost") are valid addresses (identity
+// records may be keyed by them); mail is sent only to addresses Routable accepts.
 package address
 
 import (

@@ -147,3 +147,25 @@ func punycode(label string) string {
 	}
 	return string(out)
 }
+
+// Routable reports whether addr, an address as Deliverable gives it (ASCII domain), is at a
+// domain name an SMTP relay looks up in the public DNS: not a domain literal ("a@[10.0.0.5]",
+// "a@[IPv6:::1]", which a relay delivers to that IP address), and a name of at least two
+// labels whose last one begins with a letter, as every top-level domain does, and is not
+// "localhost" (RFC 6761: it and its subdomains are loopback). So a single-label name the relay
+// resolves on its own network ("a@localhost", "a@intranet") and an IP address written as a
+// name ("a@127.0.0.1", "a@0x7f.1") are refused. Names under a private domain of the relay's
+// network (corp.example.com) cannot be told apart here: the relay's own policy covers them.
+func Routable(addr string) bool {
+	at := strings.LastIndexByte(addr, '@')
+	if at < 0 {
+		return false
+	}
+	domain := strings.ToLower(addr[at+1:])
+	dot := strings.LastIndexByte(domain, '.')
+	if strings.HasPrefix(domain, "[") || dot <= 0 || dot == len(domain)-1 {
+		return false
+	}
+	tld := domain[dot+1:]
+	return tld[0] >= 'a' && tld[0] <= 'z' && tld != "localhost"
+}

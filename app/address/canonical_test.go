@@ -1,6 +1,7 @@
 package address
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -95,4 +96,62 @@ func asciiOnly(r rune) rune {
 		return r
 	}
 	return -1
+}
+
+// Routable: only public domain names; a domain literal, a single-label name, an IP address
+// written as a name and a .localhost name would be resolved by the relay on its own network.
+func TestRoutable(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		"alice@example.com":       true,
+		"a@sub.example.org":       true,
+		"a@xn--bcher-kva.example": true,
+		"a@x.io":                  true,
+		"a@example.COM":           true,
+		"a@[10.0.0.5]":            false,
+		"a@[IPv6:::1]":            false,
+		"a@[example.com]":         false,
+		"a@localhost":             false,
+		"a@intranet":              false,
+		"a@LOCALHOST":             false,
+		"a@app.localhost":         false,
+		"a@127.0.0.1":             false,
+		"a@10.0.0.5":              false,
+		"a@0x7f.1":                false,
+		"a@1.0x1":                 false,
+		"a@example.com.":          false,
+		"a@.com":                  false,
+		"a@":                      false,
+		"no-at":                   false,
+		`"a@b"@intranet`:          false,
+		`"a@b.c"@example.com`:     true,
+		Deliverable("a@ｌｏｃａｌｈｏｓｔ"):      false,
+		Deliverable("a@127。0。0。1"):      false,
+		Deliverable("a@bücher.example"): true,
+	} {
+		require.Equal(t, want, Routable(in), "%q", in)
+	}
+}
+
+// A routable address never names a host by IP address, a single label or a .localhost name,
+// however it was spelled (full-width forms, ideographic full stops, invisible code points).
+func FuzzRoutable(f *testing.F) {
+	for _, s := range []string{"a@example.com", "a@[10.0.0.5]", "a@localhost", "a@127.0.0.1", "a@ｌｏｃａｌｈｏｓｔ", "a@127。0。0。1", "a@x.localhost\u200b", "a@0x7f.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := Normalize(s)
+		if err != nil {
+			return
+		}
+		d := Deliverable(n)
+		if !Routable(d) {
+			return
+		}
+		domain := strings.ToLower(d[strings.LastIndexByte(d, '@')+1:])
+		require.NotContains(t, domain, "[", "%q", s)
+		require.Contains(t, domain, ".", "%q", s)
+		require.Nil(t, net.ParseIP(domain), "%q", s)
+		require.False(t, domain == "localhost" || strings.HasSuffix(domain, ".localhost"), "%q", s)
+	})
 }

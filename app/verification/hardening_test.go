@@ -121,6 +121,32 @@ func TestMailGoesToTheDomainTheCodeIsKeyedUnder(t *testing.T) {
 	require.Equal(t, before, e.SMTP.MessageCount())
 }
 
+// A send never aims the SMTP relay at a host inside its own network: a domain literal (which a
+// relay delivers to that IP address), a single-label name (resolved on the relay's network), an
+// IP address written as a name or a .localhost name is invalid_email, in a test-mode app too,
+// and the relay is not even contacted. Before, a@[10.0.0.5] and a@localhost were mailed.
+func TestSendsOnlyToPublicDomainNames(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	prod := e.createApp(t, false, store.AppOptions{})
+	test := e.createApp(t, true, store.AppOptions{})
+	before := e.SMTP.Connections()
+	for _, to := range []string{
+		"a@[10.0.0.5]", "a@[127.0.0.1]", "a@localhost", "a@LocalHost", "a@intranet",
+		"a@127.0.0.1", "a@0x7f.1", "a@app.localhost", "a@ｌｏｃａｌｈｏｓｔ", "a@127。0。0。1", "a@intranet\u200b",
+	} {
+		for _, a := range []apps.Created{prod, test} {
+			r := e.send(t, a, emailData(to))
+			require.Equal(t, "invalid_email", r.ErrorCode(t), "%q: %s", to, r.Body)
+			require.Contains(t, string(r.Body), "public domain name", "%q", to)
+		}
+	}
+	// net/mail does not read an IPv6 literal as an address at all.
+	require.Equal(t, "invalid_email", e.send(t, prod, emailData("a@[IPv6:::1]")).ErrorCode(t))
+	require.Equal(t, before, e.SMTP.Connections(), "the relay was not contacted")
+	e.sendOK(t, prod, "a@intranet.example.com")
+}
+
 // A code mailed to a mailbox whose name only looks like another's does not verify the other:
 // the canonical form folds case, but never turns a non-ASCII letter into an ASCII one. Before,
 // strings.ToLower made the Kelvin sign a "k" and the dotted capital I an "i", so a code sent to

@@ -112,6 +112,11 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 	if err != nil {
 		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email is not a valid email address")
 	}
+	// The relay would deliver a domain literal, or a name it resolves on its own network, to
+	// hosts inside it: only public domain names are mailed (address.Routable).
+	if !address.Routable(rcpt) {
+		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email must be at a public domain name (not an IP address, a single-label name such as localhost, or a .localhost name)")
+	}
 	out := draft{to: to, msg: mail.Message{
 		FromName: str(d.FromName), To: rcpt, ToName: str(d.ToName),
 		Subject: *d.Subject, HTML: html, Text: text,
