@@ -38,7 +38,11 @@ func emailOf(claims map[string]json.RawMessage, claim string, requireVerified bo
 	if !ok {
 		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, and the token has none"}
 	}
-	if n, err := address.Normalize(standard); err != nil || n != normalized {
+	n, err := address.Normalize(standard)
+	if err != nil {
+		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, which is not a valid address"}
+	}
+	if n != normalized {
 		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, which names another address"}
 	}
 	return email, nil
