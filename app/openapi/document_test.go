@@ -206,13 +206,14 @@ func components(examples, appExample m) m {
 	for _, k := range []string{"subject", "to_email", "html", "text", "from_name", "to_name", "reply_to_email", "reply_to_name"} {
 		mailFields[k] = m{"type": "string"}
 	}
+	mailFields["to_email"] = m{"type": "string", "description": "one address at a public domain name: a domain literal (a@[10.0.0.5]), a single-label name (a@localhost), an IP address written as a name or a .localhost name is `invalid_email`"}
 	httpStatus := m{"type": "integer", "minimum": 400, "maximum": 599}
 	return m{
 		"examples": examples,
 		"securitySchemes": m{
 			"adminToken":          m{"type": "http", "scheme": "bearer", "description": "the admin token (admin.token, or the admin.token file beside the data file)"},
 			"identityServerToken": m{"type": "http", "scheme": "bearer", "description": "identity_server.token (the app token): any email, every route"},
-			"idToken":             m{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "an OpenID Connect ID token of identity_server.oidc.issuer for identity_server.oidc.audience (when identity_server.oidc is on): POST and PATCH /identity for its own email claim only, POST /public_identity for any email. A refused token is `invalid_token` 401 with `WWW-Authenticate: Bearer error=\"invalid_token\"`; `email_not_verified` or `no_email_claim` 403; `identity_provider_unavailable` 503 while the provider's keys cannot be fetched. Browsers on identity_server.cors_origins may send it (CORS preflight answered 204)."}},
+			"idToken":             m{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "an OpenID Connect ID token of identity_server.oidc.issuer for identity_server.oidc.audience (when identity_server.oidc is on): POST and PATCH /identity for its own email claim only, POST /public_identity for any email. A refused token is `invalid_token` 401 with `WWW-Authenticate: Bearer error=\"invalid_token\"`; `email_not_verified` (unverified; with another identity_server.oidc.email_claim than email, also when the email claim does not name the same address) or `no_email_claim` 403; `identity_provider_unavailable` 503 while the provider's keys cannot be fetched. Browsers on identity_server.cors_origins may send it (CORS preflight answered 204)."}},
 		"parameters": m{
 			"AppID":       m{"name": "app_id", "in": "path", "required": true, "description": "the app ID: URL-safe base64, padded, unpadded or with `%3D` padding, or standard base64 (send `/` as `%2F`)", "schema": ref("AnyAppID"), "example": urlID},
 			"AdminAppID":  m{"name": "app_id", "in": "path", "required": true, "description": "the app ID in any base64 form (as for the fake authentication routes)", "schema": ref("AnyAppID"), "example": urlID},
