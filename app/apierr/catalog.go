@@ -48,6 +48,10 @@ var (
 	// IdentityProviderUnavailable: the OpenID provider's discovery document or keys cannot be
 	// fetched while they are needed; the app token keeps working.
 	IdentityProviderUnavailable = Code{http.StatusServiceUnavailable, "identity_provider_unavailable", "the identity provider cannot be reached to check the ID token; retry later"}
+	// TooManyNewIdentities: the ID token's user made POST /public_identity create
+	// identity_server.oidc.new_identities_per_user new identities in its window; Retry-After
+	// says when the window ends. Emails that have a record are still answered.
+	TooManyNewIdentities = Code{http.StatusTooManyRequests, "too_many_new_identities", "this user created too many new identities; try again later"}
 
 	// Verification.
 	InvalidAuthToken         = Code{http.StatusUnauthorized, "invalid_auth_token", "invalid auth token for this app"}
@@ -94,7 +98,7 @@ var Catalog = []Code{
 	InvalidAppID, AppNotFound, AppIsNotTest, AppNoSecret,
 	InvalidEmail, TooManyEmails, UserNotFound,
 	NoEmailProvided, InvalidEmailIS, UnknownUser, UnsupportedMediaType, Unauthorized, ISAppUnavailable,
-	InvalidToken, Forbidden, EmailNotVerified, NoEmailClaim, IdentityProviderUnavailable,
+	InvalidToken, Forbidden, EmailNotVerified, NoEmailClaim, IdentityProviderUnavailable, TooManyNewIdentities,
 	InvalidAuthToken, NoUnlockKey, NoUnlockEmail, InvalidVerificationCode, VerificationCodeExpired,
 	VerificationCodeNotFound, VerificationCodeUsed, TooManyAttempts, MaxAttemptsReached, SendEmailError,
 	AdminUnauthorized, AdminDisabled, AppIsDeclared, AppNameTaken, AdminLocked,

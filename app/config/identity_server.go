@@ -30,6 +30,11 @@ type OIDC struct {
 	Algorithms []string `koanf:"algorithms"`
 	// ClockSkew is the leeway on the token's expiry (and on nbf, when over 5 minutes).
 	ClockSkew time.Duration `koanf:"clock_skew"`
+	// NewIdentitiesPerUser bounds the new identities (emails without a record) one signed-in
+	// user (the token's email) makes POST /public_identity create per NewIdentitiesWindow; 0:
+	// no bound. The app token is never bounded.
+	NewIdentitiesPerUser int           `koanf:"new_identities_per_user"`
+	NewIdentitiesWindow  time.Duration `koanf:"new_identities_window"`
 }
 
 // On reports whether ID tokens are accepted.
@@ -44,7 +49,8 @@ var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS51
 // DefaultIdentityServer holds the built-in identity server settings (off; OIDC off).
 func DefaultIdentityServer() IdentityServer {
 	return IdentityServer{
-		OIDC:        OIDC{EmailClaim: "email", RequireEmailVerified: true, Algorithms: []string{"RS256", "ES256"}, ClockSkew: time.Minute},
+		OIDC: OIDC{EmailClaim: "email", RequireEmailVerified: true, Algorithms: []string{"RS256", "ES256"}, ClockSkew: time.Minute,
+			NewIdentitiesPerUser: 1000, NewIdentitiesWindow: 24 * time.Hour},
 		CORSOrigins: []string{},
 	}
 }
@@ -74,7 +80,11 @@ func (s IdentityServer) validate() []error {
 				bad(fmt.Sprintf("oidc.algorithms[%d]", i), "%q is not allowed: want one of %s (never none or HS*)", a, strings.Join(OIDCAlgorithms, ", "))
 			}
 		}
-		errs = append(errs, checkBounds([]bounded{{"identity_server.oidc.clock_skew", o.ClockSkew, 0, 10 * time.Minute}})...)
+		errs = append(errs, checkBounds([]bounded{{"identity_server.oidc.clock_skew", o.ClockSkew, 0, 10 * time.Minute},
+			{"identity_server.oidc.new_identities_window", o.NewIdentitiesWindow, time.Second, 8784 * time.Hour}})...)
+		if o.NewIdentitiesPerUser < 0 {
+			bad("oidc.new_identities_per_user", "must be 0 (no bound) or more")
+		}
 	}
 	for i, origin := range s.CORSOrigins {
 		if err := checkOrigin(origin); err != nil {

@@ -36,6 +36,9 @@ func TestIdentityServerOIDCValidation(t *testing.T) {
 		"every asymmetric algorithm":   {func(c *IdentityServer) { c.OIDC.Algorithms = OIDCAlgorithms }, ""},
 		"empty email claim":            {func(c *IdentityServer) { c.OIDC.EmailClaim = " " }, "identity_server.oidc.email_claim"},
 		"clock skew too large":         {func(c *IdentityServer) { c.OIDC.ClockSkew = time.Hour }, "identity_server.oidc.clock_skew"},
+		"negative new identities":      {func(c *IdentityServer) { c.OIDC.NewIdentitiesPerUser = -1 }, "identity_server.oidc.new_identities_per_user"},
+		"no bound on new identities":   {func(c *IdentityServer) { c.OIDC.NewIdentitiesPerUser = 0 }, ""},
+		"new identities window of 0":   {func(c *IdentityServer) { c.OIDC.NewIdentitiesWindow = 0 }, "identity_server.oidc.new_identities_window"},
 		"origin with a port":           {func(c *IdentityServer) { c.CORSOrigins = []string{"http://localhost:3000", "https://app.example.com"} }, ""},
 		"origin *":                     {func(c *IdentityServer) { c.CORSOrigins = []string{"*"} }, "identity_server.cors_origins[0]"},
 		"origin with a path":           {func(c *IdentityServer) { c.CORSOrigins = []string{"https://app.example.com/"} }, "identity_server.cors_origins[0]"},
@@ -89,12 +92,14 @@ func TestIdentityServerOIDCFromEnvironment(t *testing.T) {
 		"IDVAULT_IDENTITY_SERVER__OIDC__REQUIRE_EMAIL_VERIFIED=false",
 		"IDVAULT_IDENTITY_SERVER__OIDC__ALGORITHMS=ES256,EdDSA",
 		"IDVAULT_IDENTITY_SERVER__OIDC__CLOCK_SKEW=30s",
+		"IDVAULT_IDENTITY_SERVER__OIDC__NEW_IDENTITIES_PER_USER=50",
+		"IDVAULT_IDENTITY_SERVER__OIDC__NEW_IDENTITIES_WINDOW=1h",
 		"IDVAULT_IDENTITY_SERVER__CORS_ORIGINS=https://a.example.com,http://localhost:3000",
 	}})
 	require.NoError(t, err)
 	require.Empty(t, l.Problems)
 	require.Equal(t, OIDC{Issuer: "https://auth.example.com", Audience: "web", EmailClaim: "upn", RequireEmailVerified: false,
-		Algorithms: []string{"ES256", "EdDSA"}, ClockSkew: 30 * time.Second}, l.Config.IdentityServer.OIDC)
+		Algorithms: []string{"ES256", "EdDSA"}, ClockSkew: 30 * time.Second, NewIdentitiesPerUser: 50, NewIdentitiesWindow: time.Hour}, l.Config.IdentityServer.OIDC)
 	require.Equal(t, []string{"https://a.example.com", "http://localhost:3000"}, l.Config.IdentityServer.CORSOrigins)
 
 	l, err = Load(Sources{})

@@ -31,7 +31,11 @@ type Handler struct {
 	results *prometheus.CounterVec
 	cors    cors
 	issuer  string
-	log     *slog.Logger
+	// newIDs limits the records one signed-in user creates (nil: OIDC off, or no limit);
+	// newRefused counts its refusals.
+	newIDs     *newIdentities
+	newRefused prometheus.Counter
+	log        *slog.Logger
 }
 
 // New makes the handler for the app appID, looked up in registry on each request (so an app
@@ -57,6 +61,11 @@ func New(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg co
 			Name: "idvault_identity_server_oidc_key_fetches_total",
 			Help: "Fetches of the OpenID provider's discovery document and keys, by result (ok, failed).",
 		}, []string{"result"}))
+		h.newIDs = newNewIdentities(cfg.OIDC.NewIdentitiesPerUser, cfg.OIDC.NewIdentitiesWindow)
+		h.newRefused = registerCounter(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "idvault_identity_server_new_identities_refused_total",
+			Help: "POST /public_identity requests refused because the ID token's user created identity_server.oidc.new_identities_per_user new identities in its window.",
+		}))
 		h.idtokens = idtoken.New(cfg.OIDC, idtoken.Options{
 			Fetches: func(result string) { fetches.WithLabelValues(result).Inc() }, Logger: log,
 		})
@@ -68,11 +77,11 @@ func New(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg co
 func (h *Handler) OIDCIssuer() string { return h.issuer }
 
 // registerCounter registers c, or returns the one already registered under its name.
-func registerCounter(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
+func registerCounter[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
 				return existing
 			}
 		}

@@ -1,8 +1,13 @@
 package idserver
 
 import (
+	"errors"
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/directory"
 	"github.com/idvault/idvault/app/jsonw"
 )
@@ -22,6 +27,9 @@ func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := h.admitNew(c, app, e); err != nil {
+		return err
+	}
 	pub, err := h.dir.PublicIdentity(app, e, directory.IdentityServerPolicy)
 	if err != nil {
 		return dirError("public identity", err)
@@ -35,4 +43,25 @@ func (r PublicIdentityResponse) appendJSON(buf []byte) []byte {
 	buf = append(buf, '{')
 	buf = jsonw.AppendField(buf, true, "publicIdentity", r.PublicIdentity)
 	return append(buf, '}')
+}
+
+// admitNew applies identity_server.oidc.new_identities_per_user to a request authenticated by
+// an ID token whose email has no record yet: it counts a creation, or refuses with 429
+// too_many_new_identities and Retry-After.
+func (h *Handler) admitNew(c *fiber.Ctx, app apps.App, email string) error {
+	user, byToken := c.Locals(tokenEmailKey).(string)
+	if !byToken || h.newIDs == nil {
+		return nil
+	}
+	if _, err := h.dir.Lookup(app, email); !errors.Is(err, directory.ErrUnknownUser) {
+		return nil // a record exists (or the store failed, which the lookup after says)
+	}
+	wait, ok := h.newIDs.take(user, time.Now())
+	if ok {
+		return nil
+	}
+	h.newRefused.Inc()
+	e := apierr.TooManyNewIdentities.New()
+	e.RetryAfter = wait
+	return e
 }

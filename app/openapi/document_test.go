@@ -151,8 +151,8 @@ func build() []byte {
 		responses: merge(ok("200", "done", m{"const": "OK"}, "OK", "text/plain"), b.errors(simple, true, with(isErr, apierr.UnknownUser, apierr.Forbidden)...)),
 		body:      isBody, security: isSec})
 	b.add("/public_identity", "post", operation{id: "publicIdentity", tag: "identity server", summary: "Public identity of an email",
-		desc:      "The permanent public identity once the user registered; otherwise the provisional one, created beside (never instead of) the permanent one. With an ID token, any email (sharing needs other users' public identities).",
-		responses: merge(jsonOK("the public identity", obj([]string{"publicIdentity"}, m{"publicIdentity": identity}), m{"publicIdentity": pubID}), b.errors(simple, true, isErr...)),
+		desc:      "The permanent public identity once the user registered; otherwise the provisional one, created beside (never instead of) the permanent one. With an ID token, any email (sharing needs other users' public identities), but one user creates at most `identity_server.oidc.new_identities_per_user` new identities per `new_identities_window` (then `too_many_new_identities` 429 with Retry-After; emails that have a record are still answered).",
+		responses: merge(jsonOK("the public identity", obj([]string{"publicIdentity"}, m{"publicIdentity": identity}), m{"publicIdentity": pubID}), b.errors(simple, true, with(isErr, apierr.TooManyNewIdentities)...)),
 		body:      isBody, security: isSec})
 
 	// Email verification API.
