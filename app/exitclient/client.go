@@ -27,6 +27,10 @@ import (
 	"github.com/idvault/idvault/app/config"
 )
 
+// CodeOutputFailed is the failure code of a file whose clear file could not be written (an
+// *OutputError that does not stop the run, such as a name too long for the output's file system).
+const CodeOutputFailed = "output_failed"
+
 // Client talks to one exit server.
 type Client struct {
 	// URL is the server's base URL (http://127.0.0.1:8000).
@@ -342,15 +346,20 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 }
 
 // stopsRun reports whether err ends a whole run rather than failing one item: the retry budget
-// tripped (*UnavailableError) or the server refused the token (*ConfigError).
+// tripped (*UnavailableError), the server refused the token (*ConfigError), or nothing more
+// can be written to the output (an *OutputError for a full disk, a read-only file system, the
+// output directory removed: every other file would fail the same way, after the server's work).
 func stopsRun(err error) bool {
-	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError))
+	var out *OutputError
+	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError)) ||
+		errors.As(err, &out) && out.stops
 }
 
 // Code is the error code of err for a report: the server's code, "connection_failed" when
 // the server could not be reached, "server_unavailable" when the run's retry budget ran out,
 // "stream_aborted" when a decrypt stream was cut midway, "unsafe_output" when a clear file
 // would have been written through a symlink or over something that is not a regular file,
+// "output_failed" when it could not be written (the disk's error, *OutputError),
 // "input_changed" when an input file changed while it was sent, CodeNotRegularFile when it is
 // not a regular file.
 func Code(err error) string {
@@ -368,6 +377,8 @@ func Code(err error) string {
 		return "client_config"
 	case errors.As(err, &unsafe):
 		return "unsafe_output"
+	case errors.As(err, new(*OutputError)):
+		return CodeOutputFailed
 	case errors.As(err, &api):
 		return api.Code
 	case errors.Is(err, ErrStreamAborted):

@@ -56,7 +56,7 @@ type DecryptReport struct {
 // Failure is one file that could not be decrypted.
 type Failure struct {
 	File    string // path relative to the input directory
-	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, not_regular_file, input_changed, client_error
+	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, output_failed, not_regular_file, input_changed, client_error
 	Message string
 }
 
@@ -83,7 +83,9 @@ type Failure struct {
 //
 // The run stops, returning the report so far with the error, when the tree cannot be listed,
 // the client's retry budget trips (*UnavailableError: the server is gone), the token stops
-// being accepted (*ConfigError), or ctx ends (ctx.Err(); files in flight are dropped with their
+// being accepted (*ConfigError), no file can be written under out any more (*OutputError: the
+// disk or quota is full, the file system read-only, out removed; the file being written is
+// not done, and a rerun once it is fixed goes on), or ctx ends (ctx.Err(); files in flight are dropped with their
 // part files).
 func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOptions) (DecryptReport, error) {
 	var rep DecryptReport
@@ -156,6 +158,12 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		}
 		n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
 		switch {
+		case err == nil && skipped:
+			finish(func() { rep.Skipped++ })
+		case err == nil:
+			// Counted even when the run ended meanwhile: the clear file is in place.
+			bytes.Add(n)
+			finish(func() { rep.Decrypted++; rep.Bytes += n })
 		case runCtx.Err() != nil:
 			return // the run is over: the file is neither done nor failed
 		case stopsRun(err):
@@ -165,13 +173,8 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 			}
 			mu.Unlock()
 			stop()
-		case skipped:
-			finish(func() { rep.Skipped++ })
-		case err != nil:
-			finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
 		default:
-			bytes.Add(n)
-			finish(func() { rep.Decrypted++; rep.Bytes += n })
+			finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
 		}
 	})
 	sort.Slice(rep.Failures, func(i, j int) bool { return rep.Failures[i].File < rep.Failures[j].File })
@@ -324,8 +327,8 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 			w = struct{ io.Writer }{sealer}
 		}
 		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
-		if err != nil && ctx.Err() == nil {
-			err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
+		if err != nil && ctx.Err() == nil && !errors.As(err, new(*OutputError)) {
+			err = fmt.Errorf("%w: %v", ErrStreamAborted, err) // a write error is the disk's, not the stream's
 		}
 		if err == nil && sealer != nil {
 			err = sealer.Close()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // OutputTree is a directory that clear files are written under safely, for every command that
@@ -17,8 +18,12 @@ import (
 // new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix, synced,
 // then renamed, so that a partial file never sits under a final name. Safe for concurrent use
 // on different names.
+//
+// Every failure to write under the directory (a full disk, a read-only file system, the
+// directory removed during the run) is an *OutputError naming the file.
 type OutputTree struct {
 	root *os.Root
+	path string // the directory as opened, for messages and to notice it removed
 }
 
 // OpenOutputTree creates dir (mode 0700, parents too) when missing and opens it. The caller
@@ -31,7 +36,7 @@ func OpenOutputTree(dir string) (*OutputTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OutputTree{root: root}, nil
+	return &OutputTree{root: root, path: dir}, nil
 }
 
 // Close releases the tree's directory.
@@ -72,7 +77,7 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, true)
 	if err != nil {
-		return err
+		return t.outputErr(rel, err)
 	}
 	if dir != t.root {
 		defer dir.Close()
@@ -88,7 +93,7 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 			return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
 		}
 		if err := dir.Remove(part); err != nil { // left by a killed run
-			return err
+			return t.outputErr(rel, err)
 		}
 	}
 	// O_EXCL: a new file or nothing. os.Root adds O_NOFOLLOW and never follows a symlink with
@@ -98,22 +103,43 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 		return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "something appeared at the part file's name (not followed)"}
 	}
 	if err != nil {
-		return err
+		return t.outputErr(rel, err)
 	}
-	err = write(struct{ io.Writer }{f}) // only Write: no ReadFrom shortcut around the buffer
+	// Only Write (no ReadFrom shortcut around the caller's buffer); its errors are the disk's,
+	// told apart from the caller's own (a stream cut) as *OutputError.
+	err = write(&outputFile{f: f, t: t, rel: rel})
 	if err == nil {
-		err = f.Sync()
+		if err = f.Sync(); err != nil {
+			err = t.outputErr(rel, err)
+		}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = t.outputErr(rel, cerr)
 	}
 	if err == nil {
-		err = dir.Rename(part, name)
+		if err = dir.Rename(part, name); err != nil {
+			err = t.outputErr(rel, err)
+		}
 	}
 	if err != nil {
 		_ = dir.Remove(part)
 	}
 	return err
+}
+
+// outputFile is a part file being written: its write errors are *OutputError.
+type outputFile struct {
+	f   *os.File
+	t   *OutputTree
+	rel string
+}
+
+func (o *outputFile) Write(p []byte) (int, error) {
+	n, err := o.f.Write(p)
+	if err != nil {
+		err = o.t.outputErr(o.rel, err)
+	}
+	return n, err
 }
 
 // dir opens the directory rel under the tree one component at a time, never following a
@@ -177,4 +203,50 @@ type UnsafeOutputError struct {
 
 func (e *UnsafeOutputError) Error() string {
 	return fmt.Sprintf("refusing to write under %q: %s", e.Path, e.Reason)
+}
+
+// OutputError is a failure of the output side, not of the server nor of the input: writing,
+// syncing or renaming a file under the output directory, or making a directory there. Its
+// message names the file, so the operator sees which disk failed.
+type OutputError struct {
+	Path string // the file's path: the output directory joined with its relative name
+	Err  error  // the system's error (no space left on device, read-only file system...)
+	// stops is set when no other file can be written either: the disk or the quota is full,
+	// the file system is read-only, or the output directory was removed or replaced.
+	stops bool
+}
+
+func (e *OutputError) Error() string { return fmt.Sprintf("write %q: %v", e.Path, e.Err) }
+
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// errOutputGone is the cause of an *OutputError once the output directory is no longer where
+// the run opened it.
+var errOutputGone = errors.New("the output directory was removed or replaced during the run")
+
+// outputErr wraps err, met while writing rel, as an *OutputError (an *UnsafeOutputError and an
+// *OutputError pass as they are).
+func (t *OutputTree) outputErr(rel string, err error) error {
+	if errors.As(err, new(*UnsafeOutputError)) || errors.As(err, new(*OutputError)) {
+		return err
+	}
+	oe := &OutputError{Path: filepath.Join(t.path, rel), Err: bareErr(err)}
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS):
+		oe.stops = true
+	case t.gone():
+		oe.Err, oe.stops = fmt.Errorf("%w (%v)", errOutputGone, oe.Err), true
+	}
+	return oe
+}
+
+// gone reports whether the tree's directory is no longer at its path (removed, or replaced by
+// another): whatever is written through the tree then lands nowhere the operator will look.
+func (t *OutputTree) gone() bool {
+	open, err := t.root.Stat(".")
+	if err != nil {
+		return true
+	}
+	now, err := os.Stat(t.path)
+	return err != nil || !os.SameFile(open, now)
 }
