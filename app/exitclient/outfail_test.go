@@ -21,32 +21,6 @@ import (
 	"github.com/idvault/idvault/app/exitclient"
 )
 
-// smallTmpfs mounts a tmpfs of size (mount's -o size=) on a new directory, so that writing
-// past it fails with ENOSPC as a real full disk does. It needs root and a mount binary (skips
-// otherwise); the mount is removed when the test ends.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-func remount(t *testing.T, dir, opts string) {
-	t.Helper()
-	out, err := exec.Command("mount", "-o", "remount,"+opts, dir).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-}
-
 // countingEcho is a stand-in server that "decrypts" each file to its own bytes (read whole,
 // then sent) and counts the decrypt requests; before runs first on the n-th one (from 1).
 func countingEcho(t *testing.T, before func(n int32)) (*exitclient.Client, *atomic.Int32) {
@@ -89,7 +63,7 @@ func TestDecryptStopsOnAFullDisk(t *testing.T) {
 		files[name] = random(20 << 10)
 		write(t, filepath.Join(in, name), files[name])
 	}
-	mnt := smallTmpfs(t, "64k")
+	mnt := apptest.Tmpfs(t, "64k")
 	out := filepath.Join(mnt, "clear")
 	c, calls := countingEcho(t, nil)
 
@@ -104,7 +78,7 @@ func TestDecryptStopsOnAFullDisk(t *testing.T) {
 	require.Equal(t, int32(rep.Decrypted+1), calls.Load(), "no file is sent once the disk is full")
 	requireNoPartFile(t, out)
 
-	remount(t, mnt, "size=1m")
+	apptest.Remount(t, mnt, "size=1m")
 	first := rep.Decrypted
 	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 3})
 	require.NoError(t, err)
@@ -123,14 +97,16 @@ func TestDecryptStopsOnAReadOnlyOutput(t *testing.T) {
 	for i := range 5 {
 		write(t, filepath.Join(in, string(rune('a'+i))+".bin"), []byte("clear"))
 	}
-	mnt := smallTmpfs(t, "1m")
-	t.Cleanup(func() { remount(t, mnt, "rw") })
+	mnt := apptest.Tmpfs(t, "1m")
+	t.Cleanup(func() { apptest.Remount(t, mnt, "rw") })
+	remounted := make(chan error, 1)
 	c, calls := countingEcho(t, func(n int32) {
-		if n == 3 {
-			remount(t, mnt, "ro")
+		if n == 3 { // in the server's goroutine: no t.Fatal here
+			remounted <- exec.Command("mount", "-o", "remount,ro", mnt).Run()
 		}
 	})
 	rep, err := c.DecryptTree(context.Background(), in, mnt, exitclient.DecryptOptions{Jobs: 1})
+	require.NoError(t, <-remounted)
 	require.ErrorIs(t, err, syscall.EROFS)
 	require.Empty(t, rep.Failures)
 	require.Equal(t, 2, rep.Decrypted)
