@@ -64,16 +64,34 @@ func TestExitDecryptRecordsInputChanged(t *testing.T) {
 	require.NoError(t, os.WriteFile(in, []byte("id,v\n1,"+enc("one")+"\n"), 0o600))
 
 	// The exporter is still writing: the second line lands while the first batch is decrypted.
+	srv := appendOnFirst(t, real, "/v1/decrypt-batch", in, "2,"+enc("two")+"\n")
+	_, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv, "--in", in, "--out", out, "--field", "v")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "changed while it was being read")
+	require.NoFileExists(t, out)
+
+	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", srv, "--in", in, "--out", out, "--field", "v")
+	require.Equal(t, 0, code, errOut)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Equal(t, "id,v\n1,one\n2,two\n", string(got))
+	require.True(t, strings.Contains(errOut, "2 records: 2 fields decrypted"), errOut)
+}
+
+// appendOnFirst is a proxy to the exit server at real that appends line to the file path when
+// the first request to route arrives, as an exporter still writing the file would.
+func appendOnFirst(t *testing.T, real, route, path, line string) string {
+	t.Helper()
 	target, err := url.Parse(real)
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/decrypt-batch" {
+		if r.URL.Path == route {
 			once.Do(func() {
-				f, err := os.OpenFile(in, os.O_WRONLY|os.O_APPEND, 0)
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 				if err == nil {
-					fmt.Fprintf(f, "2,%s\n", enc("two"))
+					_, _ = f.WriteString(line)
 					f.Close()
 				}
 			})
@@ -81,16 +99,29 @@ func TestExitDecryptRecordsInputChanged(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
-	_, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", out, "--field", "v")
+// exit audit of a records file that changes while it is read stops (exit 1) rather than report
+// counts of neither version of the file.
+func TestExitAuditRecordsInputChanged(t *testing.T) {
+	t.Parallel()
+	db := exitfake.New()
+	who, _ := db.AddUser()
+	real, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	_, err := exitclient.New(real, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
+	require.NoError(t, err)
+	ct, err := db.Encrypt(who, encryption.V10, []byte("one"), encryption.EncryptOptions{})
+	require.NoError(t, err)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	line := fmt.Sprintf("{\"v\":%q}\n", base64.StdEncoding.EncodeToString(ct))
+	require.NoError(t, os.WriteFile(in, []byte(line), 0o600))
+	srv := appendOnFirst(t, real, "/v1/audit", in, line)
+
+	_, errOut, code := runRecords(t, "", "exit", "audit", "--url", srv, "--in", in, "--field", "v")
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "changed while it was being read")
-	require.NoFileExists(t, out)
-
-	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", out, "--field", "v")
+	out, errOut, code := runRecords(t, "", "exit", "audit", "--url", srv, "--in", in, "--field", "v")
 	require.Equal(t, 0, code, errOut)
-	got, err := os.ReadFile(out)
-	require.NoError(t, err)
-	require.Equal(t, "id,v\n1,one\n2,two\n", string(got))
-	require.True(t, strings.Contains(errOut, "2 records: 2 fields decrypted"), errOut)
+	require.Contains(t, out, "total 2: reachable 2")
 }
