@@ -183,9 +183,11 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	pr := newProgress(p.stderr, "decrypting records", 0)
 	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
 	var rep exitclient.RecordsReport
+	whole := false // every record read was written
 	run := func(w io.Writer) error {
 		var err error
 		rep, err = c.DecryptRecords(ctx, r, w, opts)
+		whole = err == nil
 		if err == nil {
 			err = inputUnchanged()
 		}
@@ -222,7 +224,10 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	if err != nil {
 		pr.Fail()
 		written := "no output file written"
-		if out == "-" {
+		switch {
+		case out == "-" && whole:
+			written = "every record read was written to standard output"
+		case out == "-":
 			written = "the output is cut short"
 		}
 		return clientStopped(ctx, p, cmd, err, summary+"; "+written, nil)

@@ -42,6 +42,13 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 	require.Contains(t, errOut, "no output file written")
 	require.NoFileExists(t, out)
 	require.NoFileExists(t, out+exitclient.PartSuffix)
+
+	// To standard output, the records are all out already: the message says so.
+	stdout, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", "-", "--field", "v", "--errors", errs)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "no space left on device")
+	require.Contains(t, errOut, "every record read was written to standard output")
+	require.Equal(t, "id,v\n1,not base64!\n2,nor this!\n", stdout)
 }
 
 // A records file that grows or is cut short while it is read (an export still running) stops
