@@ -299,10 +299,14 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 	if !st.Mode().IsRegular() {
 		return 0, false, &notRegularError{reason: notRegularReason(st.Mode().Type())}
 	}
+	changed := func() bool {
+		now, err := f.Stat()
+		return err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime())
+	}
 	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		// A file written to meanwhile would be sent with another length than announced, a
 		// transport error retried as if the server were down: it fails on its own account.
-		if now, err := f.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+		if changed() {
 			return nil, ErrInputChanged
 		}
 		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", io.NopCloser(io.NewSectionReader(f, 0, st.Size())))
@@ -313,6 +317,11 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 		req.Header.Set("Content-Type", "application/octet-stream")
 		return req, nil
 	})
+	if errors.As(err, new(*APIError)) && changed() {
+		// Written to while it was sent: the server judged bytes that are neither the old
+		// file nor the new one (a file still being written reads as cut short, not as bad).
+		return 0, false, ErrInputChanged
+	}
 	if err != nil {
 		return 0, false, err
 	}
@@ -327,8 +336,13 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 			w = struct{ io.Writer }{sealer}
 		}
 		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
-		if err != nil && ctx.Err() == nil && !errors.As(err, new(*OutputError)) {
-			err = fmt.Errorf("%w: %v", ErrStreamAborted, err) // a write error is the disk's, not the stream's
+		switch {
+		case ctx.Err() != nil, errors.As(err, new(*OutputError)):
+			// The run ended, or the disk failed (a write error is the disk's, not the stream's).
+		case changed():
+			err = ErrInputChanged // the clear bytes are of what was sent, no longer the file
+		case err != nil:
+			err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 		}
 		if err == nil && sealer != nil {
 			err = sealer.Close()
