@@ -185,7 +185,8 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 }
 
 // ErrInputChanged reports a file under the input directory that changed while it was being
-// sent or decrypted (or a records file while it was read): nothing of it is kept, and a rerun decrypts it as it is then.
+// sent or decrypted (or a records file while it was read): nothing of it is kept, and a rerun
+// decrypts it as it is then.
 var ErrInputChanged = errors.New("the file changed while it was being read: rerun to decrypt it as it is now")
 
 // notRegularError is a file that stopped being a regular file after the listing (replaced by
