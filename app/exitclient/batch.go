@@ -47,14 +47,24 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 
 // decryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch.
 // The error is for the run (the server unreachable past the budget, a refused token); the
-// value's own failure is in the result.
+// value's own failure is in the result. An answer cut midway is asked for once more: a server
+// killed while it answered gives it whole once it is back (the retry waits for it under the
+// budget), and a stream the server cuts on purpose (a bad chunk) is cut again, stream_aborted.
 func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
-	resp, err := c.send(ctx, http.MethodPost, "/v1/decrypt", "application/octet-stream", ct)
-	if err == nil {
-		defer resp.Body.Close()
+	var err error
+	for attempt := 1; attempt <= 2; attempt++ {
+		var resp *http.Response
+		if resp, err = c.send(ctx, http.MethodPost, "/v1/decrypt", "application/octet-stream", ct); err != nil {
+			break
+		}
 		var clear []byte
-		if clear, err = io.ReadAll(resp.Body); err == nil {
+		clear, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
 			return BatchResult{Clear: clear}, nil
+		}
+		if ctx.Err() != nil {
+			return BatchResult{}, ctx.Err()
 		}
 		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 	}

@@ -2,6 +2,7 @@ package exitclient_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,13 +25,18 @@ import (
 // exit server is killed while it sends an answer; every other request goes through. It returns
 // a client of the proxy and the count of requests to route.
 func cutFirstAnswer(t *testing.T, c *exitclient.Client, route string) (*exitclient.Client, *atomic.Int32) {
+	return cutAnswers(t, c, route, 1)
+}
+
+// cutAnswers is cutFirstAnswer for the first n requests to route.
+func cutAnswers(t *testing.T, c *exitclient.Client, route string, n int32) (*exitclient.Client, *atomic.Int32) {
 	t.Helper()
 	target, err := url.Parse(c.URL)
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != route || calls.Add(1) > 1 {
+		if r.URL.Path != route || calls.Add(1) > n {
 			proxy.ServeHTTP(w, r)
 			return
 		}
@@ -87,4 +93,36 @@ func TestAuditRetriesACutAnswer(t *testing.T) {
 	rep, _ := auditTree(t, c, in, exitclient.AuditOptions{})
 	require.Equal(t, int64(1), rep.Summary.Reachable)
 	require.Equal(t, int32(2), calls.Load())
+}
+
+// A value too big for a batch (sent alone to POST /v1/decrypt) whose answer is cut midway is
+// asked for once more: after a server crash it decrypts; a stream cut again (as the server
+// cuts one with a bad chunk) keeps its ciphertext as stream_aborted, after two requests.
+func TestDecryptRecordsBigValueCutAnswer(t *testing.T) {
+	t.Parallel()
+	f := newRecordsFixture(t)
+	big := strings.Repeat("b", 1<<20)
+	in := "v\n" + base64.StdEncoding.EncodeToString(f.enc(t, f.who, encryption.V8, big)) + "\n"
+	for _, tc := range []struct {
+		cuts  int32
+		calls int32
+		code  string
+	}{{1, 2, ""}, {2, 2, "stream_aborted"}} {
+		c, calls := cutAnswers(t, f.c, "/v1/decrypt", tc.cuts)
+		var out strings.Builder
+		var errs []exitclient.FieldError
+		_, err := c.DecryptRecords(context.Background(), strings.NewReader(in), &out, exitclient.RecordOptions{
+			Format: exitclient.FormatCSV, Fields: []string{"v"},
+			Errors: func(fe exitclient.FieldError) error { errs = append(errs, fe); return nil }})
+		require.NoError(t, err)
+		require.Equal(t, tc.calls, calls.Load())
+		if tc.code == "" {
+			require.Empty(t, errs)
+			require.Equal(t, "v\n"+big+"\n", out.String())
+		} else {
+			require.Len(t, errs, 1)
+			require.Equal(t, tc.code, errs[0].Code)
+			require.Equal(t, in, out.String(), "the value keeps its ciphertext")
+		}
+	}
 }
