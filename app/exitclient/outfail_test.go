@@ -202,3 +202,29 @@ func TestOutputTreeWriteTellsTheDiskFromTheCaller(t *testing.T) {
 	require.ErrorAs(t, err, &oe)
 	require.Equal(t, filepath.Join(dir, "f"), oe.Path)
 }
+
+// --out made unwritable during the run (chattr +i: refused even to root, as chmod is for
+// anyone else) stops it, as a read-only file system does.
+func TestDecryptStopsOnAnUnwritableOutput(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	for i := range 5 {
+		write(t, filepath.Join(in, string(rune('a'+i))+".bin"), []byte("clear"))
+	}
+	if err := exec.Command("chattr", "+i", out).Run(); err != nil {
+		t.Skipf("chattr +i: %v (needs root and a file system that has it)", err)
+	}
+	require.NoError(t, exec.Command("chattr", "-i", out).Run())
+	t.Cleanup(func() { _ = exec.Command("chattr", "-i", out).Run() })
+	locked := make(chan error, 1)
+	c, calls := countingEcho(t, func(n int32) {
+		if n == 3 {
+			locked <- exec.Command("chattr", "+i", out).Run()
+		}
+	})
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	require.NoError(t, <-locked)
+	require.ErrorIs(t, err, syscall.EPERM)
+	require.Empty(t, rep.Failures)
+	require.Equal(t, 2, rep.Decrypted)
+	require.Equal(t, int32(3), calls.Load())
+}
