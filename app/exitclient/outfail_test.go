@@ -135,22 +135,59 @@ func TestDecryptStopsWhenTheOutputIsRemoved(t *testing.T) {
 	require.Equal(t, int32(2), calls.Load())
 }
 
-// A file the output cannot hold alone (its part file's name is over the file system's 255
-// bytes) fails as output_failed, naming the disk's error, and the run goes on; it is not a
-// "stream cut" nor a "client error".
+// A clear file the output cannot take while it takes others (here, a name over the file
+// system's 255 bytes once the age suffix is added) fails as output_failed, naming the disk's
+// error, and the run goes on; it is not a "stream cut" nor a "client error".
 func TestDecryptOutputFailedIsPerFile(t *testing.T) {
 	t.Parallel()
 	in, out := t.TempDir(), t.TempDir()
-	long := strings.Repeat("n", 250)
+	long := strings.Repeat("n", 253)
 	write(t, filepath.Join(in, long), []byte("clear"))
 	write(t, filepath.Join(in, "short"), []byte("clear"))
 	c, _ := countingEcho(t, nil)
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	pass := func(w io.Writer) (io.WriteCloser, error) { return nopWriteCloser{w}, nil }
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1, Seal: pass, Suffix: ".age"})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 	require.Len(t, rep.Failures, 1)
 	require.Equal(t, exitclient.CodeOutputFailed, rep.Failures[0].Code)
 	require.Contains(t, rep.Failures[0].Message, "file name too long")
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Files named with 243 to 255 bytes, whose part file could not carry the whole suffix, are
+// decrypted to their names all the same (through a shortened part name); a part file a killed
+// run left under that name is replaced, and a rerun skips them.
+func TestDecryptLongNames(t *testing.T) {
+	t.Parallel()
+	in, out := t.TempDir(), t.TempDir()
+	names := []string{strings.Repeat("n", 250), strings.Repeat("é", 127), strings.Repeat("m", 255)}
+	for _, name := range names {
+		write(t, filepath.Join(in, name), []byte("clear "+name[:1]))
+	}
+	stale := filepath.Join(out, exitclient.PartName(names[0]))
+	write(t, stale, []byte("left by a killed run"))
+	c, _ := countingEcho(t, nil)
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 2})
+	require.NoError(t, err)
+	require.Empty(t, rep.Failures)
+	require.Equal(t, 3, rep.Decrypted)
+	for _, name := range names {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		require.NoError(t, err)
+		require.Equal(t, "clear "+name[:1], string(got))
+		part := exitclient.PartName(name)
+		require.LessOrEqual(t, len(part), 255)
+		require.True(t, strings.HasSuffix(part, exitclient.PartSuffix))
+	}
+	require.NoFileExists(t, stale)
+	requireNoPartFile(t, out)
+	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Skipped)
 }
 
 // cancelOnClose is a Seal that passes the bytes through and ends the run as the file is

@@ -1,6 +1,8 @@
 package exitclient
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,14 +11,15 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // OutputTree is a directory that clear files are written under safely, for every command that
 // writes clear data: the directory and every one below it are created with mode 0700 when
 // missing; a directory under it that is a symlink is never followed, nor is a symlink at a
 // file's name or its part file's name (each is an *UnsafeOutputError); a file is written to a
-// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix, synced,
-// then renamed, so that a partial file never sits under a final name. Safe for concurrent use
+// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix (partName),
+// synced, then renamed, so that a partial file never sits under a final name. Safe for concurrent use
 // on different names.
 //
 // Every failure to write under the directory (a full disk, a read-only file system, the
@@ -48,8 +51,11 @@ func (t *OutputTree) Close() error { return t.root.Close() }
 func (t *OutputTree) Exists(rel string) (bool, error) {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, false)
-	if err != nil || dir == nil {
-		return false, err
+	if err != nil {
+		return false, t.outputErr(rel, err)
+	}
+	if dir == nil {
+		return false, nil
 	}
 	if dir != t.root {
 		defer dir.Close()
@@ -59,7 +65,7 @@ func (t *OutputTree) Exists(rel string) (bool, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	case err != nil:
-		return false, err
+		return false, t.outputErr(rel, err)
 	case fi.Mode().IsRegular():
 		return true, nil
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -87,10 +93,10 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 		// directory's name with the file.
 		return &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the file's name (not replaced)"}
 	}
-	part := name + PartSuffix
+	part := partName(name)
 	if fi, err := dir.Lstat(part); err == nil {
 		if !fi.Mode().IsRegular() {
-			return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
+			return &UnsafeOutputError{Path: filepath.Join(dirRel, part), Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
 		}
 		if err := dir.Remove(part); err != nil { // left by a killed run
 			return t.outputErr(rel, err)
@@ -100,7 +106,7 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 	// O_CREATE|O_EXCL, so a symlink planted at this name since the check above is refused too.
 	f, err := dir.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "something appeared at the part file's name (not followed)"}
+		return &UnsafeOutputError{Path: filepath.Join(dirRel, part), Reason: "something appeared at the part file's name (not followed)"}
 	}
 	if err != nil {
 		return t.outputErr(rel, err)
@@ -253,4 +259,25 @@ func (t *OutputTree) gone() bool {
 	}
 	now, err := os.Stat(t.path)
 	return err != nil || !os.SameFile(open, now)
+}
+
+// maxName is the longest file name the usual file systems take (NAME_MAX, in bytes).
+const maxName = 255
+
+// partName is the part file's name for the file name: name+PartSuffix, or, when that is
+// longer than a file name may be, name cut to fit (at a UTF-8 boundary) with a hash of the
+// whole name before PartSuffix, so that a file named with 243 to 255 bytes is written too. It
+// ends in PartSuffix either way, as no output's name does (checkOutputNames), and is the same
+// on every run, so that a rerun finds the part file a killed run left.
+func partName(name string) string {
+	if len(name)+len(PartSuffix) <= maxName {
+		return name + PartSuffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	tag := "~" + hex.EncodeToString(sum[:8])
+	keep := maxName - len(PartSuffix) - len(tag)
+	for keep > 0 && !utf8.RuneStart(name[keep]) {
+		keep--
+	}
+	return name[:keep] + tag + PartSuffix
 }
