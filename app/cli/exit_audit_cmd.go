@@ -69,11 +69,16 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 					}
 				}
 				cl := server.client(p)
+				unchanged := unchangedSince(f, *in)
 				run := func(ctx context.Context, opts exitclient.AuditOptions) (exitclient.AuditReport, error) {
 					if st.IsDir() {
 						return cl.AuditTree(ctx, *in, opts)
 					}
-					return cl.AuditRecords(ctx, f, opts)
+					rep, err := cl.AuditRecords(ctx, f, opts)
+					if err == nil {
+						err = unchanged() // a file cut short or grown: the counts are of neither version
+					}
+					return rep, err
 				}
 				return p.audit(ctx, cl, run, opts, *asJSON)
 			}

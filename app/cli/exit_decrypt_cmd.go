@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 
@@ -67,12 +68,19 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	return exitFail
 }
 
+// printDecryptFailures lists the failed files on standard output. When that fails (standard
+// output redirected to a full disk), standard error says the list is incomplete: the files to
+// look at would otherwise be lost without a word.
 func printDecryptFailures(p *prog, rep exitclient.DecryptReport) {
 	if len(rep.Failures) == 0 {
 		return
 	}
-	fmt.Fprintf(p.stdout, "%d files failed:\n", len(rep.Failures))
+	bw := bufio.NewWriter(p.stdout)
+	fmt.Fprintf(bw, "%d files failed:\n", len(rep.Failures))
 	for _, f := range rep.Failures {
-		fmt.Fprintf(p.stdout, "  %q\t%s\t%s\n", f.File, printable(f.Code), printable(f.Message))
+		fmt.Fprintf(bw, "  %q\t%s\t%s\n", f.File, printable(f.Code), printable(f.Message))
+	}
+	if err := bw.Flush(); err != nil {
+		fmt.Fprintf(p.stderr, "idvault exit decrypt: the list of the %d failed files is incomplete: %s\n", len(rep.Failures), printable(err.Error()))
 	}
 }

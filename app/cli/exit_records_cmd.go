@@ -135,6 +135,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		return clientStopped(ctx, p, cmd, err, "nothing written", nil)
 	}
 	var r io.Reader = p.env.Stdin
+	inputUnchanged := func() error { return nil }
 	if in != "-" {
 		f, err := os.Open(in)
 		if err != nil {
@@ -143,11 +144,13 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		}
 		defer f.Close()
 		r = f
+		inputUnchanged = unchangedSince(f, in)
 	}
 	if r == nil {
 		r = strings.NewReader("")
 	}
 	errw := p.stderr
+	closeErrors := func() error { return nil }
 	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
 		f, err := os.OpenFile(errorsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
@@ -156,8 +159,22 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		}
 		defer f.Close()
 		bw := bufio.NewWriter(f)
-		defer bw.Flush()
 		errw = bw
+		// The last failures sit in bw until the end: a full disk then loses them, and the run
+		// must say so rather than leave a short --errors beside a summary that counts them.
+		closeErrors = func() error {
+			err := bw.Flush()
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("write errors: %w", err)
+			}
+			return nil
+		}
 	}
 	enc := json.NewEncoder(errw)
 	enc.SetEscapeHTML(false)
@@ -166,9 +183,18 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	pr := newProgress(p.stderr, "decrypting records", 0)
 	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
 	var rep exitclient.RecordsReport
+	whole := false // every record read was written
 	run := func(w io.Writer) error {
 		var err error
 		rep, err = c.DecryptRecords(ctx, r, w, opts)
+		whole = err == nil
+		if err == nil {
+			err = inputUnchanged()
+		}
+		// Before the output is renamed into place: a run is complete with its failures listed.
+		if cerr := closeErrors(); err == nil {
+			err = cerr
+		}
 		return err
 	}
 	var err error
@@ -198,7 +224,10 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	if err != nil {
 		pr.Fail()
 		written := "no output file written"
-		if out == "-" {
+		switch {
+		case out == "-" && whole:
+			written = "every record read was written to standard output"
+		case out == "-":
 			written = "the output is cut short"
 		}
 		return clientStopped(ctx, p, cmd, err, summary+"; "+written, nil)
@@ -208,4 +237,25 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		return exitFail
 	}
 	return exitOK
+}
+
+// unchangedSince returns a check that f, the records file named name, is as it was when opened:
+// a file cut short or appended to while it was read (an export still running, a copy still
+// being made) would give an output that looks complete and is not.
+func unchangedSince(f *os.File, name string) func() error {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return func() error { return nil } // a pipe or a device: nothing to compare
+	}
+	return func() error {
+		now, err := f.Stat()
+		if err == nil && now.Size() == st.Size() && now.ModTime().Equal(st.ModTime()) {
+			return nil
+		}
+		size := "?"
+		if err == nil {
+			size = strconv.FormatInt(now.Size(), 10)
+		}
+		return fmt.Errorf("read records %q (%d bytes when opened, %s now): %w", name, st.Size(), size, exitclient.ErrInputChanged)
+	}
 }

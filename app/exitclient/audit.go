@@ -519,13 +519,12 @@ func (c *Client) auditIDs(ctx context.Context, ids []encryption.SimpleID) (*audi
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.send(ctx, http.MethodPost, "/v1/audit", "application/json", body)
+	raw, err := c.sendRead(ctx, http.MethodPost, "/v1/audit", "application/json", body, 64<<20)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	var ans auditAnswer
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&ans); err != nil {
+	if err := json.Unmarshal(raw, &ans); err != nil {
 		return nil, &errTransport{fmt.Errorf("read the audit answer: %w", err)}
 	}
 	return &ans, nil

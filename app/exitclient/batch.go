@@ -30,41 +30,41 @@ type BatchResult struct {
 // DecryptBatch decrypts small ciphertexts in one POST /v1/decrypt-batch (retried whole on
 // server errors), and returns one result per item, in order. A ciphertext that does not
 // decrypt has its code in its result; the error is for the batch as a whole (server
-// unreachable after the retries, refused token, a malformed answer). The caller keeps
+// unreachable after the retries, refused token, a malformed answer); an answer cut short is
+// retried as one that never came. The caller keeps
 // batches under the server's limits (10000 items, 8 MiB).
 func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResult, error) {
 	body := EncodeBatch(items)
-	resp, err := c.send(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", body)
+	// The answer is at most the body's size plus a few dozen bytes per error. One cut short
+	// (the server killed mid-answer) is sent again: decrypting twice is harmless.
+	limit := int64(len(body)) + int64(len(items))*1024 + 4096
+	raw, err := c.sendRead(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", body, limit)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	// The answer is at most the body's size plus a few dozen bytes per error; read into one
-	// buffer of its announced length when it has one.
-	limit := int64(len(body)) + int64(len(items))*1024 + 4096
-	var raw []byte
-	if n := resp.ContentLength; n >= 0 && n <= limit {
-		raw = make([]byte, n)
-		_, err = io.ReadFull(resp.Body, raw)
-	} else {
-		raw, err = io.ReadAll(io.LimitReader(resp.Body, limit))
-	}
-	if err != nil {
-		return nil, &errTransport{err}
 	}
 	return ParseBatchAnswer(raw, len(items))
 }
 
 // decryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch.
 // The error is for the run (the server unreachable past the budget, a refused token); the
-// value's own failure is in the result.
+// value's own failure is in the result. An answer cut midway is asked for once more: a server
+// killed while it answered gives it whole once it is back (the retry waits for it under the
+// budget), and a stream the server cuts on purpose (a bad chunk) is cut again, stream_aborted.
 func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
-	resp, err := c.send(ctx, http.MethodPost, "/v1/decrypt", "application/octet-stream", ct)
-	if err == nil {
-		defer resp.Body.Close()
+	var err error
+	for attempt := 1; attempt <= 2; attempt++ {
+		var resp *http.Response
+		if resp, err = c.send(ctx, http.MethodPost, "/v1/decrypt", "application/octet-stream", ct); err != nil {
+			break
+		}
 		var clear []byte
-		if clear, err = io.ReadAll(resp.Body); err == nil {
+		clear, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
 			return BatchResult{Clear: clear}, nil
+		}
+		if ctx.Err() != nil {
+			return BatchResult{}, ctx.Err()
 		}
 		err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 	}

@@ -27,6 +27,10 @@ import (
 	"github.com/idvault/idvault/app/config"
 )
 
+// CodeOutputFailed is the failure code of a file whose clear file could not be written (an
+// *OutputError that does not stop the run, such as a name too long for the output's file system).
+const CodeOutputFailed = "output_failed"
+
 // Client talks to one exit server.
 type Client struct {
 	// URL is the server's base URL (http://127.0.0.1:8000).
@@ -341,16 +345,77 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 	})
 }
 
+// sendRead is send for an answer read whole, up to limit bytes (a longer one is cut at limit
+// for the caller's parser to refuse). An answer cut midway (the server killed or restarted
+// while it sent it, a connection reset) is retried like a request that got no answer: under the
+// client's Budget, with backoff, up to Attempts cut answers in a row. Only for requests that
+// may be sent again (every exit route does the same thing twice) and answers the server never
+// cuts on purpose (not a decrypt stream, which the server drops when a later chunk is bad).
+func (c *Client) sendRead(ctx context.Context, method, path, contentType string, body []byte, limit int64) ([]byte, error) {
+	for attempt := 1; ; attempt++ {
+		started := time.Now()
+		resp, err := c.send(ctx, method, path, contentType, body)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := readAnswer(resp, limit)
+		resp.Body.Close()
+		switch {
+		case err == nil:
+			return raw, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		cut := &errTransport{fmt.Errorf("the answer was cut short: %w", err)}
+		if attempt >= c.attempts() {
+			return nil, fmt.Errorf("giving up after %d attempts: %w", attempt, cut)
+		}
+		var tripped <-chan struct{}
+		if c.Budget != nil {
+			if err := c.Budget.FailureSince(c.display(), cut, started); err != nil {
+				return nil, err
+			}
+			tripped = c.Budget.Done()
+		}
+		t := time.NewTimer(c.backoff(attempt-1, 0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-tripped:
+			t.Stop()
+			return nil, c.Budget.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// readAnswer reads resp's body whole, up to limit bytes: into one buffer of its announced
+// length when it has one.
+func readAnswer(resp *http.Response, limit int64) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		raw := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, raw)
+		return raw, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
+}
+
 // stopsRun reports whether err ends a whole run rather than failing one item: the retry budget
-// tripped (*UnavailableError) or the server refused the token (*ConfigError).
+// tripped (*UnavailableError), the server refused the token (*ConfigError), or nothing more
+// can be written to the output (an *OutputError for a full disk, a read-only file system, the
+// output directory removed: every other file would fail the same way, after the server's work).
 func stopsRun(err error) bool {
-	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError))
+	var out *OutputError
+	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError)) ||
+		errors.As(err, &out) && out.stops
 }
 
 // Code is the error code of err for a report: the server's code, "connection_failed" when
 // the server could not be reached, "server_unavailable" when the run's retry budget ran out,
 // "stream_aborted" when a decrypt stream was cut midway, "unsafe_output" when a clear file
 // would have been written through a symlink or over something that is not a regular file,
+// "output_failed" when it could not be written (the disk's error, *OutputError),
 // "input_changed" when an input file changed while it was sent, CodeNotRegularFile when it is
 // not a regular file.
 func Code(err error) string {
@@ -368,6 +433,8 @@ func Code(err error) string {
 		return "client_config"
 	case errors.As(err, &unsafe):
 		return "unsafe_output"
+	case errors.As(err, new(*OutputError)):
+		return CodeOutputFailed
 	case errors.As(err, &api):
 		return api.Code
 	case errors.Is(err, ErrStreamAborted):

@@ -56,7 +56,7 @@ type DecryptReport struct {
 // Failure is one file that could not be decrypted.
 type Failure struct {
 	File    string // path relative to the input directory
-	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, not_regular_file, input_changed, client_error
+	Code    string // the server's error code, or connection_failed, stream_aborted, unsafe_output, output_failed, not_regular_file, input_changed, client_error
 	Message string
 }
 
@@ -83,7 +83,9 @@ type Failure struct {
 //
 // The run stops, returning the report so far with the error, when the tree cannot be listed,
 // the client's retry budget trips (*UnavailableError: the server is gone), the token stops
-// being accepted (*ConfigError), or ctx ends (ctx.Err(); files in flight are dropped with their
+// being accepted (*ConfigError), no file can be written under out any more (*OutputError: the
+// disk or quota is full, the file system read-only, out removed; the file being written is
+// not done, and a rerun once it is fixed goes on), or ctx ends (ctx.Err(); files in flight are dropped with their
 // part files).
 func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOptions) (DecryptReport, error) {
 	var rep DecryptReport
@@ -156,6 +158,12 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		}
 		n, skipped, err := c.decryptFile(runCtx, tree, filepath.Join(inDir, rel), rel+opts.Suffix, opts.Seal)
 		switch {
+		case err == nil && skipped:
+			finish(func() { rep.Skipped++ })
+		case err == nil:
+			// Counted even when the run ended meanwhile: the clear file is in place.
+			bytes.Add(n)
+			finish(func() { rep.Decrypted++; rep.Bytes += n })
 		case runCtx.Err() != nil:
 			return // the run is over: the file is neither done nor failed
 		case stopsRun(err):
@@ -165,13 +173,8 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 			}
 			mu.Unlock()
 			stop()
-		case skipped:
-			finish(func() { rep.Skipped++ })
-		case err != nil:
-			finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
 		default:
-			bytes.Add(n)
-			finish(func() { rep.Decrypted++; rep.Bytes += n })
+			finish(func() { rep.Failures = append(rep.Failures, Failure{File: rel, Code: Code(err), Message: err.Error()}) })
 		}
 	})
 	sort.Slice(rep.Failures, func(i, j int) bool { return rep.Failures[i].File < rep.Failures[j].File })
@@ -182,7 +185,8 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 }
 
 // ErrInputChanged reports a file under the input directory that changed while it was being
-// sent: nothing of it is kept, and a rerun decrypts it as it is then.
+// sent or decrypted (or a records file while it was read): nothing of it is kept, and a rerun
+// decrypts it as it is then.
 var ErrInputChanged = errors.New("the file changed while it was being read: rerun to decrypt it as it is now")
 
 // notRegularError is a file that stopped being a regular file after the listing (replaced by
@@ -296,10 +300,14 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 	if !st.Mode().IsRegular() {
 		return 0, false, &notRegularError{reason: notRegularReason(st.Mode().Type())}
 	}
+	changed := func() bool {
+		now, err := f.Stat()
+		return err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime())
+	}
 	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		// A file written to meanwhile would be sent with another length than announced, a
 		// transport error retried as if the server were down: it fails on its own account.
-		if now, err := f.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+		if changed() {
 			return nil, ErrInputChanged
 		}
 		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", io.NopCloser(io.NewSectionReader(f, 0, st.Size())))
@@ -310,6 +318,11 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 		req.Header.Set("Content-Type", "application/octet-stream")
 		return req, nil
 	})
+	if errors.As(err, new(*APIError)) && changed() {
+		// Written to while it was sent: the server judged bytes that are neither the old
+		// file nor the new one (a file still being written reads as cut short, not as bad).
+		return 0, false, ErrInputChanged
+	}
 	if err != nil {
 		return 0, false, err
 	}
@@ -324,7 +337,12 @@ func (c *Client) decryptFile(ctx context.Context, tree *OutputTree, src, rel str
 			w = struct{ io.Writer }{sealer}
 		}
 		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil, errors.As(err, new(*OutputError)):
+			// The run ended, or the disk failed (a write error is the disk's, not the stream's).
+		case changed():
+			err = ErrInputChanged // the clear bytes are of what was sent, no longer the file
+		case err != nil:
 			err = fmt.Errorf("%w: %v", ErrStreamAborted, err)
 		}
 		if err == nil && sealer != nil {

@@ -1,6 +1,8 @@
 package exitclient
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -8,17 +10,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 )
 
 // OutputTree is a directory that clear files are written under safely, for every command that
 // writes clear data: the directory and every one below it are created with mode 0700 when
 // missing; a directory under it that is a symlink is never followed, nor is a symlink at a
 // file's name or its part file's name (each is an *UnsafeOutputError); a file is written to a
-// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix, synced,
-// then renamed, so that a partial file never sits under a final name. Safe for concurrent use
+// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix (partName),
+// synced, then renamed, so that a partial file never sits under a final name. Safe for concurrent use
 // on different names.
+//
+// Every failure to write under the directory (a full disk, a read-only file system, the
+// directory removed during the run) is an *OutputError naming the file.
 type OutputTree struct {
 	root *os.Root
+	path string // the directory as opened, for messages and to notice it removed
 }
 
 // OpenOutputTree creates dir (mode 0700, parents too) when missing and opens it. The caller
@@ -31,7 +39,7 @@ func OpenOutputTree(dir string) (*OutputTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OutputTree{root: root}, nil
+	return &OutputTree{root: root, path: dir}, nil
 }
 
 // Close releases the tree's directory.
@@ -43,8 +51,11 @@ func (t *OutputTree) Close() error { return t.root.Close() }
 func (t *OutputTree) Exists(rel string) (bool, error) {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, false)
-	if err != nil || dir == nil {
-		return false, err
+	if err != nil {
+		return false, t.outputErr(rel, err)
+	}
+	if dir == nil {
+		return false, nil
 	}
 	if dir != t.root {
 		defer dir.Close()
@@ -54,7 +65,7 @@ func (t *OutputTree) Exists(rel string) (bool, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	case err != nil:
-		return false, err
+		return false, t.outputErr(rel, err)
 	case fi.Mode().IsRegular():
 		return true, nil
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -72,7 +83,7 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, true)
 	if err != nil {
-		return err
+		return t.outputErr(rel, err)
 	}
 	if dir != t.root {
 		defer dir.Close()
@@ -82,38 +93,59 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 		// directory's name with the file.
 		return &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the file's name (not replaced)"}
 	}
-	part := name + PartSuffix
+	part := partName(name)
 	if fi, err := dir.Lstat(part); err == nil {
 		if !fi.Mode().IsRegular() {
-			return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
+			return &UnsafeOutputError{Path: filepath.Join(dirRel, part), Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
 		}
 		if err := dir.Remove(part); err != nil { // left by a killed run
-			return err
+			return t.outputErr(rel, err)
 		}
 	}
 	// O_EXCL: a new file or nothing. os.Root adds O_NOFOLLOW and never follows a symlink with
 	// O_CREATE|O_EXCL, so a symlink planted at this name since the check above is refused too.
 	f, err := dir.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return &UnsafeOutputError{Path: rel + PartSuffix, Reason: "something appeared at the part file's name (not followed)"}
+		return &UnsafeOutputError{Path: filepath.Join(dirRel, part), Reason: "something appeared at the part file's name (not followed)"}
 	}
 	if err != nil {
-		return err
+		return t.outputErr(rel, err)
 	}
-	err = write(struct{ io.Writer }{f}) // only Write: no ReadFrom shortcut around the buffer
+	// Only Write (no ReadFrom shortcut around the caller's buffer); its errors are the disk's,
+	// told apart from the caller's own (a stream cut) as *OutputError.
+	err = write(&outputFile{f: f, t: t, rel: rel})
 	if err == nil {
-		err = f.Sync()
+		if err = f.Sync(); err != nil {
+			err = t.outputErr(rel, err)
+		}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = t.outputErr(rel, cerr)
 	}
 	if err == nil {
-		err = dir.Rename(part, name)
+		if err = dir.Rename(part, name); err != nil {
+			err = t.outputErr(rel, err)
+		}
 	}
 	if err != nil {
 		_ = dir.Remove(part)
 	}
 	return err
+}
+
+// outputFile is a part file being written: its write errors are *OutputError.
+type outputFile struct {
+	f   *os.File
+	t   *OutputTree
+	rel string
+}
+
+func (o *outputFile) Write(p []byte) (int, error) {
+	n, err := o.f.Write(p)
+	if err != nil {
+		err = o.t.outputErr(o.rel, err)
+	}
+	return n, err
 }
 
 // dir opens the directory rel under the tree one component at a time, never following a
@@ -177,4 +209,75 @@ type UnsafeOutputError struct {
 
 func (e *UnsafeOutputError) Error() string {
 	return fmt.Sprintf("refusing to write under %q: %s", e.Path, e.Reason)
+}
+
+// OutputError is a failure of the output side, not of the server nor of the input: writing,
+// syncing or renaming a file under the output directory, or making a directory there. Its
+// message names the file, so the operator sees which disk failed.
+type OutputError struct {
+	Path string // the file's path: the output directory joined with its relative name
+	Err  error  // the system's error (no space left on device, read-only file system...)
+	// stops is set when no other file can be written either: the disk or the quota is full,
+	// the file system is read-only, a permission is refused (the tree made read-only, or
+	// immutable), or the output directory was removed or replaced.
+	stops bool
+}
+
+func (e *OutputError) Error() string { return fmt.Sprintf("write %q: %v", e.Path, e.Err) }
+
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// errOutputGone is the cause of an *OutputError once the output directory is no longer where
+// the run opened it.
+var errOutputGone = errors.New("the output directory was removed or replaced during the run")
+
+// outputErr wraps err, met while writing rel, as an *OutputError (an *UnsafeOutputError and an
+// *OutputError pass as they are).
+func (t *OutputTree) outputErr(rel string, err error) error {
+	if errors.As(err, new(*UnsafeOutputError)) || errors.As(err, new(*OutputError)) {
+		return err
+	}
+	oe := &OutputError{Path: filepath.Join(t.path, rel), Err: bareErr(err)}
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS),
+		errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		// The tree is the run's own (mode 0700): a permission refused is someone's change to
+		// it, which every later file would meet too.
+		oe.stops = true
+	case t.gone():
+		oe.Err, oe.stops = fmt.Errorf("%w (%v)", errOutputGone, oe.Err), true
+	}
+	return oe
+}
+
+// gone reports whether the tree's directory is no longer at its path (removed, or replaced by
+// another): whatever is written through the tree then lands nowhere the operator will look.
+func (t *OutputTree) gone() bool {
+	open, err := t.root.Stat(".")
+	if err != nil {
+		return true
+	}
+	now, err := os.Stat(t.path)
+	return err != nil || !os.SameFile(open, now)
+}
+
+// maxName is the longest file name the usual file systems take (NAME_MAX, in bytes).
+const maxName = 255
+
+// partName is the part file's name for the file name: name+PartSuffix, or, when that is
+// longer than a file name may be, name cut to fit (at a UTF-8 boundary) with a hash of the
+// whole name before PartSuffix, so that a file named with 243 to 255 bytes is written too. It
+// ends in PartSuffix either way, as no output's name does (checkOutputNames), and is the same
+// on every run, so that a rerun finds the part file a killed run left.
+func partName(name string) string {
+	if len(name)+len(PartSuffix) <= maxName {
+		return name + PartSuffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	tag := "~" + hex.EncodeToString(sum[:8])
+	keep := maxName - len(PartSuffix) - len(tag)
+	for keep > 0 && !utf8.RuneStart(name[keep]) {
+		keep--
+	}
+	return name[:keep] + tag + PartSuffix
 }

@@ -3,6 +3,7 @@ package exitclient
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -51,6 +52,9 @@ func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 	if err == io.EOF {
 		return nil, fmt.Errorf("the CSV input is empty, not even a header row: %w", ErrNoRecord)
 	}
+	if errors.Is(err, errRecordTooLarge) {
+		return nil, fmt.Errorf("read records: the header row: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +96,10 @@ func (c *csvReader) next() (*record, error) {
 		buf = c.buf[:0]
 	}
 	raw, err := readCSVRecord(c.br, buf, c.mem)
+	if errors.Is(err, errRecordTooLarge) {
+		// Numbered as --errors numbers records (a blank line on the way is not one).
+		return nil, fmt.Errorf("read records: record %d: %w", c.num+1, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +143,9 @@ func (c *csvReader) next() (*record, error) {
 // maxRecord bounds one record (a quote left open would otherwise read the whole input).
 const maxRecord = 64 << 20
 
+// errRecordTooLarge stops reading CSV at a record over maxRecord.
+var errRecordTooLarge = fmt.Errorf("over %d MiB (a quote left open?)", maxRecord>>20)
+
 // readCSVRecord reads the bytes of one record, its line end included: lines are joined
 // while the quotes seen are odd (a quoted field goes on).
 func readCSVRecord(br *bufio.Reader, rec []byte, mem *arena) ([]byte, error) {
@@ -142,7 +153,7 @@ func readCSVRecord(br *bufio.Reader, rec []byte, mem *arena) ([]byte, error) {
 	for first := true; ; first = false {
 		line, err := br.ReadSlice('\n')
 		if len(rec)+len(line) > maxRecord {
-			return nil, fmt.Errorf("read records: a record is over %d MiB (a quote left open?)", maxRecord>>20)
+			return nil, errRecordTooLarge
 		}
 		quotes += bytes.Count(line, []byte{'"'})
 		if first && err == nil && quotes%2 == 0 && mem != nil {

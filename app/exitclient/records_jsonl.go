@@ -19,6 +19,7 @@ type jsonlReader struct {
 	br   *bufio.Reader
 	want map[string]bool
 	num  int
+	line int    // lines read, blank ones included, for messages
 	mem  *arena // where lines' bytes come from (nil: one allocation each)
 	// started is set once the first line is read (the only one a BOM may start).
 	started bool
@@ -39,10 +40,11 @@ func (j *jsonlReader) preamble() []byte { return nil }
 
 func (j *jsonlReader) next() (*record, error) {
 	var raw []byte
+	j.line++
 	for first := true; ; first = false {
 		line, err := j.br.ReadSlice('\n')
 		if len(raw)+len(line) > maxRecord {
-			return nil, fmt.Errorf("read records: a line is over %d MiB", maxRecord>>20)
+			return nil, fmt.Errorf("read records: line %d is over %d MiB", j.line, maxRecord>>20)
 		}
 		if first && err == nil && j.mem != nil {
 			raw = j.mem.copy(line) // the usual line, read whole at once

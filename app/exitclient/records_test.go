@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -216,4 +217,42 @@ func TestDecryptRecordsStopsOnABatchError(t *testing.T) {
 		exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}})
 	require.Equal(t, "client_config", exitclient.Code(err))
 	require.Contains(t, err.Error(), "refused the token")
+}
+
+// repeatReader gives n bytes of b, then EOF, without holding them.
+type repeatReader struct {
+	b byte
+	n int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = r.b
+	}
+	r.n -= k
+	return k, nil
+}
+
+// A record over 64 MiB (a CSV quote left open, a runaway line) stops the run before anything is
+// written, naming the record (CSV, numbered as --errors numbers them) or the line (JSON lines,
+// blank ones counted) so that the operator can find it in a file of millions.
+func TestDecryptRecordsNamesARecordTooLarge(t *testing.T) {
+	c := echoClient(t) // no request is sent
+	for _, tc := range []struct {
+		name, format, before, want string
+	}{
+		{"csv", exitclient.FormatCSV, "id,v\n1,x\n\n2,\"open", "read records: record 2: over 64 MiB (a quote left open?)"},
+		{"jsonl", exitclient.FormatJSONL, "{\"v\":null}\n\n{\"v\":\"", "read records: line 3 is over 64 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := io.MultiReader(strings.NewReader(tc.before), &repeatReader{b: 'A', n: 65 << 20})
+			var out bytes.Buffer
+			_, err := c.DecryptRecords(context.Background(), in, &out, exitclient.RecordOptions{Format: tc.format, Fields: []string{"v"}, Jobs: 1})
+			require.EqualError(t, err, tc.want)
+		})
+	}
 }

@@ -332,3 +332,54 @@ func TestDecryptInputChangingDuringTheRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "clear a and more", string(got))
 }
+
+// A file written to while the server decrypts it (an app still writing its data directory) is
+// input_changed, whatever the server made of the bytes it got: not a clear file of what the
+// file no longer is, nor decryption_failed, which would read as tampered data. A rerun
+// decrypts it as it is then.
+func TestDecryptInputWrittenWhileDecrypted(t *testing.T) {
+	t.Parallel()
+	in, out := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(in, "a-answered.bin"), []byte("clear a"))
+	write(t, filepath.Join(in, "b-refused.bin"), []byte("clear b"))
+	var seen sync.Map
+	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		name := map[string]string{"clear a": "a-answered.bin", "clear b": "b-refused.bin"}[string(body)]
+		if _, again := seen.LoadOrStore(name, true); name != "" && !again {
+			f, err := os.OpenFile(filepath.Join(in, name), os.O_WRONLY|os.O_APPEND, 0)
+			if err == nil {
+				_, _ = f.WriteString(" and more")
+				f.Close()
+			}
+			if name == "b-refused.bin" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = io.WriteString(w, `{"error": {"code": "decryption_failed", "message": "cut short", "trace_id": "x"}}`)
+				return
+			}
+		}
+		_, _ = w.Write(body)
+	}, nil)
+	c := exitclient.New(srv.URL, token)
+	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	require.NoError(t, err)
+	codes := map[string]string{}
+	for _, f := range rep.Failures {
+		codes[f.File] = f.Code
+	}
+	require.Equal(t, map[string]string{"a-answered.bin": "input_changed", "b-refused.bin": "input_changed"}, codes)
+	require.NoFileExists(t, filepath.Join(out, "a-answered.bin"))
+
+	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Decrypted)
+	for _, name := range []string{"a-answered.bin", "b-refused.bin"} {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		require.NoError(t, err)
+		require.Equal(t, "clear "+name[:1]+" and more", string(got))
+	}
+}
