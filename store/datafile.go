@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -10,11 +11,13 @@ import (
 	bolterr "go.etcd.io/bbolt/errors"
 )
 
-// checkDataFile reports an existing path that is no data file: a directory, or a file bbolt
-// does not read (not a bbolt file, another bbolt version, a damaged header). It opens the file
-// read-only and writes nothing; an empty file (bbolt makes it a new data file), a file another
-// process holds, or one it cannot read pass, for Open to judge.
-func checkDataFile(path string) error {
+// CheckDataFile reports an existing path that is no data file: a directory, or a file bbolt
+// does not read (not a bbolt file, such as a config file given to --data by mistake, another
+// bbolt version, a damaged header). It opens the file read-only and writes nothing; a missing
+// or empty file (bbolt makes it a new data file), a file another process holds, or one it
+// cannot read pass, for Open to judge. Commands call it before asking for the master key, so
+// such a path is named as what it is rather than sending the operator after a key file.
+func CheckDataFile(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil
@@ -29,8 +32,12 @@ func checkDataFile(path string) error {
 	if err == nil {
 		return db.Close()
 	}
-	if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrVersionMismatch) || errors.Is(err, bolterr.ErrChecksum) {
-		return fmt.Errorf("store: %s is not an idvault data file (%v): check store.path or --data", path, err)
+	// Held by another process, or not readable by this one: the file may be a good data file.
+	if errors.Is(err, bolterr.ErrTimeout) || errors.Is(err, fs.ErrPermission) {
+		return nil
 	}
-	return nil
+	// Anything else bbolt refuses is no data file: ErrInvalid, ErrVersionMismatch, ErrChecksum,
+	// and "file size too small" (an unwrapped error), which a small text file such as a config
+	// file gets.
+	return fmt.Errorf("store: %s is not an idvault data file (%v): check store.path or --data", path, err)
 }

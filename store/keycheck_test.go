@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,9 +91,14 @@ func TestMissingKeyBesideSomethingThatIsNoDataFile(t *testing.T) {
 	key := filepath.Join(dir, "master.key")
 	notBolt := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(notBolt, []byte("server:\n  listen: 127.0.0.1:8080\n"), 0o600))
+	// A config file of the size idvault init writes (2 KiB and more): bbolt says "file size too
+	// small", not ErrInvalid, for it.
+	config := filepath.Join(dir, "prod.yaml")
+	require.NoError(t, os.WriteFile(config, []byte(strings.Repeat("# a comment line of a config file\n", 80)), 0o600))
 	for path, want := range map[string]string{
 		dir:     dir + " is a directory",
 		notBolt: notBolt + " is not an idvault data file",
+		config:  config + " is not an idvault data file",
 	} {
 		_, created, err := LoadOrCreateMasterKey(key, path)
 		require.ErrorContains(t, err, want)
@@ -100,6 +106,25 @@ func TestMissingKeyBesideSomethingThatIsNoDataFile(t *testing.T) {
 		require.False(t, created)
 		require.NoFileExists(t, key)
 	}
+}
+
+// Open, with a key, names a data path that is no data file as such too, and leaves it as it was.
+func TestOpenNamesSomethingThatIsNoDataFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "prod.yaml")
+	text := []byte(strings.Repeat("# a comment line of a config file\n", 80))
+	require.NoError(t, os.WriteFile(config, text, 0o600))
+	for path, want := range map[string]string{
+		dir:    dir + " is a directory",
+		config: config + " is not an idvault data file",
+	} {
+		_, err := Open(Options{Path: path, MasterKey: newKey(t)})
+		require.ErrorContains(t, err, want)
+	}
+	raw, err := os.ReadFile(config)
+	require.NoError(t, err)
+	require.Equal(t, text, raw, "the file is left as it was")
 }
 
 // fileWithApp is a closed data file made under mk, holding testApp(id).

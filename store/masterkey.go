@@ -34,7 +34,7 @@ func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, 
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(dataFile); serr == nil {
-			if err := checkDataFile(dataFile); err != nil {
+			if err := CheckDataFile(dataFile); err != nil {
 				return nil, false, err
 			}
 			return nil, false, fmt.Errorf("%w: %s is missing, but the data file %s exists: restore the key file it was created with (store.key_file; idvault makes a new key only for a new data file)", ErrMasterKeyMissing, path, dataFile)

@@ -88,6 +88,8 @@ func Open(opts Options) (*Store, error) {
 			// partial file would fail every later start with "file size too small" even once
 			// space is freed, so it goes; the next start creates it again.
 			os.Remove(opts.Path)
+		} else if cerr := CheckDataFile(opts.Path); cerr != nil {
+			return nil, cerr // a directory or no bbolt file, named as such
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}

@@ -52,6 +52,39 @@ func TestMissingMasterKeyIsRefusedNotRecreated(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// A --data that is no data file (a config file given by mistake, a directory) is named as such
+// by every command that opens the data file, with or without a master key beside it, rather than
+// sending the operator after a key file; nothing is written.
+func TestDataThatIsNoDataFileIsNamedAsSuch(t *testing.T) {
+	t.Parallel()
+	for _, withKey := range []bool{false, true} {
+		dir := t.TempDir()
+		if withKey {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "master.key"), []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))+"\n"), 0o600))
+		}
+		config := filepath.Join(dir, "config.yaml")
+		text := []byte("server:\n  listen: 127.0.0.1:8080\n" + strings.Repeat("# a documented key\n", 150))
+		require.NoError(t, os.WriteFile(config, text, 0o600))
+		sub := filepath.Join(dir, "sub")
+		require.NoError(t, os.Mkdir(sub, 0o700))
+		for path, want := range map[string]string{config: config + " is not an idvault data file", sub: sub + " is a directory"} {
+			for _, args := range [][]string{{"app", "list"}, {"backup", "--out", filepath.Join(dir, "b.db")}} {
+				_, errOut, code := run(t, dir, append(args, "--data", path)...)
+				require.Equal(t, 1, code, "%v %s", args, path)
+				require.Contains(t, errOut, want, "%v (key beside: %v)", args, withKey)
+				require.NotContains(t, errOut, "no master key", "%v", args)
+			}
+		}
+		raw, err := os.ReadFile(config)
+		require.NoError(t, err)
+		require.Equal(t, text, raw)
+		require.NoFileExists(t, filepath.Join(dir, "b.db"))
+		if !withKey {
+			require.NoFileExists(t, filepath.Join(dir, "master.key"))
+		}
+	}
+}
+
 // serve refuses the same data file without its master key, and with another key: it used to
 // make a new key and start, every read of the file then an internal error and every new write
 // sealed under the second key.

@@ -59,6 +59,13 @@ func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error)
 		`start "idvault serve" once to create it, or point to an existing one with`); err != nil {
 		return nil, err
 	}
+	if _, err := os.Stat(c.Store.KeyFile); err != nil {
+		// A data path that is no data file (a directory, a config file given to --data) is
+		// named as such: a key file would not help.
+		if err := store.CheckDataFile(c.Store.Path); err != nil {
+			return nil, err
+		}
+	}
 	if err := mustExist(c.Store.KeyFile, "master key", "store.key_file in the --config file or IDVAULT_STORE__KEY_FILE (default: master.key beside the data file)",
 		"the data file's secrets cannot be read without the key it was created with; set its path with"); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func serveCommand() *command {
 		help: `The server creates the data file, the master key and the admin token on first start.
 While it runs, it writes the address it listens on to the data file's path plus ".addr", so
 the app and backup commands find it whatever --listen said; the file is removed on a clean
-shutdown (SIGINT or SIGTERM).`,
+shutdown (SIGINT, SIGTERM, or SIGHUP unless started under nohup).`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
 			cf.register(c)

@@ -93,15 +93,13 @@ func (e Exit) validate() []error {
 	if e.KeyCache < 0 {
 		bad("exit.key_cache", "must not be negative")
 	}
-	if e.ShutdownTimeout <= 0 {
-		bad("exit.shutdown_timeout", "must be a positive duration such as 15s")
-	}
 	errs = append(errs, checkHosts("exit.allowed_hosts", e.AllowedHosts)...)
 	errs = append(errs, checkConns("exit", e.MaxConnections, e.MaxConnectionsPerIP)...)
 	errs = append(errs, checkBounds([]bounded{
 		{"exit.header_timeout", e.HeaderTimeout, time.Millisecond, maxTimeout},
 		{"exit.body_idle_timeout", e.BodyIdleTimeout, time.Millisecond, maxTimeout},
 		{"exit.idle_timeout", e.IdleTimeout, time.Millisecond, maxTimeout},
+		{"exit.shutdown_timeout", e.ShutdownTimeout, time.Millisecond, maxTimeout},
 	})...)
 	maxBody := e.MaxBodyBytes()
 	if n, err := ParseSize(e.MemoryBudget); err != nil {

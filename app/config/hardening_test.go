@@ -67,10 +67,12 @@ server:
   read_timeout: 100000h
 store:
   lock_timeout: 2h
+exit:
+  shutdown_timeout: 100000h
 `)
 	msg := l.Err().Error()
 	for _, key := range []string{"verification.lock_duration: must be between 1s and 8784h", "verification.code_ttl", "verification.address_send_window",
-		"server.read_timeout: must be between 1ms and 24h", "store.lock_timeout"} {
+		"server.read_timeout: must be between 1ms and 24h", "store.lock_timeout", "exit.shutdown_timeout: must be between 1ms and 24h"} {
 		require.Contains(t, msg, key)
 	}
 	require.NoError(t, loadFile(t, minimal+"verification:\n  lock_duration: 8000h\n").Err())

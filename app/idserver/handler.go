@@ -61,6 +61,9 @@ func New(appID []byte, registry *apps.Registry, dir *directory.Directory, cfg co
 			Name: "idvault_identity_server_oidc_key_fetches_total",
 			Help: "Fetches of the OpenID provider's discovery document and keys, by result (ok, failed).",
 		}, []string{"result"}))
+		for _, r := range []string{"ok", "failed"} { // at 0 from the start, as every labelled counter
+			fetches.WithLabelValues(r)
+		}
 		h.newIDs = newNewIdentities(cfg.OIDC.NewIdentitiesPerUser, cfg.OIDC.NewIdentitiesWindow)
 		h.newRefused = registerCounter(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "idvault_identity_server_new_identities_refused_total",

@@ -88,6 +88,19 @@ func counter(t *testing.T, f *fixture, name, label string) int {
 	return 0
 }
 
+// With OIDC on, both counters exist at 0 for every result before the first ID token, as every
+// labelled counter of /metrics does, so a rate or an alert on fetch failures works from the start.
+func TestIDTokenCountersExistAtZero(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, withOIDC(deadIssuer(t)))
+	for _, r := range []string{"ok", "invalid", "forbidden", "unverified", "provider_unavailable"} {
+		require.Zero(t, counter(t, f, "idvault_identity_server_id_tokens_total", r), r)
+	}
+	for _, r := range []string{"ok", "failed"} {
+		require.Zero(t, counter(t, f, "idvault_identity_server_oidc_key_fetches_total", r), r)
+	}
+}
+
 // A client fetches, registers and shares with its own ID token: its own email only for
 // /identity (after normalisation), any email for /public_identity; the record is the one the
 // backend gets with the app token.
