@@ -280,3 +280,17 @@ exit:
 	require.Equal(t, int64(256<<20), d.Exit.MemoryBudgetBytes())
 	require.Empty(t, d.Exit.validate(), "the exit defaults are valid")
 }
+
+// config check prints a default duration as a file would write it (15m, not 15m0s), so the
+// embedded profile, a file and the built-in defaults print alike.
+func TestRedactedDurationsAsWritten(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{15 * time.Minute: "15m", 24 * time.Hour: "24h", 90 * time.Minute: "1h30m",
+		time.Minute + 500*time.Millisecond: "1m0.5s", 10 * time.Second: "10s", 0: "0s", time.Millisecond: "1ms"} {
+		require.Equal(t, want, shortDuration(d), "%v", d)
+	}
+	l, err := Load(Sources{})
+	require.NoError(t, err)
+	require.Contains(t, l.Redacted(), "admin.lock_duration = 15m")
+	require.Contains(t, l.Redacted(), "identity_server.oidc.new_identities_window = 24h")
+}
