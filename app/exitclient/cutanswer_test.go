@@ -126,3 +126,50 @@ func TestDecryptRecordsBigValueCutAnswer(t *testing.T) {
 		}
 	}
 }
+
+// An answer of PUT /v1/identities cut midway after the server imported the batch (killed
+// while it answered) is sent again under the retry budget instead of stopping the import with
+// "unexpected EOF": importing is idempotent, so the batch sent twice is counted as already
+// imported the second time, and every identity ends up imported once.
+func TestImportRetriesACutAnswer(t *testing.T) {
+	t.Parallel()
+	db, direct := server(t, exitserver.Config{})
+	target, err := url.Parse(direct.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/identities" || calls.Add(1) > 1 {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		served := httptest.NewRecorder()
+		proxy.ServeHTTP(served, r) // the server imports the batch...
+		if served.Code != http.StatusCreated {
+			t.Errorf("the server answered the batch %d", served.Code)
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		// ... and dies while it answers.
+		fmt.Fprintf(buf, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"impor", served.Body.Len())
+		_ = buf.Flush()
+		conn.Close()
+	}))
+	t.Cleanup(srv.Close)
+	c := exitclient.New(srv.URL, token)
+	c.Backoff = direct.Backoff
+	var ids []exitclient.Identity
+	for i := range 5 {
+		id, _ := db.AddUser()
+		ids = append(ids, exitclient.Identity{Value: id, Line: i + 1})
+	}
+	sum, err := c.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 2, Parallel: 1})
+	require.NoError(t, err)
+	require.Equal(t, exitclient.ImportSummary{Total: 5, Imported: 3, AlreadyImported: 2}, sum)
+	require.Equal(t, int32(4), calls.Load(), "the first batch was sent again once")
+	for _, id := range ids {
+		require.True(t, db.IsImported(id.Value))
+	}
+}
