@@ -37,6 +37,7 @@ func cutAnswers(t *testing.T, c *exitclient.Client, route string, n int32) (*exi
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != route || calls.Add(1) > n {
+			fullDuplex(w)
 			proxy.ServeHTTP(w, r)
 			return
 		}
@@ -53,6 +54,15 @@ func cutAnswers(t *testing.T, c *exitclient.Client, route string, n int32) (*exi
 	cut := exitclient.New(srv.URL, c.Token)
 	cut.Backoff = c.Backoff
 	return cut, &calls
+}
+
+// fullDuplex lets a proxy handler send the answer's headers while it still forwards the
+// request's body, as the exit server's decrypt stream does: without it net/http closes a request
+// body with over 256 KiB unread when the answer starts (golang/go#15527), the proxy's transport
+// drops the upstream connection, and the answer comes cut ("use of closed network connection")
+// whenever the server answered before the proxy had forwarded all but 256 KiB of the body.
+func fullDuplex(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).EnableFullDuplex()
 }
 
 // An answer of POST /v1/decrypt-batch cut short by a server killed and restarted is sent
@@ -140,6 +150,7 @@ func TestImportRetriesACutAnswer(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/identities" || calls.Add(1) > 1 {
+			fullDuplex(w)
 			proxy.ServeHTTP(w, r)
 			return
 		}
