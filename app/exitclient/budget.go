@@ -13,7 +13,8 @@ const DefaultMaxOutage = 30 * time.Second
 // RetryBudget is the retry allowance of one run, shared by every request the run sends (all
 // files of a decrypt, all batches of an import, whatever workers send them): a circuit breaker,
 // not a count per request. Failures (connection errors, 5xx, 429) are retried while the server
-// has answered well recently; once no request has succeeded for MaxOutage, the budget trips,
+// has answered well recently; once no request has succeeded for MaxOutage, the budget trips
+// (at that moment when a request is waiting to retry: a backoff never runs past it),
 // every waiting and later request fails at once with an *UnavailableError, and the run stops
 // with that one error instead of one per file. A success ends an outage; a trip is final.
 //
@@ -78,6 +79,34 @@ func (b *RetryBudget) FailureSince(url string, cause error, started time.Time) e
 	if outage := now.Sub(b.since); outage >= b.maxOutage() {
 		b.tripped = &UnavailableError{URL: url, For: outage.Round(time.Millisecond), Last: cause}
 		close(b.doneLocked())
+	}
+	if b.tripped == nil {
+		return nil
+	}
+	return b.tripped
+}
+
+// deadline is when the current outage reaches MaxOutage; ok is false outside an outage.
+func (b *RetryBudget) deadline() (t time.Time, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.since.IsZero() {
+		return time.Time{}, false
+	}
+	return b.since.Add(b.maxOutage()), true
+}
+
+// expire trips the budget when the current outage has lasted MaxOutage (a request waiting to
+// retry reached the deadline: retrying later would stretch the outage past the budget), with
+// cause, the waiting request's last failure, at the server at url. It returns what Err would.
+func (b *RetryBudget) expire(url string, cause error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tripped == nil && !b.since.IsZero() {
+		if outage := time.Since(b.since); outage >= b.maxOutage() {
+			b.tripped = &UnavailableError{URL: url, For: outage.Round(time.Millisecond), Last: cause}
+			close(b.doneLocked())
+		}
 	}
 	if b.tripped == nil {
 		return nil

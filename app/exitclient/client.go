@@ -247,19 +247,8 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 				// request fails on its own account. Otherwise the budget decides.
 				return nil, fmt.Errorf("giving up after %d attempts: %w", attempt, last)
 			}
-			var tripped <-chan struct{}
-			if c.Budget != nil {
-				tripped = c.Budget.Done()
-			}
-			t := time.NewTimer(c.backoff(min(attempt-1, 16), retryAfter))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, ctx.Err()
-			case <-tripped:
-				t.Stop()
-				return nil, c.Budget.Err()
-			case <-t.C:
+			if err := c.wait(ctx, c.backoff(min(attempt-1, 16), retryAfter), last); err != nil {
+				return nil, err
 			}
 		}
 		if c.Budget != nil {
@@ -370,23 +359,55 @@ func (c *Client) sendRead(ctx context.Context, method, path, contentType string,
 		if attempt >= c.attempts() {
 			return nil, fmt.Errorf("giving up after %d attempts: %w", attempt, cut)
 		}
-		var tripped <-chan struct{}
 		if c.Budget != nil {
 			if err := c.Budget.FailureSince(c.display(), cut, started); err != nil {
 				return nil, err
 			}
-			tripped = c.Budget.Done()
 		}
-		t := time.NewTimer(c.backoff(attempt-1, 0))
+		if err := c.wait(ctx, c.backoff(attempt-1, 0), cut); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// wait is the pause of d before a retry whose last failure was last. It ends early with
+// ctx.Err() when ctx ends, and with the *UnavailableError of the client's Budget when the
+// budget trips (by another request) or its outage reaches MaxOutage while this request waits:
+// a backoff of up to 10 s never stretches a run past its budget.
+func (c *Client) wait(ctx context.Context, d time.Duration, last error) error {
+	end := time.Now().Add(d)
+	for {
+		left := time.Until(end)
+		var (
+			tripped    <-chan struct{}
+			atDeadline bool
+		)
+		if c.Budget != nil {
+			tripped = c.Budget.Done()
+			if dl, ok := c.Budget.deadline(); ok && time.Until(dl) < left {
+				left, atDeadline = max(time.Until(dl), 0), true
+			}
+		}
+		if left <= 0 && !atDeadline {
+			return nil
+		}
+		t := time.NewTimer(left)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-tripped:
 			t.Stop()
-			return nil, c.Budget.Err()
+			return c.Budget.Err()
 		case <-t.C:
 		}
+		if !atDeadline {
+			return nil
+		}
+		if err := c.Budget.expire(c.display(), last); err != nil {
+			return err
+		}
+		// A request succeeded meanwhile: the outage ended or started again later; wait on.
 	}
 }
 

@@ -37,6 +37,7 @@ func cutAnswers(t *testing.T, c *exitclient.Client, route string, n int32) (*exi
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != route || calls.Add(1) > n {
+			fullDuplex(w)
 			proxy.ServeHTTP(w, r)
 			return
 		}
@@ -53,6 +54,15 @@ func cutAnswers(t *testing.T, c *exitclient.Client, route string, n int32) (*exi
 	cut := exitclient.New(srv.URL, c.Token)
 	cut.Backoff = c.Backoff
 	return cut, &calls
+}
+
+// fullDuplex lets a proxy handler send the answer's headers while it still forwards the
+// request's body, as the exit server's decrypt stream does: without it net/http closes a request
+// body with over 256 KiB unread when the answer starts (golang/go#15527), the proxy's transport
+// drops the upstream connection, and the answer comes cut ("use of closed network connection")
+// whenever the server answered before the proxy had forwarded all but 256 KiB of the body.
+func fullDuplex(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).EnableFullDuplex()
 }
 
 // An answer of POST /v1/decrypt-batch cut short by a server killed and restarted is sent
@@ -124,5 +134,53 @@ func TestDecryptRecordsBigValueCutAnswer(t *testing.T) {
 			require.Equal(t, tc.code, errs[0].Code)
 			require.Equal(t, in, out.String(), "the value keeps its ciphertext")
 		}
+	}
+}
+
+// An answer of PUT /v1/identities cut midway after the server imported the batch (killed
+// while it answered) is sent again under the retry budget instead of stopping the import with
+// "unexpected EOF": importing is idempotent, so the batch sent twice is counted as already
+// imported the second time, and every identity ends up imported once.
+func TestImportRetriesACutAnswer(t *testing.T) {
+	t.Parallel()
+	db, direct := server(t, exitserver.Config{})
+	target, err := url.Parse(direct.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/identities" || calls.Add(1) > 1 {
+			fullDuplex(w)
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		served := httptest.NewRecorder()
+		proxy.ServeHTTP(served, r) // the server imports the batch...
+		if served.Code != http.StatusCreated {
+			t.Errorf("the server answered the batch %d", served.Code)
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		// ... and dies while it answers.
+		fmt.Fprintf(buf, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"impor", served.Body.Len())
+		_ = buf.Flush()
+		conn.Close()
+	}))
+	t.Cleanup(srv.Close)
+	c := exitclient.New(srv.URL, token)
+	c.Backoff = direct.Backoff
+	var ids []exitclient.Identity
+	for i := range 5 {
+		id, _ := db.AddUser()
+		ids = append(ids, exitclient.Identity{Value: id, Line: i + 1})
+	}
+	sum, err := c.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 2, Parallel: 1})
+	require.NoError(t, err)
+	require.Equal(t, exitclient.ImportSummary{Total: 5, Imported: 3, AlreadyImported: 2}, sum)
+	require.Equal(t, int32(4), calls.Load(), "the first batch was sent again once")
+	for _, id := range ids {
+		require.True(t, db.IsImported(id.Value))
 	}
 }

@@ -272,8 +272,9 @@ type Refused struct {
 // refuses because of some entries is sent again without them, so good identities are imported
 // and only bad ones are reported; a batch refused as too large (413, over exit.batch_limit or
 // the body limit) is split in halves and each sent again, down to single identities (a single
-// identity still too large is reported as refused). Server errors and dropped connections are
-// retried with backoff under the client's retry budget (importing is idempotent); any other
+// identity still too large is reported as refused). Server errors, dropped connections and
+// answers cut midway are retried with backoff under the client's retry budget (importing is
+// idempotent: a batch stored before its answer was cut counts as already imported); any other
 // error (the budget tripping, a refused token, ctx ending) stops the import and is returned with
 // the summary so far.
 func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptions) (ImportSummary, error) {
@@ -399,13 +400,14 @@ func (c *Client) importOnce(ctx context.Context, part []Identity) (importResult,
 	if err != nil {
 		return importResult{}, err
 	}
-	resp, err := c.send(ctx, http.MethodPut, "/v1/identities", "application/json", body)
+	// An answer cut midway (the server killed while it answered) is sent again: the batch may
+	// have been stored, and importing it twice counts it as already imported.
+	raw, err := c.sendRead(ctx, http.MethodPut, "/v1/identities", "application/json", body, 1<<16)
 	if err != nil {
 		return importResult{}, err
 	}
-	defer resp.Body.Close()
 	var res importResult
-	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+	if err := json.Unmarshal(raw, &res); err != nil {
 		return importResult{}, fmt.Errorf("import: the server's answer does not parse: %w", err)
 	}
 	return res, nil

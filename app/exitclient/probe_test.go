@@ -245,3 +245,65 @@ func TestHungServerStopsTheRun(t *testing.T) {
 	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
 	require.Empty(t, parts)
 }
+
+// The retry budget bounds the time a run spends retrying: a request waiting to retry stops
+// when the outage reaches the budget, not after its backoff (up to 10 s, here an hour). Before,
+// `--retry-budget 3s` against a dead server stopped the run after about 6 s.
+func TestRetryBudgetCutsTheBackoffShort(t *testing.T) {
+	t.Parallel()
+	unavailable := func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error": {"code": "database_unavailable"}}`, http.StatusServiceUnavailable)
+	}
+	cutShort := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		fmt.Fprint(buf, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"imp")
+		_ = buf.Flush()
+		conn.Close()
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // connections refused from the start: the probe waits
+	for name, tc := range map[string]struct {
+		url func() string
+	}{
+		"a 503 answer":        {},
+		"an answer cut short": {},
+		"no server":           {url: func() string { return dead.URL }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			h := unavailable
+			if name == "an answer cut short" {
+				h = cutShort
+			}
+			srv := apptest.StandInExit(t, nil, func(w http.ResponseWriter, r *http.Request) { calls.Add(1); h(w, r) })
+			url := srv.URL
+			if tc.url != nil {
+				url = tc.url()
+			}
+			c := exitclient.New(url, token)
+			c.Backoff, c.Budget = time.Hour, exitclient.NewRetryBudget(100*time.Millisecond)
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Import(context.Background(), []exitclient.Identity{{Value: "ID-A", Line: 1}}, exitclient.ImportOptions{})
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the run waited out its backoff past the retry budget")
+			}
+			var unav *exitclient.UnavailableError
+			require.ErrorAs(t, err, &unav)
+			require.Contains(t, err.Error(), url)
+			if tc.url == nil {
+				require.Equal(t, int32(1), calls.Load(), "no attempt after the budget")
+			}
+		})
+	}
+}
