@@ -287,7 +287,7 @@ func TestRedactedDurationsAsWritten(t *testing.T) {
 	t.Parallel()
 	for d, want := range map[time.Duration]string{15 * time.Minute: "15m", 24 * time.Hour: "24h", 90 * time.Minute: "1h30m",
 		time.Minute + 500*time.Millisecond: "1m0.5s", 10 * time.Second: "10s", 0: "0s", time.Millisecond: "1ms"} {
-		require.Equal(t, want, shortDuration(d), "%v", d)
+		require.Equal(t, want, short(d), "%v", d)
 	}
 	l, err := Load(Sources{})
 	require.NoError(t, err)

@@ -263,24 +263,11 @@ func (l *Loaded) Redacted() []string {
 			v = redactURLs(v)
 		}
 		if d, ok := v.(time.Duration); ok { // a built-in default: written as a file would say it
-			v = shortDuration(d)
+			v = short(d)
 		}
 		lines = append(lines, fmt.Sprintf("%s = %v", key, v))
 	}
 	return lines
-}
-
-// shortDuration writes d as time.Duration does, without its zero units: 15m for 15m0s, 1h for
-// 1h0m0s, 1h30m for 1h30m0s (as config.yaml writes them, so defaults and file values print alike).
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // isSecretKey reports whether a key's value must not be printed: its last part, or the last

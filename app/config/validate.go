@@ -219,13 +219,15 @@ func checkBounds(ds []bounded) []error {
 	var errs []error
 	for _, d := range ds {
 		if d.v < d.min || d.v > d.max {
-			errs = append(errs, fmt.Errorf("%s: must be between %s and %s, got %s", d.key, short(d.min), short(d.max), d.v))
+			errs = append(errs, fmt.Errorf("%s: must be between %s and %s, got %s", d.key, short(d.min), short(d.max), short(d.v)))
 		}
 	}
 	return errs
 }
 
-// short prints a bound without trailing zero units (24h rather than 24h0m0s).
+// short writes a duration as time.Duration does, without its zero units: 24h for 24h0m0s, 15m
+// for 15m0s, 1h30m for 1h30m0s (as config.yaml writes them: bounds in errors, and defaults in
+// config check, which then print as a file's values do).
 func short(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
