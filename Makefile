@@ -83,7 +83,7 @@ bench-http: ## only the Performance table (bench.md; each figure beside its base
 	@cat $(BENCH_TABLE)
 
 ROW ?= known
-bench-profile: ## CPU profile of one row of the table, the server alone (ROW=known, new, public-new, list, stream or decrypt-1k)
+bench-profile: ## CPU profile of one row of the table, the server alone (ROW=known, known-bare, new, public-new, list, stream or decrypt-1k)
 	IDVAULT_LOAD_ONLY=$(ROW) IDVAULT_LOAD_NO_BARE=1 $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m \
 	  -o loadgen.test -cpuprofile cpu-$(ROW).out ./app/loadgen/
 	$(GO) tool pprof -top -cum -nodecount=45 loadgen.test cpu-$(ROW).out
