@@ -42,7 +42,7 @@ only once the new copy passed bbolt's consistency check.`,
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
 				}
-				n, err := backup(target, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
+				n, err := backup(target, *force, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
 					rb, err := adminClient(l.Config)
 					if err != nil {
 						return err
@@ -90,8 +90,10 @@ func backupTarget(out, dataPath string, own []string, force bool, now time.Time)
 
 // backup copies the data file directly when no server holds it, else through the admin API,
 // into a temporary file beside out; the copy is verified (it opens and passes bbolt's
-// consistency check) before it is renamed to out. Errors name out, never the temporary file.
-func backup(out string, open func() (*store.Store, error), remote func(*os.File) error) (int64, error) {
+// consistency check) before it takes the name out. Without force a file that appeared at out
+// while the copy was made (another backup to the same dated name) is kept, and backup fails
+// as backupTarget would have. Errors name out, never the temporary file.
+func backup(out string, force bool, open func() (*store.Store, error), remote func(*os.File) error) (int64, error) {
 	st, err := open()
 	if err != nil && !errors.Is(err, store.ErrLocked) {
 		return 0, err
@@ -133,10 +135,43 @@ func backup(out string, open func() (*store.Store, error), remote func(*os.File)
 	if err := os.Chmod(tmpName, 0o600); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmpName, out); err != nil {
+	if err := publish(tmpName, out, force); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return 0, fmt.Errorf("%s exists: use --force to replace it", out)
+		}
 		return fail(err)
 	}
+	syncDir(filepath.Dir(out))
 	return info.Size(), nil
+}
+
+// publish gives the finished copy tmp the name out. With force it replaces whatever is there
+// (a rename, atomic). Without, it takes the name only if free, in one step: a hard link, which
+// fails with fs.ErrExist when out exists, so that a copy landing between backupTarget's check
+// and now is never replaced. A file system without hard links (FAT, some network mounts) gets a
+// check then a rename, which leaves that window open there. tmp itself is removed by the
+// caller.
+func publish(tmp, out string, force bool) error {
+	if force {
+		return os.Rename(tmp, out)
+	}
+	err := os.Link(tmp, out)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(out); serr == nil {
+		return fs.ErrExist
+	}
+	return os.Rename(tmp, out)
+}
+
+// syncDir fsyncs a directory, so that a name just given in it survives a power loss; the
+// copy's data is already synced. It is best effort: some systems cannot sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
 }
 
 // unwrapPath drops the path of an *fs.PathError or *os.LinkError, which may be a temporary
