@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ only once the new copy passed bbolt's consistency check.`,
 			c.require("out")
 			c.nonEmpty("out")
 			force := c.Bool("force", false, "replace an existing file")
-			return func(_ context.Context, args []string) int {
+			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
@@ -42,13 +43,17 @@ only once the new copy passed bbolt's consistency check.`,
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
 				}
-				n, err := backup(target, *force, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
+				n, err := backup(ctx, target, *force, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(w io.Writer) error {
 					rb, err := adminClient(l.Config)
 					if err != nil {
 						return err
 					}
-					return rb.download("/admin/backup", f)
+					return rb.download(ctx, "/admin/backup", w)
 				})
+				if err != nil && ctx.Err() != nil {
+					fmt.Fprintf(p.stderr, "idvault backup: interrupted: nothing was written to %s\n", target)
+					return exitFail
+				}
 				if err != nil {
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
@@ -92,8 +97,10 @@ func backupTarget(out, dataPath string, own []string, force bool, now time.Time)
 // into a temporary file beside out; the copy is verified (it opens and passes bbolt's
 // consistency check) before it takes the name out. Without force a file that appeared at out
 // while the copy was made (another backup to the same dated name) is kept, and backup fails
-// as backupTarget would have. Errors name out, never the temporary file.
-func backup(out string, force bool, open func() (*store.Store, error), remote func(*os.File) error) (int64, error) {
+// as backupTarget would have. Once ctx is done (Ctrl-C) the copy stops at its next write and
+// nothing is written; a copy already verified is given its name. Errors name out, never the
+// temporary file.
+func backup(ctx context.Context, out string, force bool, open func() (*store.Store, error), remote func(io.Writer) error) (int64, error) {
 	st, err := open()
 	if err != nil && !errors.Is(err, store.ErrLocked) {
 		return 0, err
@@ -108,13 +115,17 @@ func backup(out string, force bool, open func() (*store.Store, error), remote fu
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName)
 	fail := func(err error) (int64, error) {
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, fmt.Errorf("%s: %w", out, cerr)
+		}
 		msg := strings.ReplaceAll(unwrapPath(err).Error(), tmpName, out)
 		return 0, fmt.Errorf("%s: %s", out, msg)
 	}
+	w := ctxWriter{ctx: ctx, w: tmp}
 	if st != nil {
-		_, err = st.Backup(tmp)
+		_, err = st.Backup(w)
 	} else {
-		err = remote(tmp)
+		err = remote(w)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -123,6 +134,9 @@ func backup(out string, force bool, open func() (*store.Store, error), remote fu
 		err = cerr
 	}
 	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
 	if err := store.VerifyFile(tmpName); err != nil {
@@ -172,6 +186,19 @@ func syncDir(dir string) {
 		_ = d.Sync()
 		_ = d.Close()
 	}
+}
+
+// ctxWriter fails every write once ctx is done, so that a copy in progress stops there.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // unwrapPath drops the path of an *fs.PathError or *os.LinkError, which may be a temporary

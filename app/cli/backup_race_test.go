@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +27,7 @@ func TestBackupNeverReplacesACopyThatLandedMeanwhile(t *testing.T) {
 	out := filepath.Join(dir, "idvault-2026-01-31T120000Z.db")
 	open := func() (*store.Store, error) { return nil, store.ErrLocked }
 	// The other backup lands while this one copies.
-	remote := func(f *os.File) error {
+	remote := func(f io.Writer) error {
 		if err := os.WriteFile(out, []byte("the other backup"), 0o600); err != nil {
 			return err
 		}
@@ -33,7 +35,7 @@ func TestBackupNeverReplacesACopyThatLandedMeanwhile(t *testing.T) {
 		return err
 	}
 
-	_, err = backup(out, false, open, remote)
+	_, err = backup(context.Background(), out, false, open, remote)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), out+" exists: use --force")
 	raw, rerr := os.ReadFile(out)
@@ -42,7 +44,7 @@ func TestBackupNeverReplacesACopyThatLandedMeanwhile(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".idvault-backup-*"))
 	require.Empty(t, left, "no temporary file left")
 
-	n, err := backup(out, true, open, remote)
+	n, err := backup(context.Background(), out, true, open, remote)
 	require.NoError(t, err)
 	require.NoError(t, store.VerifyFile(out), "--force replaces it with the new copy")
 	fi, err := os.Stat(out)
