@@ -202,15 +202,14 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 }
 
 // unwrapPath drops the path of an *fs.PathError or *os.LinkError, which may be a temporary
-// name the user never gave.
+// name the user never gave. Only err itself: a path error wrapped in a message (the admin token
+// file a command could not read) keeps that message, which names its own file.
 func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	switch e := err.(type) {
+	case *fs.PathError:
+		return fmt.Errorf("%s: %w", e.Op, e.Err)
+	case *os.LinkError:
+		return fmt.Errorf("%s: %w", e.Op, e.Err)
 	}
 	return err
 }

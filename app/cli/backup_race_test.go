@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/store"
 )
 
@@ -50,4 +51,24 @@ func TestBackupNeverReplacesACopyThatLandedMeanwhile(t *testing.T) {
 	fi, err := os.Stat(out)
 	require.NoError(t, err)
 	require.Equal(t, n, fi.Size())
+}
+
+// A server holds the data file but its admin token file is gone: the error says so and names
+// the token file, rather than "open: no such file or directory" after the backup's own path,
+// which reads as if --out were missing.
+func TestBackupThroughServerNamesAMissingTokenFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var c config.Config
+	c.Store.Path = filepath.Join(dir, "idvault.db")
+	out := filepath.Join(dir, "b.db")
+	_, err := backup(context.Background(), out, false,
+		func() (*store.Store, error) { return nil, store.ErrLocked },
+		func(io.Writer) error {
+			_, err := adminClient(c)
+			return err
+		})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "admin token is not readable")
+	require.Contains(t, err.Error(), filepath.Join(dir, "admin.token"))
 }
