@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -230,8 +230,8 @@ func (b *remoteBackend) remove(id []byte) error {
 }
 
 // download streams GET path into w.
-func (b *remoteBackend) download(path string, w *os.File) error {
-	req, err := http.NewRequest(http.MethodGet, b.base+path, nil)
+func (b *remoteBackend) download(ctx context.Context, path string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+path, nil)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ only once the new copy passed bbolt's consistency check.`,
 			c.require("out")
 			c.nonEmpty("out")
 			force := c.Bool("force", false, "replace an existing file")
-			return func(_ context.Context, args []string) int {
+			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
@@ -42,13 +43,17 @@ only once the new copy passed bbolt's consistency check.`,
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
 				}
-				n, err := backup(target, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(f *os.File) error {
+				n, err := backup(ctx, target, *force, func() (*store.Store, error) { return openStore(l.Config, cliLockTimeout) }, func(w io.Writer) error {
 					rb, err := adminClient(l.Config)
 					if err != nil {
 						return err
 					}
-					return rb.download("/admin/backup", f)
+					return rb.download(ctx, "/admin/backup", w)
 				})
+				if err != nil && ctx.Err() != nil {
+					fmt.Fprintf(p.stderr, "idvault backup: interrupted: nothing was written to %s\n", target)
+					return exitFail
+				}
 				if err != nil {
 					fmt.Fprintf(p.stderr, "idvault backup: %v\n", err)
 					return exitFail
@@ -90,8 +95,12 @@ func backupTarget(out, dataPath string, own []string, force bool, now time.Time)
 
 // backup copies the data file directly when no server holds it, else through the admin API,
 // into a temporary file beside out; the copy is verified (it opens and passes bbolt's
-// consistency check) before it is renamed to out. Errors name out, never the temporary file.
-func backup(out string, open func() (*store.Store, error), remote func(*os.File) error) (int64, error) {
+// consistency check) before it takes the name out. Without force a file that appeared at out
+// while the copy was made (another backup to the same dated name) is kept, and backup fails
+// as backupTarget would have. Once ctx is done (Ctrl-C) the copy stops at its next write and
+// nothing is written; a copy already verified is given its name. Errors name out, never the
+// temporary file.
+func backup(ctx context.Context, out string, force bool, open func() (*store.Store, error), remote func(io.Writer) error) (int64, error) {
 	st, err := open()
 	if err != nil && !errors.Is(err, store.ErrLocked) {
 		return 0, err
@@ -106,13 +115,17 @@ func backup(out string, open func() (*store.Store, error), remote func(*os.File)
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName)
 	fail := func(err error) (int64, error) {
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, fmt.Errorf("%s: %w", out, cerr)
+		}
 		msg := strings.ReplaceAll(unwrapPath(err).Error(), tmpName, out)
 		return 0, fmt.Errorf("%s: %s", out, msg)
 	}
+	w := ctxWriter{ctx: ctx, w: tmp}
 	if st != nil {
-		_, err = st.Backup(tmp)
+		_, err = st.Backup(w)
 	} else {
-		err = remote(tmp)
+		err = remote(w)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -121,6 +134,9 @@ func backup(out string, open func() (*store.Store, error), remote func(*os.File)
 		err = cerr
 	}
 	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
 	if err := store.VerifyFile(tmpName); err != nil {
@@ -133,22 +149,67 @@ func backup(out string, open func() (*store.Store, error), remote func(*os.File)
 	if err := os.Chmod(tmpName, 0o600); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmpName, out); err != nil {
+	if err := publish(tmpName, out, force); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return 0, fmt.Errorf("%s exists: use --force to replace it", out)
+		}
 		return fail(err)
 	}
+	syncDir(filepath.Dir(out))
 	return info.Size(), nil
 }
 
-// unwrapPath drops the path of an *fs.PathError or *os.LinkError, which may be a temporary
-// name the user never gave.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+// publish gives the finished copy tmp the name out. With force it replaces whatever is there
+// (a rename, atomic). Without, it takes the name only if free, in one step: a hard link, which
+// fails with fs.ErrExist when out exists, so that a copy landing between backupTarget's check
+// and now is never replaced. A file system without hard links (FAT, some network mounts) gets a
+// check then a rename, which leaves that window open there. tmp itself is removed by the
+// caller.
+func publish(tmp, out string, force bool) error {
+	if force {
+		return os.Rename(tmp, out)
 	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	err := os.Link(tmp, out)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(out); serr == nil {
+		return fs.ErrExist
+	}
+	return os.Rename(tmp, out)
+}
+
+// syncDir fsyncs a directory, so that a name just given in it survives a power loss; the
+// copy's data is already synced. It is best effort: some systems cannot sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// ctxWriter fails every write once ctx is done, so that a copy in progress stops there.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// unwrapPath drops the path of an *fs.PathError or *os.LinkError, which may be a temporary
+// name the user never gave. Only err itself: a path error wrapped in a message (the admin token
+// file a command could not read) keeps that message, which names its own file.
+func unwrapPath(err error) error {
+	switch e := err.(type) {
+	case *fs.PathError:
+		return fmt.Errorf("%s: %w", e.Op, e.Err)
+	case *os.LinkError:
+		return fmt.Errorf("%s: %w", e.Op, e.Err)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +24,7 @@ func TestBackupDownloadReportsServerReason(t *testing.T) {
 	}
 	defer f.Close()
 	b := &remoteBackend{base: srv.URL, token: "t", client: srv.Client()}
-	err = b.download("/admin/backup", f)
+	err = b.download(context.Background(), "/admin/backup", f)
 	if err == nil || !strings.Contains(err.Error(), "disk is full") {
 		t.Fatalf("download error = %v, want the server's reason (disk is full)", err)
 	}
