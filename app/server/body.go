@@ -1,0 +1,80 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/idvault/idvault/app/apierr"
+)
+
+// readBodies makes app read each request body whole before any middleware or handler, with
+// memory that grows with the bytes that really arrived. The server streams bodies
+// (StreamRequestBody): fasthttp otherwise allocates a body's whole Content-Length as soon as
+// the headers are in, so 500 connections announcing 1 MiB bodies and sending none held 545 MB
+// (server.body_limit and server.max_connections_per_ip at their defaults), for 150 bytes each.
+// A body over limit is 413 body_too_large (from its Content-Length before any of it is read, or
+// once a chunked body passes it); a body cut short or too slow (server.read_timeout still bounds
+// the whole request) is 400 malformed_request; both close the connection, whose next request
+// would start nobody knows where.
+func readBodies(app *fiber.App, handleErr fiber.ErrorHandler, limit int) {
+	if limit <= 0 {
+		limit = fiber.DefaultBodyLimit
+	}
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		stream := fctx.RequestBodyStream()
+		if stream == nil {
+			next(fctx)
+			return
+		}
+		body, err := readBody(stream, fctx.Request.Header.ContentLength(), limit)
+		if err == nil {
+			fctx.Request.SetBodyRaw(body) // also ends the stream
+			next(fctx)
+			return
+		}
+		c := app.AcquireCtx(fctx)
+		defer app.ReleaseCtx(c)
+		_ = handleErr(c, err)
+		fctx.Response.Header.SetConnectionClose()
+	}
+}
+
+// readBody reads stream, whose Content-Length is length (negative when chunked), up to limit
+// bytes.
+func readBody(stream io.Reader, length, limit int) ([]byte, error) {
+	if length > limit {
+		return nil, apierr.BodyTooLarge.New()
+	}
+	var buf bytes.Buffer
+	if length > 0 {
+		buf.Grow(min(length, 8<<10)) // what fasthttp already read; more only as it arrives
+	}
+	n, err := buf.ReadFrom(io.LimitReader(stream, int64(limit)+1))
+	switch {
+	case n > int64(limit):
+		return nil, apierr.BodyTooLarge.New()
+	case err != nil:
+		return nil, apierr.MalformedRequest.Msg("reading the request body: %s", bodyReadProblem(err))
+	case length >= 0 && n != int64(length):
+		return nil, apierr.MalformedRequest.Msg("the request body ends after %d of its %d bytes", n, length)
+	}
+	return buf.Bytes(), nil
+}
+
+// bodyReadProblem names a read error without the peer's address.
+func bodyReadProblem(err error) string {
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		return "timeout (server.read_timeout)"
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "cut short"
+	}
+	return "invalid framing"
+}
