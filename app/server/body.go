@@ -28,6 +28,15 @@ func readBodies(app *fiber.App, handleErr fiber.ErrorHandler, limit int) {
 		limit = fiber.DefaultBodyLimit
 	}
 	srv := app.Server()
+	// A body announced over the limit is refused once its first byte is in, not after the
+	// 8 KiB fasthttp reads ahead of a streamed body: a client that sends only the start of it
+	// gets its 413 at once. The read deadline is left alone (server.read_timeout runs on).
+	srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if h.ContentLength() > limit {
+			return fasthttp.RequestConfig{MaxRequestBodySize: 1}
+		}
+		return fasthttp.RequestConfig{}
+	}
 	next := srv.Handler
 	srv.Handler = func(fctx *fasthttp.RequestCtx) {
 		stream := fctx.RequestBodyStream()
