@@ -107,6 +107,9 @@ func New(d Deps) *Server {
 		IdleTimeout:  d.Server.IdleTimeout,
 		BodyLimit:    d.Server.BodyLimit,
 		ErrorHandler: handleErr,
+		// Bodies are streamed, then read whole by readBodies (body.go) as they arrive.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 		// Proxies: c.IP() is the peer address; the client behind a trusted proxy is found by
 		// package clientip (X-Forwarded-For only from server.trusted_proxies).
 		EnableTrustedProxyCheck: true,
@@ -127,6 +130,7 @@ func New(d Deps) *Server {
 	}
 	s.routes(s.MetricsHandler())
 	s.refuseUnknownMethods(handleErr)
+	readBodies(app, handleErr, d.Server.BodyLimit)
 	httpguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
 }
