@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -19,9 +18,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
-	"github.com/idvault/idvault/app/exitserver"
-	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -69,11 +65,7 @@ func ageOpen(t *testing.T, bin, key string, data []byte) []byte {
 func TestExitDecryptToAge(t *testing.T) {
 	t.Parallel()
 	ageBin := apptest.AgeCommand(t)
-	db := exitfake.New()
-	who, _ := db.AddUser()
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
-	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
-	require.NoError(t, err)
+	db, who, url := exitWithOneUser(t)
 	dir := t.TempDir()
 	recipient, key := ageKey(t, dir)
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -18,8 +17,6 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
-	"github.com/idvault/idvault/app/exitserver"
-	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -56,11 +53,7 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 // Nothing is written; a rerun on the finished file decrypts it all.
 func TestExitDecryptRecordsInputChanged(t *testing.T) {
 	t.Parallel()
-	db := exitfake.New()
-	who, _ := db.AddUser()
-	real, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
-	_, err := exitclient.New(real, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
-	require.NoError(t, err)
+	db, who, real := exitWithOneUser(t)
 	enc := func(clear string) string {
 		ct, err := db.Encrypt(who, encryption.V10, []byte(clear), encryption.EncryptOptions{})
 		require.NoError(t, err)
@@ -113,11 +106,7 @@ func appendOnFirst(t *testing.T, real, route, path, line string) string {
 // counts of neither version of the file.
 func TestExitAuditRecordsInputChanged(t *testing.T) {
 	t.Parallel()
-	db := exitfake.New()
-	who, _ := db.AddUser()
-	real, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
-	_, err := exitclient.New(real, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
-	require.NoError(t, err)
+	db, who, real := exitWithOneUser(t)
 	ct, err := db.Encrypt(who, encryption.V10, []byte("one"), encryption.EncryptOptions{})
 	require.NoError(t, err)
 	in := filepath.Join(t.TempDir(), "in.jsonl")

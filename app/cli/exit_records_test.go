@@ -38,12 +38,8 @@ func runRecords(t *testing.T, stdin string, args ...string) (string, string, int
 // file appears only once complete.
 func TestExitDecryptRecordsCommand(t *testing.T) {
 	t.Parallel()
-	db := exitfake.New()
-	who, _ := db.AddUser()
+	db, who, url := exitWithOneUser(t)
 	stranger, _ := db.AddUser()
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
-	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
-	require.NoError(t, err)
 	enc := func(identity, clear string) string {
 		ct, err := db.Encrypt(identity, encryption.V10, []byte(clear), encryption.EncryptOptions{})
 		require.NoError(t, err)
@@ -171,4 +167,16 @@ func TestExitDecryptRecordsNoRecord(t *testing.T) {
 		require.Equal(t, header, out, "an empty table's header goes through byte for byte")
 		require.Contains(t, errOut, "0 records")
 	}
+}
+
+// exitWithOneUser serves an exit server over an in-memory key database holding one user,
+// whose identity is imported; it returns the database, the user's identity and the URL.
+func exitWithOneUser(t *testing.T) (*exitfake.DB, string, string) {
+	t.Helper()
+	db := exitfake.New()
+	who, _ := db.AddUser()
+	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
+	require.NoError(t, err)
+	return db, who, url
 }
