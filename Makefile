@@ -29,7 +29,7 @@ DIST      ?= dist
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
-.PHONY: help build release run test pg pg-stop bench bench-http bench-profile lint cover fuzz deps clean
+.PHONY: help build release notices run test pg pg-stop bench bench-http bench-profile lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -44,6 +44,9 @@ release: ## static reproducible binaries for linux and darwin, amd64 and arm64, 
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILDFLAGS) -o '$(DIST)'/idvault-$$os-$$arch .; \
 	done
 	@cd '$(DIST)' && sha256sum idvault-* > SHA256SUMS && cat SHA256SUMS
+
+notices: ## rewrite THIRD_PARTY_NOTICES (printed by `idvault license`) from the module cache, after a dependency change
+	.ci/notices > THIRD_PARTY_NOTICES.tmp && mv THIRD_PARTY_NOTICES.tmp THIRD_PARTY_NOTICES
 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve

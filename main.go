@@ -18,6 +18,15 @@ import (
 //go:embed config.yaml
 var defaultConfig []byte
 
+// license and notices travel with the binary (a release binary is downloaded alone): `idvault
+// license` prints them. THIRD_PARTY_NOTICES is written by `make notices` (.ci/notices).
+var (
+	//go:embed LICENSE
+	license []byte
+	//go:embed THIRD_PARTY_NOTICES
+	notices []byte
+)
+
 // Set at build time by `make build` and `make release`: version is the release tag when the
 // commit is tagged (-ldflags "-X main.version=v1.2.3"), revision the commit, used only when the
 // build information Go embeds has none (cli.ReadBuild).
@@ -30,7 +39,7 @@ func main() {
 	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
 		Embedded: defaultConfig, Environ: os.Environ(), Stdin: os.Stdin,
-		Build: cli.ReadBuild(version, revision),
+		Build: cli.ReadBuild(version, revision), License: license, Notices: notices,
 	})
 	stop()
 	os.Exit(code)

@@ -23,6 +23,9 @@ type Env struct {
 	Environ []string
 	// Build is the version, the commit and the Go version (see ReadBuild).
 	Build BuildInfo
+	// License is the project's LICENSE and Notices the third-party notices (THIRD_PARTY_NOTICES),
+	// both compiled into the binary; `idvault license` prints them.
+	License, Notices []byte
 	// Stdin is where confirmations are read from; they are asked only when it is a terminal.
 	Stdin io.Reader
 	// Ready, when set, receives the server's listen address once it accepts connections (tests).
@@ -77,6 +80,7 @@ func commands() []*command {
 		backupCommand(),
 		exitCommand(),
 		versionCommand(),
+		licenseCommand(),
 		completionCommand(),
 		completeCommand(),
 	}

@@ -2,10 +2,13 @@ package cli_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // The project is licensed (Apache-2.0, full text at the top level) and the README says so.
@@ -19,4 +22,33 @@ func TestLicenseIsApache2AndNamedInReadme(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(readme), "Apache License, Version 2.0: the full text is in [LICENSE](LICENSE)")
+}
+
+// A release binary is downloaded alone: `idvault license` prints the project's LICENSE, in
+// full, then the third-party notices (the Go toolchain's license and every module's), so that
+// the binary carries what the licenses of the code compiled into it ask a copy to carry.
+func TestBinaryPrintsItsLicenseAndNotices(t *testing.T) {
+	t.Parallel()
+	license, err := os.ReadFile(filepath.Join("..", "..", "LICENSE"))
+	require.NoError(t, err)
+	notices, err := os.ReadFile(filepath.Join("..", "..", "THIRD_PARTY_NOTICES"))
+	require.NoError(t, err)
+	out, errOut, code := apptest.RunCLI(t, t.TempDir(), nil, "license")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, string(license)+"\n"+string(notices), out)
+	for _, m := range []string{"Go (runtime and standard library): LICENSE", "github.com/gofiber/fiber/v2 ", "go.etcd.io/bbolt ", "github.com/wneessen/go-mail ", "github.com/jackc/pgx/v5 ", "github.com/knadh/koanf/v2 ", "filippo.io/age "} {
+		require.Contains(t, out, "\n"+m, "the notices name %s", m)
+	}
+}
+
+// THIRD_PARTY_NOTICES is what .ci/notices prints now: every module compiled into the binary on
+// a release platform, at the version go.mod asks for, with its license files. A dependency
+// added or upgraded without `make notices` fails here.
+func TestThirdPartyNoticesAreCurrent(t *testing.T) {
+	t.Parallel()
+	want, err := exec.Command(filepath.Join("..", "..", ".ci", "notices")).Output()
+	require.NoError(t, err, "run .ci/notices")
+	got, err := os.ReadFile(filepath.Join("..", "..", "THIRD_PARTY_NOTICES"))
+	require.NoError(t, err)
+	require.True(t, string(want) == string(got), "THIRD_PARTY_NOTICES is stale: run make notices")
 }
