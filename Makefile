@@ -8,8 +8,16 @@ BIN       ?= ./idvault
 # else "devel"; the commit and the Go version come from the build information Go embeds. No build
 # date and no build ID, so the same commit builds to the same bytes (see `make release`).
 # REVISION is the commit for builds where Go records none (a git worktree: its .git is a file).
+# A tree with no .git of its own (from `git archive`) takes both from .ci/archive-info, which git
+# archive fills in (export-subst): the same -X values, so it builds to the same bytes as a clone.
+IN_GIT    := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = '$(CURDIR)' ] && echo yes)
+ifeq ($(IN_GIT),yes)
 VERSION   ?= $(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null)
 REVISION  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
+else
+VERSION   ?= $(shell sed -n 's/^refs //p' .ci/archive-info | tr ',' '\n' | sed -n 's/^ *tag: //p' | grep -E -m1 '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$')
+REVISION  ?= $(shell sed -n 's/^commit \([0-9a-f]\{40\}\)$$/\1/p' .ci/archive-info)
+endif
 LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVISION)
 BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
 # Where `make deps` installs the npm tools, and where the tests look for them (app/apptest/external.CacheDir, mailtest.MailDevDir).
