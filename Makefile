@@ -19,7 +19,9 @@ VERSION   ?= $(shell sed -n 's/^refs //p' .ci/archive-info | tr ',' '\n' | sed -
 REVISION  ?= $(shell sed -n 's/^commit \([0-9a-f]\{40\}\)$$/\1/p' .ci/archive-info)
 endif
 LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION) -X main.revision=$(REVISION)
-BUILDFLAGS := -trimpath -buildvcs=true -ldflags '$(LDFLAGS)'
+# -buildvcs=false: the commit comes from REVISION alone, so a clone, a worktree and an archive of
+# one commit build to the same bytes (Go would add the commit's time and its own fields in a clone).
+BUILDFLAGS := -trimpath -buildvcs=false -ldflags '$(LDFLAGS)'
 # Where `make deps` installs the npm tools, and where the tests look for them (app/apptest/external.CacheDir, mailtest.MailDevDir).
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/idvault
 MAILDEV_DIR ?= $(TOOLS_CACHE)/maildev

@@ -12,8 +12,8 @@ import (
 
 // buildFromArchive exports ref of the repository at repo with `git archive` (no .git: a
 // release's source download), runs `make build` in the exported tree and returns what its
-// `idvault version` prints.
-func buildFromArchive(t *testing.T, repo, ref string) string {
+// `idvault version` prints, and the binary.
+func buildFromArchive(t *testing.T, repo, ref string) (string, []byte) {
 	t.Helper()
 	src := t.TempDir()
 	out, err := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", repo, ref, src).CombinedOutput()
@@ -24,12 +24,15 @@ func buildFromArchive(t *testing.T, repo, ref string) string {
 	require.NoError(t, err, "make build:\n%s", out)
 	out, err = exec.Command(filepath.Join(src, "idvault"), "version").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	return string(out)
+	bin, err := os.ReadFile(filepath.Join(src, "idvault"))
+	require.NoError(t, err)
+	return string(out), bin
 }
 
 // A user who builds from a `git archive` tarball gets a binary whose `idvault version` names
 // the commit, as a bug report needs (not "unknown"), and the release tag when the archive was
-// made from one: a clone of this repository is tagged v1.2.3 and archived again.
+// made from one: a clone of this repository is tagged v1.2.3 and archived again. The archive
+// builds to the same bytes as the clone does, so a release can be checked from either.
 func TestBuildFromGitArchiveSaysItsVersionAndCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary twice from exported trees")
@@ -42,9 +45,16 @@ func TestBuildFromGitArchiveSaysItsVersionAndCommit(t *testing.T) {
 	require.NoError(t, err)
 	commit := strings.TrimSpace(string(head))
 
-	require.Regexp(t, `^idvault devel\ncommit: `+commit+`\ngo:     go1\.\S+ `, buildFromArchive(t, clone, "HEAD"))
+	version, fromArchive := buildFromArchive(t, clone, "HEAD")
+	require.Regexp(t, `^idvault devel\ncommit: `+commit+`\ngo:     go1\.\S+ `, version)
+	out, err = exec.Command("make", "-s", "-C", clone, "build").CombinedOutput()
+	require.NoError(t, err, "make build in the clone:\n%s", out)
+	fromClone, err := os.ReadFile(filepath.Join(clone, "idvault"))
+	require.NoError(t, err)
+	require.True(t, string(fromClone) == string(fromArchive), "the clone and its archive build to different bytes")
 
 	out, err = exec.Command("git", "-C", clone, "tag", "v1.2.3").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	require.Regexp(t, `^idvault v1\.2\.3\ncommit: `+commit+`\ngo:     go1\.\S+ `, buildFromArchive(t, clone, "v1.2.3"))
+	version, _ = buildFromArchive(t, clone, "v1.2.3")
+	require.Regexp(t, `^idvault v1\.2\.3\ncommit: `+commit+`\ngo:     go1\.\S+ `, version)
 }
