@@ -55,8 +55,8 @@ release: ## static reproducible binaries for linux and darwin, amd64 and arm64, 
 	done
 	@cd '$(DIST)' && sha256sum idvault-* > SHA256SUMS && cat SHA256SUMS
 
-notices: ## rewrite THIRD_PARTY_NOTICES (printed by `idvault license`) from the module cache, after a dependency change
-	.ci/notices > THIRD_PARTY_NOTICES.tmp && mv THIRD_PARTY_NOTICES.tmp THIRD_PARTY_NOTICES
+notices: ## rewrite app/cli/THIRD_PARTY_NOTICES (printed by `idvault license`) from the module cache, after a dependency change
+	.ci/notices > app/cli/THIRD_PARTY_NOTICES.tmp && mv app/cli/THIRD_PARTY_NOTICES.tmp app/cli/THIRD_PARTY_NOTICES
 
 run: build ## start idvault on the embedded local-dev config (no database needed)
 	$(BIN) serve

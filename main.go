@@ -19,11 +19,11 @@ import (
 var defaultConfig []byte
 
 // license and notices travel with the binary (a release binary is downloaded alone): `idvault
-// license` prints them. THIRD_PARTY_NOTICES is written by `make notices` (.ci/notices).
+// license` prints them. app/cli/THIRD_PARTY_NOTICES is written by `make notices` (.ci/notices).
 var (
 	//go:embed LICENSE
 	license []byte
-	//go:embed THIRD_PARTY_NOTICES
+	//go:embed app/cli/THIRD_PARTY_NOTICES
 	notices []byte
 )
 

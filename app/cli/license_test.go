@@ -31,7 +31,7 @@ func TestBinaryPrintsItsLicenseAndNotices(t *testing.T) {
 	t.Parallel()
 	license, err := os.ReadFile(filepath.Join("..", "..", "LICENSE"))
 	require.NoError(t, err)
-	notices, err := os.ReadFile(filepath.Join("..", "..", "THIRD_PARTY_NOTICES"))
+	notices, err := os.ReadFile("THIRD_PARTY_NOTICES")
 	require.NoError(t, err)
 	out, errOut, code := apptest.RunCLI(t, t.TempDir(), nil, "license")
 	require.Equal(t, 0, code, errOut)
@@ -48,7 +48,7 @@ func TestThirdPartyNoticesAreCurrent(t *testing.T) {
 	t.Parallel()
 	want, err := exec.Command(filepath.Join("..", "..", ".ci", "notices")).Output()
 	require.NoError(t, err, "run .ci/notices")
-	got, err := os.ReadFile(filepath.Join("..", "..", "THIRD_PARTY_NOTICES"))
+	got, err := os.ReadFile("THIRD_PARTY_NOTICES")
 	require.NoError(t, err)
 	require.True(t, string(want) == string(got), "THIRD_PARTY_NOTICES is stale: run make notices")
 }
