@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ type appRecord struct {
 func (s *Store) CreateApp(a App) error {
 	now := s.now().UTC()
 	a.CreatedAt, a.UpdatedAt = now, now
-	return s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketApps)
 		if b.Get(a.ID) != nil {
 			return ErrExists
@@ -72,6 +73,10 @@ func (s *Store) CreateApp(a App) error {
 		}
 		return s.putApp(b, a)
 	})
+	if err == nil {
+		s.deleted.remove(a.ID)
+	}
+	return err
 }
 
 func (s *Store) putApp(b *bolt.Bucket, a App) error {
@@ -166,7 +171,8 @@ func (s *Store) updateApp(id []byte, change func(*App)) (App, error) {
 	return a, err
 }
 
-// DeleteApp removes an app and every identity record, code and counter kept for it.
+// DeleteApp removes an app and every identity record, code and counter kept for it. Writes for
+// the app that come after it (from requests that found the app before) fail with ErrAppDeleted.
 func (s *Store) DeleteApp(id []byte) error {
 	var txid uint64
 	err := s.update(func(tx *bolt.Tx) error {
@@ -183,12 +189,18 @@ func (s *Store) DeleteApp(id []byte) error {
 				return err
 			}
 		}
+		// Under the writer lock: every write transaction after this one refuses the app.
+		s.deleted.add(id)
 		return nil
 	})
-	if err == nil {
-		s.cache.dropApp(txid, id)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			s.deleted.remove(id) // the deletion did not commit
+		}
+		return err
 	}
-	return err
+	s.cache.dropApp(txid, id)
+	return nil
 }
 
 // deletePrefix removes every key of b that starts with prefix.

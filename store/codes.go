@@ -251,6 +251,9 @@ func (s *Store) issueCode(write writeFunc, in Issue) (Code, error) {
 	err := write(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		out, refused = Code{}, nil
+		if err := s.deleted.check(in.AppID); err != nil {
+			return err
+		}
 		if in.Limits != nil {
 			// admitSend writes nothing when it refuses; its other errors may follow a write.
 			err := admitSend(tx, in.AppID, addr, *in.Limits, in.Attempts, now)
@@ -287,6 +290,9 @@ func (s *Store) TestCode(in Issue) (c Code, issued bool, err error) {
 	err = s.group.update(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		c, issued = Code{}, false
+		if err := s.deleted.check(in.AppID); err != nil {
+			return err
+		}
 		codes, err := addressCodes(tx, in.AppID, addr)
 		if err != nil {
 			return clean(err)
@@ -351,6 +357,9 @@ func (s *Store) UseCode(appID []byte, email string, mac []byte, att AttemptLimit
 	err := s.group.update(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		result = nil
+		if err := s.deleted.check(appID); err != nil {
+			return err
+		}
 		akey := throttleKey(appID, kindAttempts, addr)
 		if err := lockError(getAttempts(tx, akey, att, now), now); err != nil {
 			result = err

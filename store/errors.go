@@ -22,6 +22,9 @@ var (
 	// deleted, moved or replaced while the server ran): writes would land in a file no later start
 	// opens, so they are refused.
 	ErrDataFileGone = errors.New("store: the data file was deleted or replaced while open")
+	// ErrAppDeleted: a write for an app deleted while the request that makes it was in flight
+	// (it found its app before the deletion); nothing was written.
+	ErrAppDeleted = errors.New("store: the app was deleted")
 	// ErrSchema: the data file was written by a newer idvault.
 	ErrSchema = errors.New("store: unsupported schema version")
 )

@@ -136,6 +136,9 @@ func (s *Store) UpdateRecord(appID []byte, email string, fn func(r *Record, exis
 // neither existed nor was written). Errors before the write are clean (nothing written), so the
 // rest of a shared transaction can still commit.
 func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string, fn func(r *Record, exists bool) (bool, error)) (r Record, seq uint64, err error) {
+	if err := s.deleted.check(appID); err != nil {
+		return Record{}, 0, err
+	}
 	r, err = s.getRecord(tx, appID, email, true)
 	exists := err == nil
 	if err != nil && err != ErrNotFound {

@@ -15,6 +15,9 @@ func (s *Store) WithdrawSend(appID []byte, email string, id uint64, lim SendLimi
 	addr := addrKey(email)
 	err := s.group.update(func(tx *bolt.Tx) error { // see codes.go on the group commit
 		now := s.now().UTC()
+		if err := s.deleted.check(appID); err != nil {
+			return err
+		}
 		// withdrawCode comes first: its clean error (nothing written) stays clean.
 		if err := withdrawCode(tx, appID, addr, id); err != nil {
 			return err

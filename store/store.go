@@ -57,6 +57,8 @@ type Store struct {
 	// one transaction for it.
 	cache    *recordCache
 	writeSeq atomic.Uint64
+	// deleted refuses writes for apps deleted since the store opened (deleted_apps.go).
+	deleted deletedApps
 	// opened is the data file as Open found it, for checkFile.
 	opened os.FileInfo
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/idvault/idvault/store"
 )
 
 // Code is one entry of the catalogue.
@@ -55,9 +57,13 @@ func (c Code) Wrap(cause error) *Error { return &Error{Code: c, Message: c.Messa
 // Internal wraps an unexpected error: the client sees internal_error, the log sees cause. When
 // cause is the server's storage refusing writes (a full disk or quota, a read-only file system),
 // the message says so, for the operator reading a client's report: "a retry may help" would
-// send them looking for a bug while nothing is stored until they act.
+// send them looking for a bug while nothing is stored until they act. When cause is the store
+// refusing a write because the request's app was deleted while the request ran, the client
+// sees app_not_found, as the next request for that app would.
 func Internal(cause error) *Error {
 	switch {
+	case errors.Is(cause, store.ErrAppDeleted):
+		return AppNotFound.Wrap(cause)
 	case errors.Is(cause, syscall.ENOSPC), errors.Is(cause, syscall.EDQUOT):
 		return InternalError.Wrap(cause).withMessage(MsgStorageFull)
 	case errors.Is(cause, syscall.EROFS):

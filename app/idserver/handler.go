@@ -16,6 +16,7 @@ import (
 	"github.com/idvault/idvault/app/directory"
 	"github.com/idvault/idvault/app/idtoken"
 	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/store"
 )
 
 // Handler serves /identity and /public_identity.
@@ -134,10 +135,14 @@ func (h *Handler) request(c *fiber.Ctx, own bool) (apps.App, string, error) {
 	return a, e, err
 }
 
-// dirError maps a directory error to the client's error.
+// dirError maps a directory error to the client's error. The served app deleted while the
+// request ran answers as the next request would: identity_server_app_unavailable.
 func dirError(op string, err error) error {
-	if errors.Is(err, directory.ErrUnknownUser) {
+	switch {
+	case errors.Is(err, directory.ErrUnknownUser):
 		return apierr.UnknownUser.New()
+	case errors.Is(err, store.ErrAppDeleted):
+		return apierr.ISAppUnavailable.Wrap(err)
 	}
 	return apierr.Internal(fmt.Errorf("idserver: %s: %w", op, err))
 }

@@ -33,12 +33,19 @@ type recorder struct {
 	next verification.Mailer
 	mu   sync.Mutex
 	msgs []mail.Message
+	// before, when set, runs before each mail is handed on: what happens while a send is in
+	// flight (its code already stored).
+	before func()
 }
 
 func (r *recorder) Send(ctx context.Context, m mail.Message) error {
 	r.mu.Lock()
 	r.msgs = append(r.msgs, m)
+	before := r.before
 	r.mu.Unlock()
+	if before != nil {
+		before()
+	}
 	return r.next.Send(ctx, m)
 }
 

@@ -227,7 +227,8 @@ func (h *Handler) sendFailed(app *apps.App, email string, id uint64, lim store.S
 	default:
 		werr = h.store.WithdrawSend(app.ID, email, id, store.SendLimits{})
 	}
-	if werr != nil {
+	if werr != nil && !errors.Is(werr, store.ErrAppDeleted) {
+		// (An app deleted while its mail was out took its code and counters with it.)
 		// The code stays valid though its mail was never sent: nobody knows it, so this is
 		// only a leftover, but the operator should know the store failed.
 		h.log.Error("withdraw unsent code", "app_id", apps.FormatID(app.ID), "err", werr)
