@@ -66,16 +66,17 @@ func createMasterKey(path string) (*MasterKey, error) {
 		return nil, fmt.Errorf("store: create master key directory: %w", err)
 	}
 	text := base64.StdEncoding.EncodeToString(mk.key[:]) + "\n"
-	if err := writeFileExclusive(path, []byte(text), 0o600); err != nil {
+	if err := WriteNewFile(path, []byte(text), 0o600); err != nil {
 		return nil, fmt.Errorf("store: write master key %s: %w", path, err)
 	}
 	return mk, nil
 }
 
-// writeFileExclusive creates path with perm, fails if it exists, and fsyncs it. A failed write
-// (a full disk) removes the file it created: an empty or partial key file would make every later
-// start fail on "want 32 bytes" even once space is freed.
-func writeFileExclusive(path string, data []byte, perm os.FileMode) error {
+// WriteNewFile creates path with perm, fails if it exists, and fsyncs it. A failed write (a full
+// disk) removes the file it created: an empty or partial key file would make every later start
+// fail on "want 32 bytes" even once space is freed (the CLI writes its token and config files
+// with it too).
+func WriteNewFile(path string, data []byte, perm os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
