@@ -226,32 +226,6 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// BackupToFile writes a hot copy to path atomically (temporary file, fsync, rename), mode 0600.
-func (s *Store) BackupToFile(path string) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".idvault-backup-*")
-	if err != nil {
-		return 0, fmt.Errorf("store: backup: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	n, err := s.Backup(tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("store: backup to %s: %w", path, err)
-	}
-	return n, nil
-}
-
 // SetClock replaces the store's clock (tests).
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
 

@@ -206,6 +206,9 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		var tree *exitclient.OutputTree
 		if tree, err = exitclient.OpenOutputTree(filepath.Dir(out)); err == nil {
 			err = tree.Write(filepath.Base(out), run)
+			if err == nil {
+				err = tree.Sync() // the output's name survives a power loss before the summary
+			}
 			tree.Close()
 		}
 	}

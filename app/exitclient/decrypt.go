@@ -178,6 +178,11 @@ func (c *Client) DecryptTree(ctx context.Context, in, out string, opts DecryptOp
 		}
 	})
 	sort.Slice(rep.Failures, func(i, j int) bool { return rep.Failures[i].File < rep.Failures[j].File })
+	// The names given are made durable before the run reports them (also for a run stopped
+	// early: what it counts as written is there after a power loss).
+	if err := tree.Sync(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if runErr != nil {
 		return rep, runErr
 	}

@@ -9,7 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -22,16 +25,38 @@ import (
 // synced, then renamed, so that a partial file never sits under a final name. Safe for concurrent use
 // on different names.
 //
+// A name given (a rename, a directory made) is durable only once its directory is synced too:
+// the tree remembers every directory it changed, and Sync syncs each once. The commands call
+// Sync before they report, so a file counted as written survives a power loss; syncing once
+// per directory at the end rather than after each file keeps a run of many small files from
+// paying a second sync per file.
+//
 // Every failure to write under the directory (a full disk, a read-only file system, the
 // directory removed during the run) is an *OutputError naming the file.
 type OutputTree struct {
 	root *os.Root
 	path string // the directory as opened, for messages and to notice it removed
+
+	mu    sync.Mutex
+	dirty map[string]bool // directories (relative, "." for the root) with a name not yet synced
+	// created lists the directories OpenOutputTree made, deepest first: the entry of each in
+	// its parent is synced with the rest.
+	created []string
 }
+
+// syncDirHook, when set, syncs an open directory in place of its Sync (tests watch the calls).
+var syncDirHook atomic.Pointer[func(*os.File) error]
 
 // OpenOutputTree creates dir (mode 0700, parents too) when missing and opens it. The caller
 // resolves dir first if it must judge it (filepath.EvalSymlinks): dir itself may be a symlink.
 func OpenOutputTree(dir string) (*OutputTree, error) {
+	var created []string // the missing ones, deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		created = append(created, d)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -39,7 +64,76 @@ func OpenOutputTree(dir string) (*OutputTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OutputTree{root: root, path: dir}, nil
+	return &OutputTree{root: root, path: dir, dirty: map[string]bool{}, created: created}, nil
+}
+
+// changed notes that a name in the directory rel (relative to the tree) was given.
+func (t *OutputTree) changed(rel string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dirty[filepath.Clean(rel)] = true
+}
+
+// Sync syncs every directory in which the tree gave a name since the last Sync (the files'
+// own data is synced as each is written), and the parents of the directories OpenOutputTree
+// made: after it returns, every file written survives a power loss under its final name. A
+// file system that cannot sync a directory (EINVAL) is taken as one where names need no sync.
+// An error is an *OutputError naming the directory.
+func (t *OutputTree) Sync() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rels := make([]string, 0, len(t.dirty))
+	for rel := range t.dirty {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		dir, err := t.dir(rel, false)
+		if err == nil && dir != nil {
+			err = t.syncRoot(dir)
+			if dir != t.root {
+				dir.Close()
+			}
+		}
+		if err != nil {
+			return t.outputErr(rel, err)
+		}
+		delete(t.dirty, rel)
+	}
+	for len(t.created) > 0 {
+		parent := filepath.Dir(t.created[0])
+		f, err := os.Open(parent)
+		if err == nil {
+			err = t.syncOpen(f)
+			f.Close()
+		}
+		if err != nil {
+			return &OutputError{Path: parent, Err: bareErr(err), stops: true}
+		}
+		t.created = t.created[1:]
+	}
+	return nil
+}
+
+// syncRoot syncs the directory dir is opened on.
+func (t *OutputTree) syncRoot(dir *os.Root) error {
+	f, err := dir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return t.syncOpen(f)
+}
+
+func (t *OutputTree) syncOpen(f *os.File) error {
+	sync := (*os.File).Sync
+	if h := syncDirHook.Load(); h != nil {
+		sync = *h
+	}
+	if err := sync(f); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
 }
 
 // Close releases the tree's directory.
@@ -125,6 +219,8 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 	if err == nil {
 		if err = dir.Rename(part, name); err != nil {
 			err = t.outputErr(rel, err)
+		} else {
+			t.changed(dirRel)
 		}
 	}
 	if err != nil {
@@ -171,7 +267,10 @@ func (t *OutputTree) dir(rel string, create bool) (*os.Root, error) {
 			if !create {
 				return fail(nil)
 			}
-			if err = cur.Mkdir(comp, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
+			if err = cur.Mkdir(comp, 0o700); err == nil {
+				t.changed(filepath.Dir(done)) // its name is in its parent
+			}
+			if err == nil || errors.Is(err, fs.ErrExist) {
 				fi, err = cur.Lstat(comp)
 			}
 		}
