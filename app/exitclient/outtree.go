@@ -318,7 +318,8 @@ type OutputError struct {
 	Err  error  // the system's error (no space left on device, read-only file system...)
 	// stops is set when no other file can be written either: the disk or the quota is full,
 	// the file system is read-only, a permission is refused (the tree made read-only, or
-	// immutable), or the output directory was removed or replaced.
+	// immutable), the device reports an I/O error, or the output directory was removed or
+	// replaced.
 	stops bool
 }
 
@@ -339,9 +340,10 @@ func (t *OutputTree) outputErr(rel string, err error) error {
 	oe := &OutputError{Path: filepath.Join(t.path, rel), Err: bareErr(err)}
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS),
-		errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EIO):
 		// The tree is the run's own (mode 0700): a permission refused is someone's change to
-		// it, which every later file would meet too.
+		// it, which every later file would meet too. An I/O error is the device failing: going
+		// on would have the server decrypt every other file for a disk that loses them.
 		oe.stops = true
 	case t.gone():
 		oe.Err, oe.stops = fmt.Errorf("%w (%v)", errOutputGone, oe.Err), true
