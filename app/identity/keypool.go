@@ -125,7 +125,8 @@ func (p *KeyPool) Stats() KeyPoolStats {
 	return KeyPoolStats{Taken: p.taken.Load(), Missed: p.missed.Load(), Ready: ready}
 }
 
-// Close stops the filler and wipes the pairs not handed out. It is idempotent.
+// Close stops the filler and wipes the private keys and secret identities not handed out. It is
+// idempotent.
 func (p *KeyPool) Close() {
 	if p == nil {
 		return
@@ -229,8 +230,8 @@ func (p *KeyPool) kick() {
 }
 
 // fill makes keys until the pool is full, one item of each kind per round, then waits for
-// something to be taken.
-// Only fill sends to the channels, so a send after seeing room never blocks.
+// something to be taken. Only fill sends to p.sig and p.enc, so a send after seeing room never
+// blocks.
 func (p *KeyPool) fill() {
 	defer close(p.done)
 	for {
