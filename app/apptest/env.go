@@ -54,8 +54,10 @@ func New(t testing.TB, declared ...config.DeclaredApp) *Env {
 	reg, err := apps.NewRegistry(st, declared)
 	require.NoError(t, err)
 	buf := &LogBuffer{}
+	dir := directory.New(st)
+	t.Cleanup(dir.Close)
 	return &Env{
-		Store: st, MasterKey: mk, Apps: reg, Dir: directory.New(st),
+		Store: st, MasterKey: mk, Apps: reg, Dir: dir,
 		Log: slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), LogBuf: buf,
 		Prom: server.NewRegistry(),
 	}

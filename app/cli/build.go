@@ -44,8 +44,8 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		},
 		MetricsElsewhere: !c.Metrics.OnMainListener(),
 	}
-	cleanup := func() {}
 	dir := directory.New(st)
+	cleanup := dir.Close
 
 	if c.FakeAuth.Enabled {
 		const warn = "fake authentication is on: it hands out private identities without authentication (development and tests only)"

@@ -90,7 +90,7 @@ func (d *Directory) createProvisionals(app apps.App, unique []string, missing []
 	provPubs := make([]string, len(missing))
 	batch := make([]string, len(missing))
 	for j, i := range missing {
-		prov, pub, err := identity.CreateProvisionalPair(app.ID, identity.TargetEmail, unique[i], nil)
+		prov, pub, err := d.keys.Provisional(app.ID, identity.TargetEmail, unique[i])
 		if err != nil {
 			return fmt.Errorf("directory: %w", err)
 		}

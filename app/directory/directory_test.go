@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -212,5 +213,66 @@ func TestPermanentChecksTheSecretItIsGiven(t *testing.T) {
 	require.ErrorIs(t, err, directory.ErrUnknownUser, "nothing stored")
 
 	_, err = d.Permanent(a, "third@example.com")
+	require.NoError(t, err)
+}
+
+// A known email never costs a key generation: once an email has its identities, asking again
+// (for the permanent identity, or for the public identity it is shared with) takes nothing
+// from the key pool and makes no key on the request's path.
+func TestKnownEmailMakesNoKeys(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	_, err := d.Permanent(a, "known@example.com")
+	require.NoError(t, err)
+	_, err = d.PublicIdentity(a, "known@example.com", directory.IdentityServerPolicy)
+	require.NoError(t, err)
+	_, err = d.PublicIdentity(a, "provisional@example.com", directory.IdentityServerPolicy)
+	require.NoError(t, err)
+	before := d.KeyPoolStats()
+	require.Equal(t, int64(3), before.Taken+before.Missed, "each creation counted")
+
+	for range 10 {
+		_, err = d.Permanent(a, "known@example.com")
+		require.NoError(t, err)
+		_, err = d.PublicIdentity(a, "known@example.com", directory.IdentityServerPolicy)
+		require.NoError(t, err)
+		_, err = d.PublicIdentity(a, "provisional@example.com", directory.IdentityServerPolicy)
+		require.NoError(t, err)
+		_, err = d.PublicIdentities(a, []string{"known@example.com", "provisional@example.com"}, directory.FakeAuthPolicy)
+		require.NoError(t, err)
+	}
+	after := d.KeyPoolStats()
+	require.Equal(t, before.Taken, after.Taken)
+	require.Equal(t, before.Missed, after.Missed)
+}
+
+// New identities come from the directory's key pool once it is warm, and a closed directory
+// still creates them (on the request's path).
+func TestNewIdentitiesUseTheKeyPool(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	_, err := d.Permanent(a, "first@example.com")
+	require.NoError(t, err)
+	for range 20000 { // a bounded wait for the background filler
+		if d.KeyPoolStats().Ready >= 5 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := d.KeyPoolStats()
+	for i := range 5 {
+		r, err := d.Permanent(a, fmt.Sprintf("user%d@example.com", i))
+		require.NoError(t, err)
+		p, err := identity.ParsePermanent(r.PermanentIdentity, a.ID, a.Secret[32:])
+		require.NoError(t, err)
+		require.NoError(t, p.CheckUserID(r.UserID), "the stored user ID is the one the identity hashes")
+	}
+	require.Equal(t, before.Taken+5, d.KeyPoolStats().Taken, "all five made ahead of time")
+
+	d.Close()
+	r, err := d.Permanent(a, "after-close@example.com")
+	require.NoError(t, err)
+	require.NotEmpty(t, r.PermanentIdentity)
+	_, err = d.PublicIdentity(a, "after-close-provisional@example.com", directory.IdentityServerPolicy)
 	require.NoError(t, err)
 }

@@ -14,6 +14,9 @@ import (
 type issuers struct {
 	mu sync.RWMutex
 	m  map[string]*identity.Issuer
+	// dropped is told of every Issuer the cache lets go (the key pool wipes what it made
+	// ahead of time with it).
+	dropped func(*identity.Issuer)
 }
 
 // maxIssuers bounds the cache: past it, the cache starts over (apps are few; this only keeps a
@@ -31,11 +34,23 @@ func (c *issuers) get(app apps.App) (*identity.Issuer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var gone []*identity.Issuer
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxIssuers {
+		for _, old := range c.m {
+			gone = append(gone, old)
+		}
 		c.m = map[string]*identity.Issuer{}
+	}
+	if old := c.m[string(app.ID)]; old != nil {
+		gone = append(gone, old)
 	}
 	c.m[string(app.ID)] = is
 	c.mu.Unlock()
+	if c.dropped != nil {
+		for _, old := range gone {
+			c.dropped(old)
+		}
+	}
 	return is, nil
 }

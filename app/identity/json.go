@@ -222,11 +222,17 @@ func (w *docWriter) bin(k string, v []byte) {
 // The encoding is made into a buffer that becomes the string without a copy (nothing else refers
 // to it, and it is never written again), as strings.Builder does: one allocation, not two.
 func (w *docWriter) b64() string {
+	out := w.b64Bytes()
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+// b64Bytes is b64 returning the encoding's buffer, for a caller that may have to wipe it.
+func (w *docWriter) b64Bytes() []byte {
 	w.buf = append(w.buf, '}')
 	out := make([]byte, base64.StdEncoding.EncodedLen(len(w.buf)))
 	base64.StdEncoding.Encode(out, w.buf)
 	clear(w.buf)
-	return unsafe.String(unsafe.SliceData(out), len(out))
+	return out
 }
 
 // decodeB64 decodes a b64 identity like identity-go (padded standard

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"unsafe"
 )
 
 // Permanent is a parsed and validated secret permanent identity.
@@ -63,11 +64,17 @@ func createPermanent(appID, appSecret []byte, userID string, rand io.Reader) (st
 // newPermanent makes the keys of a permanent identity of a checked app; the caller wipes it.
 func newPermanent(appID, appSecret []byte, userID string, rand io.Reader) (*Permanent, error) {
 	r := randomReader(rand)
-	hashedUserID := HashUserID(appID, userID)
 	ephPub, ephPriv, err := newSignatureKeyPair(r)
 	if err != nil {
 		return nil, fmt.Errorf("ephemeral key: %w", err)
 	}
+	return signPermanent(appID, appSecret, userID, ephPub, ephPriv, r)
+}
+
+// signPermanent completes a permanent identity around its ephemeral key pair: the user secret
+// (read from r) and the app's delegation signature.
+func signPermanent(appID, appSecret []byte, userID string, ephPub ed25519.PublicKey, ephPriv ed25519.PrivateKey, r io.Reader) (*Permanent, error) {
+	hashedUserID := HashUserID(appID, userID)
 	userSecret, err := newUserSecret(r, hashedUserID)
 	if err != nil {
 		clear(ephPriv)
@@ -93,6 +100,12 @@ func (p *Permanent) wipe() {
 // SecretIdentity returns the b64 secret permanent identity in canonical
 // form; for a parsed canonical identity it is the input, byte for byte.
 func (p *Permanent) SecretIdentity() string {
+	b := p.secretIdentity()
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// secretIdentity is SecretIdentity as a buffer the caller may wipe.
+func (p *Permanent) secretIdentity() []byte {
 	w := newDocWriter()
 	w.bin(keyTrustchainID, p.AppID)
 	w.str(keyTarget, TargetUser)
@@ -101,7 +114,7 @@ func (p *Permanent) SecretIdentity() string {
 	w.bin(keyEphemeralPublicSignatureKey, p.EphemeralPublicSignatureKey)
 	w.bin(keyEphemeralPrivateSignatureKey, p.EphemeralPrivateSignatureKey)
 	w.bin(keyUserSecret, p.UserSecret)
-	return w.b64()
+	return w.b64Bytes()
 }
 
 // delegationPayload is the message the app signs: ephemeral public key ||

@@ -77,17 +77,14 @@ func createProvisional(appID []byte, target, value string, rand io.Reader) (stri
 
 // newProvisional makes the keys of a provisional identity; the caller wipes it.
 func newProvisional(appID []byte, target, value string, rand io.Reader) (*Provisional, error) {
-	r := randomReader(rand)
-	sigPub, sigPriv, err := newSignatureKeyPair(r)
+	if rand == nil {
+		return newProvisionalKeys(appID, target, value, nil)
+	}
+	sigPub, sigPriv, err := newSignatureKeyPair(rand)
 	if err != nil {
 		return nil, fmt.Errorf("signature key: %w", err)
 	}
-	var encPub, encPriv []byte
-	if rand == nil {
-		encPub, encPriv, err = newEncryptionKeyPairFast()
-	} else {
-		encPub, encPriv, err = newEncryptionKeyPair(r)
-	}
+	encPub, encPriv, err := newEncryptionKeyPair(rand)
 	if err != nil {
 		clear(sigPriv)
 		return nil, fmt.Errorf("encryption key: %w", err)
@@ -100,6 +97,24 @@ func newProvisional(appID []byte, target, value string, rand io.Reader) (*Provis
 		PrivateEncryptionKey: encPriv,
 		PublicSignatureKey:   sigPub,
 		PrivateSignatureKey:  sigPriv,
+	}, nil
+}
+
+// newProvisionalKeys is newProvisional with crypto/rand, its key pairs taken from pool (a nil
+// pool makes them here); the caller wipes it.
+func newProvisionalKeys(appID []byte, target, value string, pool *KeyPool) (*Provisional, error) {
+	sig, enc, err := pool.provisionalKeys()
+	if err != nil {
+		return nil, err
+	}
+	return &Provisional{
+		AppID:                appID,
+		Target:               target,
+		Value:                value,
+		PublicEncryptionKey:  enc.pub,
+		PrivateEncryptionKey: enc.priv,
+		PublicSignatureKey:   sig.pub,
+		PrivateSignatureKey:  sig.priv,
 	}, nil
 }
 

@@ -1,0 +1,417 @@
+package identity
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/google/uuid"
+)
+
+// KeyPool holds a few identities' keys made ahead of time, so that a server creating identities
+// takes their key generation off the request's path: they are made by one background goroutine
+// while the cores would otherwise wait (a new identity spends most of its time waiting for its
+// commit to reach the disk), and a creation takes them ready instead of making them.
+//
+// It keeps two kinds of material, each bounded by the size given to NewKeyPool:
+//   - whole permanent identities of the last few Issuers it served (maxPooledIssuers): a
+//     permanent identity depends on nothing a request brings (its user ID is a random UUID drawn
+//     with it), so its keys, its delegation signature and both its documents are made ahead;
+//   - key pairs for provisional identities, an Ed25519 pair and an X25519 pair each, whose
+//     documents are written on the request's path (they hold the email).
+//
+// What it guarantees:
+//   - everything comes from crypto/rand, as on the request's path, and is handed out at most
+//     once: it leaves the pool when taken (a channel receive) and the pool keeps no reference
+//     to it;
+//   - nothing is made before it was first asked for (a server that never creates a provisional
+//     identity makes no X25519 pair, an app's permanent identities are made only after its
+//     first one);
+//   - an empty pool never makes a creation wait: the creation makes its own keys, exactly as
+//     without a pool;
+//   - the filler makes one item of each kind at a time and yields between rounds, so request
+//     goroutines are scheduled between them; it makes nothing once the pool is full;
+//   - Close stops the filler and wipes every private key and secret identity not handed out; so
+//     do Drop (an Issuer no longer used) and the eviction of an Issuer's queue. A closed pool
+//     hands out nothing and every creation makes its own keys.
+//
+// The zero KeyPool is not usable; a nil *KeyPool is, and makes everything on the caller's path.
+type KeyPool struct {
+	size int
+	sig  chan *signatureKeys
+	enc  chan *encryptionKeys
+	want chan struct{} // something was taken or missed: the filler looks again
+
+	// perm holds the ready permanent identities of the last few Issuers served, guarded by
+	// permMu.
+	permMu sync.RWMutex
+	perm   []*permanentQueue
+
+	// wantPairs is set by the first provisional identity asked for.
+	wantPairs atomic.Bool
+	started   atomic.Bool
+	closed    atomic.Bool
+
+	mu   sync.Mutex // orders the filler's start with Close
+	stop chan struct{}
+	done chan struct{}
+
+	taken, missed atomic.Int64
+}
+
+type signatureKeys struct {
+	pub  ed25519.PublicKey
+	priv ed25519.PrivateKey
+}
+
+type encryptionKeys struct {
+	pub, priv []byte
+}
+
+// maxPooledIssuers bounds how many apps have permanent identities made ahead of time: past it,
+// the app that registered first loses its queue (its identities wiped).
+const maxPooledIssuers = 4
+
+// permanentQueue holds permanent identities made ahead of time by one Issuer.
+type permanentQueue struct {
+	is      *Issuer
+	ready   chan *readyPermanent
+	evicted bool // guarded by KeyPool.permMu: no identity is queued any more
+}
+
+// readyPermanent is a whole permanent identity: a random user ID, its secret identity (kept as
+// a buffer, wiped if never handed out) and its public identity.
+type readyPermanent struct {
+	userID string
+	secret []byte
+	public string
+}
+
+// NewKeyPool returns a pool that keeps at most size provisional key pairs and size permanent
+// identities per Issuer. Its filler starts with the first creation; Close stops it.
+func NewKeyPool(size int) *KeyPool {
+	return &KeyPool{
+		size: size,
+		sig:  make(chan *signatureKeys, size),
+		enc:  make(chan *encryptionKeys, size),
+		want: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+}
+
+// KeyPoolStats are counters of a pool's use.
+type KeyPoolStats struct {
+	Taken  int64 // creations whose keys all came from the pool
+	Missed int64 // creations that made keys on the caller's path (pool empty or closed)
+	Ready  int   // items in the pool now: permanent identities and key pairs
+}
+
+// Stats returns the pool's counters.
+func (p *KeyPool) Stats() KeyPoolStats {
+	if p == nil {
+		return KeyPoolStats{}
+	}
+	ready := len(p.sig) + len(p.enc)
+	p.permMu.RLock()
+	for _, q := range p.perm {
+		ready += len(q.ready)
+	}
+	p.permMu.RUnlock()
+	return KeyPoolStats{Taken: p.taken.Load(), Missed: p.missed.Load(), Ready: ready}
+}
+
+// Close stops the filler and wipes the private keys and secret identities not handed out. It is
+// idempotent.
+func (p *KeyPool) Close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Swap(true) {
+		return
+	}
+	close(p.stop)
+	if p.started.Load() {
+		<-p.done
+	}
+	p.permMu.Lock()
+	for _, q := range p.perm {
+		q.evict()
+	}
+	p.perm = nil
+	p.permMu.Unlock()
+	for {
+		select {
+		case k := <-p.sig:
+			clear(k.priv)
+		case k := <-p.enc:
+			clear(k.priv)
+		default:
+			return
+		}
+	}
+}
+
+// provisionalKeys hands out a ready Ed25519 pair and X25519 pair (made as
+// newEncryptionKeyPairFast makes it), making on the caller's path any the pool has not.
+func (p *KeyPool) provisionalKeys() (sig *signatureKeys, enc *encryptionKeys, err error) {
+	if p != nil {
+		if !p.closed.Load() {
+			p.wantPairs.Store(true)
+			select {
+			case sig = <-p.sig:
+			default:
+			}
+			select {
+			case enc = <-p.enc:
+			default:
+			}
+			p.kick()
+		}
+		if sig != nil && enc != nil {
+			p.taken.Add(1)
+		} else {
+			p.missed.Add(1)
+		}
+	}
+	if sig == nil {
+		if sig, err = newSignatureKeys(); err != nil {
+			if enc != nil {
+				clear(enc.priv)
+			}
+			return nil, nil, fmt.Errorf("signature key: %w", err)
+		}
+	}
+	if enc == nil {
+		if enc, err = newEncryptionKeys(); err != nil {
+			clear(sig.priv)
+			return nil, nil, fmt.Errorf("encryption key: %w", err)
+		}
+	}
+	return sig, enc, nil
+}
+
+func newSignatureKeys() (*signatureKeys, error) {
+	pub, priv, err := newSignatureKeyPair(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return &signatureKeys{pub: pub, priv: priv}, nil
+}
+
+func newEncryptionKeys() (*encryptionKeys, error) {
+	pub, priv, err := newEncryptionKeyPairFast()
+	if err != nil {
+		return nil, err
+	}
+	return &encryptionKeys{pub: pub, priv: priv}, nil
+}
+
+// kick starts the filler on first use and tells it to look at the pool again.
+func (p *KeyPool) kick() {
+	if !p.started.Load() {
+		p.mu.Lock()
+		if !p.started.Load() && !p.closed.Load() {
+			p.started.Store(true)
+			go p.fill()
+		}
+		p.mu.Unlock()
+	}
+	select {
+	case p.want <- struct{}{}:
+	default:
+	}
+}
+
+// fill makes keys until the pool is full, one item of each kind per round, then waits for
+// something to be taken. Only fill sends to p.sig and p.enc, so a send after seeing room never
+// blocks.
+func (p *KeyPool) fill() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-p.want:
+		}
+		for {
+			made := false
+			if p.wantPairs.Load() && len(p.sig) < cap(p.sig) {
+				k, err := newSignatureKeys()
+				if err != nil {
+					break // crypto/rand failed: creations make their own keys and see the error
+				}
+				p.sig <- k
+				made = true
+			}
+			if p.wantPairs.Load() && len(p.enc) < cap(p.enc) {
+				k, err := newEncryptionKeys()
+				if err != nil {
+					break
+				}
+				p.enc <- k
+				made = true
+			}
+			p.permMu.RLock()
+			queues := append([]*permanentQueue(nil), p.perm...)
+			p.permMu.RUnlock()
+			for _, q := range queues {
+				if len(q.ready) < cap(q.ready) {
+					r, err := makePermanent(q.is)
+					if err != nil {
+						break
+					}
+					p.queuePermanent(q, r)
+					made = true
+				}
+			}
+			if !made {
+				break
+			}
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			runtime.Gosched() // let request goroutines run between rounds
+		}
+	}
+}
+
+// NewPermanent returns a new permanent identity made by is: its user ID (a random UUID, version
+// 4), its b64 secret identity and its public identity, as is.CreatePermanent makes them for
+// that user ID. A permanent identity depends on nothing the request brings (the user ID is
+// drawn here), so the pool keeps whole identities ready for the last few Issuers it served;
+// when none is ready, it is made on the caller's path.
+func (p *KeyPool) NewPermanent(is *Issuer) (userID, secret, public string, err error) {
+	if p != nil {
+		if !p.closed.Load() {
+			q := p.queueOf(is)
+			select {
+			case r := <-q.ready:
+				p.taken.Add(1)
+				p.kick()
+				return r.userID, unsafe.String(unsafe.SliceData(r.secret), len(r.secret)), r.public, nil
+			default:
+				p.kick()
+			}
+		}
+		p.missed.Add(1)
+	}
+	r, err := makePermanent(is)
+	if err != nil {
+		return "", "", "", err
+	}
+	return r.userID, unsafe.String(unsafe.SliceData(r.secret), len(r.secret)), r.public, nil
+}
+
+// makePermanent makes a whole permanent identity of is with crypto/rand.
+func makePermanent(is *Issuer) (*readyPermanent, error) {
+	userID, err := uuid.NewRandom()
+	if err != nil {
+		return nil, fmt.Errorf("create permanent identity: user id: %w", err)
+	}
+	id := userID.String()
+	perm, err := newPermanent(is.appID, is.appSecret, id, nil)
+	if err != nil {
+		return nil, fmt.Errorf("create permanent identity: %w", err)
+	}
+	defer perm.wipe()
+	return &readyPermanent{userID: id, secret: perm.secretIdentity(), public: perm.PublicIdentity()}, nil
+}
+
+// queueOf returns the queue of is, registering it (and dropping the oldest queue past
+// maxPooledIssuers) the first time.
+func (p *KeyPool) queueOf(is *Issuer) *permanentQueue {
+	p.permMu.RLock()
+	for _, q := range p.perm {
+		if q.is == is {
+			p.permMu.RUnlock()
+			return q
+		}
+	}
+	p.permMu.RUnlock()
+	p.permMu.Lock()
+	defer p.permMu.Unlock()
+	for _, q := range p.perm {
+		if q.is == is {
+			return q
+		}
+	}
+	q := &permanentQueue{is: is, ready: make(chan *readyPermanent, p.size)}
+	if p.closed.Load() {
+		q.evicted = true
+		return q // a closed pool queues nothing: every take misses
+	}
+	if len(p.perm) >= maxPooledIssuers {
+		p.perm[0].evict()
+		p.perm = append(p.perm[:0], p.perm[1:]...)
+	}
+	p.perm = append(p.perm, q)
+	return q
+}
+
+// Drop wipes and forgets the identities made ahead of time by is: the caller no longer uses
+// is (its app's secret changed, or the app is gone).
+func (p *KeyPool) Drop(is *Issuer) {
+	if p == nil {
+		return
+	}
+	p.permMu.Lock()
+	defer p.permMu.Unlock()
+	for i, q := range p.perm {
+		if q.is == is {
+			q.evict()
+			p.perm = append(p.perm[:i], p.perm[i+1:]...)
+			return
+		}
+	}
+}
+
+// queuePermanent puts r in q unless q was evicted or filled meanwhile (r is then wiped).
+func (p *KeyPool) queuePermanent(q *permanentQueue, r *readyPermanent) {
+	p.permMu.RLock()
+	defer p.permMu.RUnlock()
+	if !q.evicted {
+		select {
+		case q.ready <- r:
+			return
+		default:
+		}
+	}
+	clear(r.secret)
+}
+
+// evict marks q evicted and wipes what it holds; KeyPool.permMu must be held for writing.
+func (q *permanentQueue) evict() {
+	q.evicted = true
+	for {
+		select {
+		case r := <-q.ready:
+			clear(r.secret)
+		default:
+			return
+		}
+	}
+}
+
+// Provisional returns the b64 secret provisional identity of (target, value) and its public
+// identity, as CreateProvisionalPair does with crypto/rand, with both key pairs taken from the
+// pool.
+func (p *KeyPool) Provisional(appID []byte, target, value string) (secret, public string, err error) {
+	if err := checkProvisionalArgs(appID, target); err != nil {
+		return "", "", fmt.Errorf("create provisional identity: %w", err)
+	}
+	prov, err := newProvisionalKeys(appID, target, value, p)
+	if err != nil {
+		return "", "", fmt.Errorf("create provisional identity: %w", err)
+	}
+	defer prov.wipe()
+	return prov.SecretIdentity(), prov.PublicIdentity(), nil
+}

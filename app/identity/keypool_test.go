@@ -1,0 +1,212 @@
+package identity
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// waitReady waits until the pool holds at least n items (the filler runs in the background);
+// bounded, so a filler that never fills fails the test instead of hanging it.
+func waitReady(t *testing.T, p *KeyPool, n int) {
+	t.Helper()
+	for range 20000 {
+		if p.Stats().Ready >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("the pool holds %d items, want %d", p.Stats().Ready, n)
+}
+
+func newTestIssuer(t *testing.T) (*Issuer, []byte) {
+	t.Helper()
+	appID, appSecret, err := GenerateApp(nil)
+	require.NoError(t, err)
+	is, err := NewIssuer(appID, appSecret)
+	require.NoError(t, err)
+	return is, appSecret[32:]
+}
+
+// Under concurrent creations, every identity the pool hands out is valid and none shares a key,
+// a user ID or a user secret with another: nothing is handed out twice, whether it came from
+// the pool or was made on the caller's path.
+func TestKeyPoolHandsOutEachIdentityOnce(t *testing.T) {
+	t.Parallel()
+	p := NewKeyPool(8)
+	t.Cleanup(p.Close)
+	is, appPub := newTestIssuer(t)
+	appID := is.AppID()
+	// Prime both kinds, so that most creations below are served from the pool.
+	_, _, _, err := p.NewPermanent(is)
+	require.NoError(t, err)
+	_, _, err = p.Provisional(appID, TargetEmail, "prime@example.com")
+	require.NoError(t, err)
+	waitReady(t, p, 3*8)
+
+	const workers, each = 8, 40
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	add := func(kind string, b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		k := kind + string(b)
+		require.False(t, seen[k], "%s handed out twice", kind)
+		seen[k] = true
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				userID, secret, public, err := p.NewPermanent(is)
+				require.NoError(t, err)
+				perm, err := ParsePermanent(secret, appID, appPub)
+				require.NoError(t, err)
+				require.NoError(t, perm.CheckUserID(userID))
+				derived, err := PublicIdentity(secret)
+				require.NoError(t, err)
+				require.Equal(t, derived, public)
+				add("user id", []byte(userID))
+				add("ephemeral key", perm.EphemeralPrivateSignatureKey)
+				add("user secret", perm.UserSecret)
+
+				secret, public, err = p.Provisional(appID, TargetEmail, "someone@example.com")
+				require.NoError(t, err)
+				prov, err := ParseProvisional(secret, appID)
+				require.NoError(t, err)
+				derived, err = PublicIdentity(secret)
+				require.NoError(t, err)
+				require.Equal(t, derived, public)
+				add("signature key", prov.PrivateSignatureKey)
+				add("encryption key", prov.PrivateEncryptionKey)
+			}
+		})
+	}
+	wg.Wait()
+	st := p.Stats()
+	require.Positive(t, st.Taken, "some creations were served from the pool")
+	require.Equal(t, int64(2*workers*each+2), st.Taken+st.Missed, "every creation counted once")
+}
+
+// Close wipes the private keys and secret identities the pool still holds, and a closed pool
+// hands out nothing: creations make their own keys.
+func TestKeyPoolCloseWipesWhatItHolds(t *testing.T) {
+	t.Parallel()
+	p := NewKeyPool(4)
+	is, _ := newTestIssuer(t)
+	// Fill the pool by hand (no creation has started the filler), keeping references.
+	sig, err := newSignatureKeys()
+	require.NoError(t, err)
+	enc, err := newEncryptionKeys()
+	require.NoError(t, err)
+	r, err := makePermanent(is)
+	require.NoError(t, err)
+	p.sig <- sig
+	p.enc <- enc
+	q := p.queueOf(is)
+	q.ready <- r
+	require.Equal(t, 3, p.Stats().Ready)
+
+	p.Close()
+	require.Equal(t, make([]byte, len(sig.priv)), []byte(sig.priv), "Ed25519 private key wiped")
+	require.Equal(t, make([]byte, len(enc.priv)), enc.priv, "X25519 private key wiped")
+	require.Equal(t, make([]byte, len(r.secret)), r.secret, "secret identity wiped")
+	require.Zero(t, p.Stats().Ready)
+	p.Close() // idempotent
+
+	_, secret, _, err := p.NewPermanent(is)
+	require.NoError(t, err)
+	require.NotEmpty(t, secret)
+	_, _, err = p.Provisional(is.AppID(), TargetEmail, "a@example.com")
+	require.NoError(t, err)
+	st := p.Stats()
+	require.Equal(t, int64(0), st.Taken)
+	require.Equal(t, int64(2), st.Missed)
+	require.Zero(t, st.Ready, "a closed pool makes nothing ahead")
+}
+
+// Identities made ahead for an Issuer go only to that Issuer: past maxPooledIssuers, the oldest
+// queue is wiped, and Drop wipes an Issuer's queue at once.
+func TestKeyPoolQueuesPerIssuer(t *testing.T) {
+	t.Parallel()
+	p := NewKeyPool(4)
+	t.Cleanup(p.Close)
+	var issuers []*Issuer
+	var pubs [][]byte
+	for range maxPooledIssuers {
+		is, pub := newTestIssuer(t)
+		issuers, pubs = append(issuers, is), append(pubs, pub)
+		_, _, _, err := p.NewPermanent(is)
+		require.NoError(t, err)
+	}
+	waitReady(t, p, 4*maxPooledIssuers)
+	for i, is := range issuers {
+		for range 4 {
+			_, secret, _, err := p.NewPermanent(is)
+			require.NoError(t, err)
+			_, err = ParsePermanent(secret, is.AppID(), pubs[i])
+			require.NoError(t, err, "signed by the Issuer it was asked of")
+		}
+	}
+
+	first := p.queueOf(issuers[0])
+	waitReady(t, p, 4*maxPooledIssuers)
+	held := putBack(t, first)
+	extra, _ := newTestIssuer(t)
+	_, _, _, err := p.NewPermanent(extra)
+	require.NoError(t, err)
+	for _, r := range held {
+		require.Equal(t, make([]byte, len(r.secret)), r.secret, "the oldest queue is wiped")
+	}
+
+	second := p.queueOf(issuers[1])
+	waitReady(t, p, 4*maxPooledIssuers)
+	held = putBack(t, second)
+	p.Drop(issuers[1])
+	for _, r := range held {
+		require.Equal(t, make([]byte, len(r.secret)), r.secret, "a dropped Issuer's queue is wiped")
+	}
+}
+
+// putBack takes the identities q holds and puts back those it can (the filler may refill q
+// meanwhile), returning them: references to identities that are in q.
+func putBack(t *testing.T, q *permanentQueue) []*readyPermanent {
+	t.Helper()
+	var taken, held []*readyPermanent
+	for len(q.ready) > 0 {
+		taken = append(taken, <-q.ready)
+	}
+	for _, r := range taken {
+		select {
+		case q.ready <- r:
+			held = append(held, r)
+		default:
+		}
+	}
+	require.NotEmpty(t, held)
+	return held
+}
+
+// A nil pool makes everything on the caller's path.
+func TestNilKeyPool(t *testing.T) {
+	t.Parallel()
+	var p *KeyPool
+	is, pub := newTestIssuer(t)
+	userID, secret, _, err := p.NewPermanent(is)
+	require.NoError(t, err)
+	perm, err := ParsePermanent(secret, is.AppID(), pub)
+	require.NoError(t, err)
+	require.NoError(t, perm.CheckUserID(userID))
+	secret, _, err = p.Provisional(is.AppID(), TargetEmail, "a@example.com")
+	require.NoError(t, err)
+	prov, err := ParseProvisional(secret, is.AppID())
+	require.NoError(t, err)
+	require.False(t, bytes.Equal(prov.PrivateSignatureKey, make([]byte, ed25519.PrivateKeySize)))
+	p.Close()
+	p.Drop(is)
+	require.Equal(t, KeyPoolStats{}, p.Stats())
+}
