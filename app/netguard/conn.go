@@ -23,7 +23,8 @@ import (
 //     not put on the socket: the earlier one stands. A limit asked for is therefore enforced
 //     between 7/8 of it and all of it (an idle keep-alive connection of idle_timeout 60s is
 //     closed after 52.5 to 60 s), never later;
-//   - a deadline in the past (a cut) is put on the socket at once.
+//   - a deadline in the past (a cut) ends a Read or Write in progress at once, and fails the
+//     next one, as on the connection itself.
 type Conn struct {
 	net.Conn
 	release   func()
@@ -57,12 +58,17 @@ const (
 	unknownDeadline = -1
 )
 
+var (
+	minDeadlineSec = time.Date(1971, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxDeadlineSec = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
+
 // deadlineNanos encodes t for idleLimit.want and applied.
 func deadlineNanos(t time.Time) int64 {
 	if t.IsZero() {
 		return noDeadline
 	}
-	if y := t.Year(); y < 1971 || y > 2200 {
+	if s := t.Unix(); s < minDeadlineSec || s > maxDeadlineSec {
 		return unknownDeadline
 	}
 	return t.UnixNano()
@@ -177,19 +183,20 @@ func (c *Conn) apply(l *idleLimit) error {
 func (c *Conn) setDeadline(l *idleLimit, t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
 	if l.idle.Load() > 0 {
-		if t.IsZero() || t.After(now) {
+		if t.IsZero() || t.After(time.Now()) {
 			return nil
 		}
 		l.cut = true
 		return c.setNow(l, t)
 	}
 	ns := deadlineNanos(t)
-	if ns == unknownDeadline || (ns != noDeadline && !t.After(now)) { // a cut, or a time we cannot hold
+	if ns == unknownDeadline {
 		return c.setNow(l, t)
 	}
-	if a := l.applied.Load(); ns != noDeadline && a > 0 && a <= ns && ns-a <= (ns-now.UnixNano())/8 {
+	// A cut (a deadline in the past) needs nothing of its own: it reaches an I/O in progress
+	// at once, and the next one before it starts, like any deadline.
+	if a := l.applied.Load(); ns != noDeadline && a > 0 && a <= ns && ns-a <= (ns-time.Now().UnixNano())/8 {
 		l.want.Store(a) // the socket's deadline is at most an eighth of the limit earlier: it stands
 		return nil
 	}
