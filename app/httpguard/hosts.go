@@ -5,6 +5,7 @@ package httpguard
 
 import (
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,43 +21,71 @@ import (
 // names are the configured ones; when none are, a loopback listen address allows loopback
 // names and its own host, any other address allows all.
 func Hosts(listen string, allowed []string, refuse func() error) fiber.Handler {
-	if len(allowed) == 0 {
-		host, _, err := net.SplitHostPort(listen)
-		if err != nil || !loopback.IsHost(host) {
-			return func(c *fiber.Ctx) error { return c.Next() }
-		}
-		allowed = []string{"localhost", "*.localhost", "127.0.0.1", "::1", host}
+	allows := HostCheck(listen, allowed)
+	if allows == nil {
+		return func(c *fiber.Ctx) error { return c.Next() }
 	}
 	return func(c *fiber.Ctx) error {
-		if !HostAllowed(utils.UnsafeString(c.Request().Host()), allowed) { // not kept: no copy
+		if !allows(utils.UnsafeString(c.Request().Host())) { // not kept: no copy
 			return refuse()
 		}
 		return c.Next()
 	}
 }
 
+// HostCheck is the check Hosts makes, for a middleware of the caller's: whether a Host header
+// is answered, or nil when every one is (no allowed names and a listen address that is not a
+// loopback one). The allowed names are normalized once, here.
+func HostCheck(listen string, allowed []string) func(hostHeader string) bool {
+	if len(allowed) == 0 {
+		host, _, err := net.SplitHostPort(listen)
+		if err != nil || !loopback.IsHost(host) {
+			return nil
+		}
+		allowed = []string{"localhost", "*.localhost", "127.0.0.1", "::1", host}
+	}
+	p := newHostPatterns(allowed)
+	return p.match
+}
+
 // HostAllowed matches a Host header (port ignored, case-insensitive, trailing dot ignored)
 // against the allowed names; "*.example.com" matches any subdomain of example.com.
 func HostAllowed(hostHeader string, allowed []string) bool {
+	return newHostPatterns(allowed).match(hostHeader)
+}
+
+// hostPatterns are allowed names, normalized: exact names, and the suffixes (".example.com")
+// of the wildcard ones.
+type hostPatterns struct {
+	exact, suffixes []string
+}
+
+func newHostPatterns(allowed []string) hostPatterns {
+	var p hostPatterns
+	for _, a := range allowed {
+		a = normalHost(a)
+		if suffix, ok := strings.CutPrefix(a, "*."); ok {
+			p.suffixes = append(p.suffixes, "."+suffix)
+		} else {
+			p.exact = append(p.exact, a)
+		}
+	}
+	return p
+}
+
+// normalHost is a host name as matched: lower case, without IPv6 brackets or a trailing dot.
+func normalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+}
+
+func (p hostPatterns) match(hostHeader string) bool {
 	host := hostHeader
 	if h, _, err := net.SplitHostPort(hostHeader); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	host = normalHost(host)
 	if host == "" {
 		return false
 	}
-	for _, a := range allowed {
-		a = strings.TrimSuffix(strings.ToLower(strings.Trim(a, "[]")), ".")
-		if suffix, ok := strings.CutPrefix(a, "*."); ok {
-			if strings.HasSuffix(host, "."+suffix) {
-				return true
-			}
-			continue
-		}
-		if host == a {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.exact, host) || slices.ContainsFunc(p.suffixes, func(s string) bool { return strings.HasSuffix(host, s) })
 }

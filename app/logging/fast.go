@@ -3,6 +3,7 @@ package logging
 import (
 	"bytes"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -131,6 +132,10 @@ func (f *fastFormat) appendLine(b []byte, t time.Time, level slog.Level, msg str
 		case slog.KindUint64:
 			b = strconv.AppendUint(b, v.Uint64(), 10)
 		case slog.KindFloat64:
+			if m, ok := appendMillis(b, v.Float64()); ok {
+				b = m
+				break
+			}
 			n := len(b)
 			b = strconv.AppendFloat(b, v.Float64(), 'g', -1, 64)
 			if bytes.ContainsAny(b[n:], "eIN") { // exponent, Inf, NaN: JSON differs
@@ -144,6 +149,30 @@ func (f *fastFormat) appendLine(b []byte, t time.Time, level slog.Level, msg str
 		b = append(b, '}')
 	}
 	return append(b, '\n'), true
+}
+
+// appendMillis appends x as strconv.AppendFloat(b, x, 'g', -1, 64) would when x is a whole number
+// of thousandths below a million (the request log's duration_ms, microseconds over 1000), from
+// integers: the shortest decimal that reads back as x is then that number of thousandths, and
+// 'g' writes it without an exponent. False, with b unchanged, for any other x.
+func appendMillis(b []byte, x float64) ([]byte, bool) {
+	if !(x >= 0 && x < 1e6) || math.Signbit(x) { // -0 prints "-0"
+		return b, false
+	}
+	th := int64(x*1000 + 0.5)
+	if float64(th)/1000 != x {
+		return b, false
+	}
+	b = strconv.AppendInt(b, th/1000, 10)
+	if frac := th % 1000; frac != 0 {
+		d := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 3
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), d[:n]...)
+	}
+	return b, true
 }
 
 // clock formats times of the current second from its cached date and time up to the second

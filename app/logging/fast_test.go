@@ -5,6 +5,8 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,4 +81,33 @@ func fastLine(f *fastFormat, r slog.Record) ([]byte, bool) {
 		return nil, false
 	}
 	return f.appendLine(nil, r.Time, r.Level, r.Message, attrs[:n])
+}
+
+// appendMillis writes what strconv writes, for every whole number of thousandths it takes, and
+// declines every other float.
+func TestAppendMillisIsStrconv(t *testing.T) {
+	t.Parallel()
+	check := func(x float64) {
+		got, ok := appendMillis([]byte("x="), x)
+		if !ok {
+			require.Equal(t, "x=", string(got))
+			return
+		}
+		require.Equal(t, string(strconv.AppendFloat([]byte("x="), x, 'g', -1, 64)), string(got), "%v", x)
+	}
+	for us := range int64(300_000) { // every duration up to 300 ms
+		check(float64(us) / 1000)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300_000 {
+		check(float64(rng.Int64N(1_000_000_000)) / 1000) // up to the bound
+		check(rng.Float64() * 2e6)                       // not thousandths, or past the bound
+	}
+	for _, x := range []float64{0, math.Copysign(0, -1), 999_999.999, 1e6, 1e6 + 1, 0.0005, -0.001, math.NaN(), math.Inf(1), 1e-7} {
+		check(x)
+	}
+	_, ok := appendMillis(nil, 0.0005)
+	require.False(t, ok)
+	_, ok = appendMillis(nil, 12.345)
+	require.True(t, ok)
 }

@@ -49,16 +49,22 @@ func (s *idSource) next() string {
 // characters must never get through.
 func Middleware() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		var id string
-		if given := c.Request().Header.Peek(fiber.HeaderXRequestID); safe(utils.UnsafeString(given)) {
-			id = string(given)
-		} else {
-			id = ids.next()
-		}
-		c.Locals(localsKey, id)
-		c.Set(fiber.HeaderXRequestID, id)
+		Assign(c)
 		return c.Next()
 	}
+}
+
+// Assign gives the request its ID as Middleware does, for a middleware of the caller's that
+// does more around it.
+func Assign(c *fiber.Ctx) {
+	var id string
+	if given := c.Request().Header.Peek(fiber.HeaderXRequestID); safe(utils.UnsafeString(given)) {
+		id = string(given)
+	} else {
+		id = ids.next()
+	}
+	c.Locals(localsKey, id)
+	c.Set(fiber.HeaderXRequestID, id)
 }
 
 func safe(id string) bool {

@@ -44,14 +44,15 @@ func readBodies(app *fiber.App, handleErr fiber.ErrorHandler, limit int) {
 			next(fctx)
 			return
 		}
-		buf := bodyBuffers.Get().(*bytes.Buffer)
-		err := readBody(buf, stream, fctx.Request.Header.ContentLength(), limit)
+		b := bodyBuffers.Get().(*bodyBuffer)
+		err := b.read(stream, fctx.Request.Header.ContentLength(), limit)
 		if err == nil {
-			fctx.Request.SetBody(buf.Bytes()) // a copy into fasthttp's pooled buffer; also ends the stream
+			fctx.Request.SetBody(b.buf.Bytes()) // a copy into fasthttp's pooled buffer; also ends the stream
 		}
-		if buf.Cap() <= maxPooledBody {
-			buf.Reset()
-			bodyBuffers.Put(buf)
+		b.limited.R = nil
+		if b.buf.Cap() <= maxPooledBody {
+			b.buf.Reset()
+			bodyBuffers.Put(b)
 		}
 		if err == nil {
 			next(fctx)
@@ -66,20 +67,28 @@ func readBodies(app *fiber.App, handleErr fiber.ErrorHandler, limit int) {
 
 // bodyBuffers holds the buffers bodies are read into, up to maxPooledBody bytes each (a larger
 // one, after a large body, goes back to the garbage collector).
-var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bodyBuffers = sync.Pool{New: func() any { return new(bodyBuffer) }}
 
 const maxPooledBody = 64 << 10
 
-// readBody reads stream, whose Content-Length is length (negative when chunked), up to limit
-// bytes, into buf.
-func readBody(buf *bytes.Buffer, stream io.Reader, length, limit int) error {
+// bodyBuffer is a body's buffer, with the reader that bounds what is read into it (pooled with
+// it rather than allocated per request).
+type bodyBuffer struct {
+	buf     bytes.Buffer
+	limited io.LimitedReader
+}
+
+// read reads stream, whose Content-Length is length (negative when chunked), up to limit
+// bytes, into b.buf.
+func (b *bodyBuffer) read(stream io.Reader, length, limit int) error {
 	if length > limit {
 		return apierr.BodyTooLarge.New()
 	}
 	if length > 0 {
-		buf.Grow(min(length, 8<<10)) // what fasthttp already read; more only as it arrives
+		b.buf.Grow(min(length, 8<<10)) // what fasthttp already read; more only as it arrives
 	}
-	n, err := buf.ReadFrom(io.LimitReader(stream, int64(limit)+1))
+	b.limited = io.LimitedReader{R: stream, N: int64(limit) + 1}
+	n, err := b.buf.ReadFrom(&b.limited)
 	switch {
 	case n > int64(limit):
 		return apierr.BodyTooLarge.New()

@@ -13,25 +13,26 @@ import (
 	"github.com/idvault/idvault/app/apierr"
 )
 
-// decodeBody decodes a request body sent with Content-Encoding (gzip, x-gzip, deflate, br,
+// bodyDecoder decodes a request body sent with Content-Encoding (gzip, x-gzip, deflate, br,
 // identity, in any order and number) before any handler reads it, and refuses a decoded body over
 // limit (server.body_limit) with 413 body_too_large, as for a plain body. fiber's Ctx.Body
 // decoded without any bound: a 200 kB gzip body of one repeated byte grew to a gigabyte in
 // memory. Another encoding, or a body that is not valid data of its encoding, is 400
-// malformed_request. Handlers then see the plain body and no Content-Encoding.
-func decodeBody(limit int) fiber.Handler {
+// malformed_request. Handlers then see the plain body and no Content-Encoding. The function it
+// returns decodes in place, or returns the error to answer (the front middleware runs it).
+func bodyDecoder(limit int) func(c *fiber.Ctx) error {
 	if limit <= 0 {
 		limit = fiber.DefaultBodyLimit
 	}
 	return func(c *fiber.Ctx) error {
 		header := c.Request().Header.Peek(fiber.HeaderContentEncoding)
 		if len(header) == 0 { // the usual request: one header lookup
-			return c.Next()
+			return nil
 		}
 		body := c.Request().Body()
 		if len(body) == 0 { // a GET from a client that always says gzip: nothing to decode
 			c.Request().Header.Del(fiber.HeaderContentEncoding)
-			return c.Next()
+			return nil
 		}
 		encodings := strings.Split(string(header), ",")
 		if len(encodings) > maxEncodings { // each layer may cost a decoding up to limit
@@ -50,7 +51,7 @@ func decodeBody(limit int) fiber.Handler {
 		}
 		c.Request().Header.Del(fiber.HeaderContentEncoding)
 		c.Request().SetBody(body)
-		return c.Next()
+		return nil
 	}
 }
 

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +114,63 @@ func TestServeClosesSpareConnectionsSilently(t *testing.T) {
 	got, closed = rawExchange(t, addr, "GET /healthz HTTP/1.1\r\n")
 	require.True(t, closed)
 	require.True(t, strings.HasPrefix(got, "HTTP/1.1 4"), "a started request gets its answer: %q", got)
+}
+
+// keptConnection dials addr and has 20 requests answered on the connection (the deadlines the
+// server asks for on each are left to stand on the socket, see netguard.Conn).
+func keptConnection(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	br := bufio.NewReader(c)
+	for range 20 {
+		_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	return c, br
+}
+
+// closedWithin10s reports whether the server closed c (within 10 s).
+func closedWithin10s(t *testing.T, c net.Conn, br *bufio.Reader) bool {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err := io.ReadAll(br)
+	ne, ok := err.(net.Error)
+	return !ok || !ne.Timeout()
+}
+
+// On a kept connection too, a request whose headers trickle is dropped at server.read_timeout,
+// long before server.idle_timeout.
+func TestServeDropsSlowHeadersOnAKeptConnection(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default().Server
+	cfg.ReadTimeout, cfg.IdleTimeout = 300*time.Millisecond, time.Hour
+	addr := serveTCP(t, cfg)
+	c, br := keptConnection(t, addr)
+	_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+	require.NoError(t, err)
+	for i := range 20 { // one line every 100 ms: 2 s if never dropped
+		if _, err := fmt.Fprintf(c, "X-Slow-%d: x\r\n", i); err != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.True(t, closedWithin10s(t, c, br), "the connection is still open after its headers took 2 s")
+}
+
+// A kept connection that sends no new request is closed at server.idle_timeout, even with a
+// read_timeout far longer.
+func TestServeClosesIdleKeptConnections(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default().Server
+	cfg.ReadTimeout, cfg.IdleTimeout = time.Hour, 300*time.Millisecond
+	addr := serveTCP(t, cfg)
+	c, br := keptConnection(t, addr)
+	require.True(t, closedWithin10s(t, c, br), "an idle kept connection is still open after 10 s")
 }

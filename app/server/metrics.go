@@ -1,7 +1,9 @@
 package server
 
 import (
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,8 +15,11 @@ type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	// series holds the counter and histogram of each (route, method, status) seen, so that a
-	// request does not hash its labels twice to find them.
-	series sync.Map // seriesKey -> *series
+	// request does not hash its labels twice to find them: a map replaced whole (under mu) when
+	// a new one appears, read without a lock (cheaper than a sync.Map; the set is small and
+	// soon complete).
+	series atomic.Pointer[map[seriesKey]*series]
+	mu     sync.Mutex
 }
 
 type seriesKey struct {
@@ -43,17 +48,39 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 
 func (m *httpMetrics) observe(route, method string, status int, d time.Duration) {
 	k := seriesKey{route, method, status}
-	v, ok := m.series.Load(k)
-	if !ok {
-		s := statusLabel(status)
-		v, _ = m.series.LoadOrStore(k, &series{
-			requests: m.requests.WithLabelValues(route, method, s),
-			duration: m.duration.WithLabelValues(route, method, s),
-		})
+	var s *series
+	if all := m.series.Load(); all != nil {
+		s = (*all)[k]
 	}
-	s := v.(*series)
+	if s == nil {
+		s = m.add(k)
+	}
 	s.requests.Inc()
 	s.duration.Observe(d.Seconds())
+}
+
+// add makes the series of k (or finds it, made meanwhile) and publishes it.
+func (m *httpMetrics) add(k seriesKey) *series {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.series.Load()
+	if old != nil {
+		if s := (*old)[k]; s != nil {
+			return s
+		}
+	}
+	status := statusLabel(k.status)
+	s := &series{
+		requests: m.requests.WithLabelValues(k.route, k.method, status),
+		duration: m.duration.WithLabelValues(k.route, k.method, status),
+	}
+	all := make(map[seriesKey]*series, 1)
+	if old != nil {
+		all = maps.Clone(*old)
+	}
+	all[k] = s
+	m.series.Store(&all)
+	return s
 }
 
 // NewRegistry is a fresh Prometheus registry with the Go runtime and process collectors.

@@ -27,7 +27,6 @@ import (
 	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/netguard"
-	"github.com/idvault/idvault/app/requestid"
 	"github.com/idvault/idvault/app/verification"
 )
 
@@ -115,11 +114,8 @@ func New(d Deps) *Server {
 		EnableTrustedProxyCheck: true,
 	})
 	registerAdminMetrics(d.Registry, d.Admin)
-	app.Use(requestid.Middleware())
-	app.Use(observe(d.Logger, newHTTPMetrics(d.Registry), proxies, handleErr))
-	app.Use(recoverMiddleware(d.Logger))
-	app.Use(httpguard.Hosts(d.Server.Listen, d.Server.AllowedHosts, func() error { return apierr.HostNotAllowed.New() }))
-	app.Use(decodeBody(d.Server.BodyLimit))
+	app.Use(front(d.Logger, newHTTPMetrics(d.Registry), proxies, handleErr,
+		httpguard.HostCheck(d.Server.Listen, d.Server.AllowedHosts), bodyDecoder(d.Server.BodyLimit)))
 	s.App = app
 	if d.Console.Enabled && d.Admin != nil {
 		s.console = console.New(console.Deps{
