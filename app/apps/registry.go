@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/identity"
@@ -247,12 +249,21 @@ func newToken() (token string, hash []byte, err error) {
 	return token, h[:], nil
 }
 
+// MaxNameChars is the longest app name, in characters.
+const MaxNameChars = 100
+
+// validName reports whether s is 1 to MaxNameChars printable characters (unicode.IsPrint:
+// letters, marks, numbers, punctuation, symbols and the ASCII space) of valid UTF-8. A name is
+// what tells apps apart in lists, in the console and on a terminal, so a name may not hold
+// what prints as nothing or moves the text around: C0 and C1 controls (U+009B is a terminal's
+// CSI, which `idvault app list` would send to it), format characters (U+200B zero-width space:
+// "Sh​op" beside "Shop"; U+202E right-to-left override) or line and paragraph separators.
 func validName(s string) bool {
-	if s == "" || len(s) > 100 {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameChars {
 		return false
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if !unicode.IsPrint(r) {
 			return false
 		}
 	}
