@@ -57,9 +57,9 @@ func (h *Handler) appPage(c *fiber.Ctx) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	d := appData{App: v, Base: c.BaseURL()}
+	d := appData{App: v, Base: h.baseURL(c)}
 	if v.Test {
-		d.Snippets = h.snippets(v, c.BaseURL())
+		d.Snippets = h.snippets(v, d.Base)
 	}
 	return h.render(c, fiber.StatusOK, "app", page{Title: v.Name, Data: d, Flash: h.sessions.takeFlash(sessionOf(c))})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/idvault/idvault/app/admin"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/fakeauth"
 	"github.com/idvault/idvault/app/server"
 )
 
@@ -318,4 +319,47 @@ func TestCookieSecureBehindTrustedTLSProxy(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, r.Status, name)
 		require.Equal(t, c.secure, strings.Contains(strings.ToLower(r.Header.Get("Set-Cookie")), "; secure"), "%s: %s", name, r.Header.Get("Set-Cookie"))
 	}
+}
+
+// Behind a trusted TLS proxy that passes requests on to idvault's own address (nginx's default
+// Host is the upstream's), the browser's forms come from the host the proxy forwards in
+// X-Forwarded-Host: sign-in works, and the "Try it" commands name the address the browser
+// used, https included. From any other peer those headers change nothing.
+func TestConsoleBehindATrustedProxy(t *testing.T) {
+	t.Parallel()
+	withFakeAuth := func(t *testing.T, proxies []string) *fixture {
+		env := apptest.New(t)
+		app := env.Server(func(d *server.Deps) {
+			d.Server.TrustedProxies = proxies
+			d.Admin = admin.New(env.Apps, env.Store, adminToken, admin.Options{})
+			d.Console = server.ConsoleSettings{Enabled: true, Version: "test", DataFile: env.Store.Path()}
+			d.FakeAuth = fakeauth.New(env.Apps, env.Dir, config.FakeAuth{Enabled: true}, env.Prom, env.Log)
+		})
+		return &fixture{env: env, app: app}
+	}
+	proxied := []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "console.example.org", "Origin", "https://console.example.org"}
+	page := func(t *testing.T, f *fixture, cookie string) (string, admin.AppView) {
+		v := admin.ViewOf(f.env.CreateApp(t, true).App)
+		r := apptest.Do(t, f.app, http.MethodGet, "/console/apps/"+v.URLID, nil, append([]string{"Cookie", cookie}, proxied[:4]...)...)
+		require.Equal(t, http.StatusOK, r.Status)
+		return html.UnescapeString(string(r.Body)), v
+	}
+
+	f := withFakeAuth(t, []string{"0.0.0.0/8"})
+	r := f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, proxied...)
+	require.Equal(t, http.StatusSeeOther, r.Status, "sign-in through the proxy: %s", r.Body)
+	body, v := page(t, f, strings.SplitN(r.Header.Get("Set-Cookie"), ";", 2)[0])
+	require.Contains(t, body, `curl -s "https://console.example.org/apps/`+v.URLID+`/private_identity`)
+	require.Contains(t, body, `url: 'https://console.example.org'`)
+	require.NotContains(t, body, "example.com/")
+
+	// From an untrusted peer the forwarded host is no origin of this console, and the commands
+	// keep the Host the request came with.
+	f = withFakeAuth(t, []string{"10.9.9.9"})
+	r = f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, proxied...)
+	require.Equal(t, http.StatusForbidden, r.Status)
+	cookie, _ := f.signIn(t)
+	body, v = page(t, f, cookie)
+	require.Contains(t, body, `curl -s "http://example.com/apps/`+v.URLID+`/private_identity`)
+	require.NotContains(t, body, "console.example.org")
 }

@@ -22,7 +22,7 @@ func (h *Handler) Register(r fiber.Router) {
 	r.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(h.static), MaxAge: 3600}))
 	r.Get("/", h.home)
 	r.Get("/login", h.loginPage)
-	r.Post("/login", sameOrigin, h.login)
+	r.Post("/login", h.sameOrigin, h.login)
 
 	// Everything below needs a session; POSTs also need its CSRF token.
 	r.Post("/logout", h.endedSession, h.signedIn, h.logout)
@@ -54,14 +54,18 @@ func securityHeaders(c *fiber.Ctx) error {
 // sameOrigin refuses a POST sent by another site: its Origin (or, without one, its Referer)
 // must be this server. Browsers send Origin on every POST; a client without either (curl) has
 // no cookies to abuse.
-func sameOrigin(c *fiber.Ctx) error {
-	if !fromHere(c) {
+func (h *Handler) sameOrigin(c *fiber.Ctx) error {
+	if !h.fromHere(c) {
 		return forbidden(c, "This form was sent from another site; it was refused.")
 	}
 	return c.Next()
 }
 
-func fromHere(c *fiber.Ctx) bool {
+// fromHere reports whether the request's Origin (or Referer) names this console: the Host the
+// request came with, or, behind a trusted proxy, the X-Forwarded-Host it says the browser used
+// (a proxy that passes the request on to idvault's own address, as nginx does by default,
+// would otherwise have every form refused, sign-in included).
+func (h *Handler) fromHere(c *fiber.Ctx) bool {
 	src := c.Get(fiber.HeaderOrigin)
 	if src == "null" {
 		return false // an opaque origin (sandboxed frame, data: URL) is never this console
@@ -73,7 +77,37 @@ func fromHere(c *fiber.Ctx) bool {
 		return true
 	}
 	u, err := url.Parse(src)
-	return err == nil && u.Host == c.Hostname()
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if u.Host == c.Hostname() {
+		return true
+	}
+	fwd, ok := h.forwardedHost(c)
+	return ok && u.Host == fwd
+}
+
+// forwardedHost is the first X-Forwarded-Host of a request from a trusted proxy.
+func (h *Handler) forwardedHost(c *fiber.Ctx) (string, bool) {
+	if !h.fromTrustedProxy(c) {
+		return "", false
+	}
+	host, _, _ := strings.Cut(c.Get(fiber.HeaderXForwardedHost), ",")
+	host = strings.TrimSpace(host)
+	return host, host != ""
+}
+
+// baseURL is the console's address as the browser reached it (scheme and host, no path): the
+// "Try it" commands use it. Behind a trusted TLS proxy it is https and the forwarded host.
+func (h *Handler) baseURL(c *fiber.Ctx) string {
+	scheme, host := "http", c.Hostname()
+	if h.overTLS(c) {
+		scheme = "https"
+	}
+	if fwd, ok := h.forwardedHost(c); ok {
+		host = fwd
+	}
+	return scheme + "://" + host
 }
 
 // signedIn requires a live session (a GET without one goes to the sign-in page) and, for a
@@ -91,7 +125,7 @@ func (h *Handler) signedIn(c *fiber.Ctx) error {
 	c.Locals("session", sess)
 	c.Locals("session_id", id)
 	if c.Method() == fiber.MethodPost {
-		if !fromHere(c) {
+		if !h.fromHere(c) {
 			return forbidden(c, "This form was sent from another site; it was refused.")
 		}
 		if !csrfOK(sess, formValue(c, "csrf")) {
@@ -143,8 +177,13 @@ func (h *Handler) overTLS(c *fiber.Ctx) bool {
 	if c.Context().IsTLS() {
 		return true
 	}
+	return strings.EqualFold(c.Get(fiber.HeaderXForwardedProto), "https") && h.fromTrustedProxy(c)
+}
+
+// fromTrustedProxy reports whether the TCP peer is one of server.trusted_proxies.
+func (h *Handler) fromTrustedProxy(c *fiber.Ctx) bool {
 	peer, err := netip.ParseAddr(c.Context().RemoteIP().String())
-	if err != nil || !strings.EqualFold(c.Get(fiber.HeaderXForwardedProto), "https") {
+	if err != nil {
 		return false
 	}
 	peer = peer.Unmap()
