@@ -363,3 +363,21 @@ func TestConsoleBehindATrustedProxy(t *testing.T) {
 	require.Contains(t, body, `curl -s "http://example.com/apps/`+v.URLID+`/private_identity`)
 	require.NotContains(t, body, "console.example.org")
 }
+
+// The static directory itself is no page: the console's 404, not a JSON "invalid_body" for a
+// GET that has no body. Nothing outside it is served.
+func TestStaticDirectoryAndTraversal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	for _, path := range []string{"/console/static", "/console/static/", "/console/static/../templates/login.html",
+		"/console/static/%2e%2e/templates/login.html", "/console/static/..%2ftemplates%2flogin.html", "/console/static/templates/login.html"} {
+		r := f.get(t, path, "")
+		require.Equal(t, http.StatusNotFound, r.Status, path)
+		require.Contains(t, r.Header.Get("Content-Type"), "text/html", path)
+		require.Contains(t, string(r.Body), "There is no such page in the console.", path)
+		require.NotContains(t, string(r.Body), "{{define", path)
+	}
+	r := f.get(t, "/console/static/style.css", "")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
+}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -19,7 +20,18 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 // Register mounts the console on r (the /console group).
 func (h *Handler) Register(r fiber.Router) {
 	r.Use(securityHeaders)
-	r.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(h.static), MaxAge: 3600}))
+	static := filesystem.New(filesystem.Config{Root: http.FS(h.static), MaxAge: 3600})
+	r.Use("/static", func(c *fiber.Ctx) error {
+		// A directory (/console/static/) is refused by the middleware with a bare 403, which
+		// the error handler would answer as a JSON invalid_body: it is the console's 404 page.
+		if err := static(c); err != nil {
+			if fe := (*fiber.Error)(nil); errors.As(err, &fe) && fe.Code == fiber.StatusForbidden {
+				return h.notFound(c)
+			}
+			return err
+		}
+		return nil
+	})
 	r.Get("/", h.home)
 	r.Get("/login", h.loginPage)
 	r.Post("/login", h.sameOrigin, h.login)
