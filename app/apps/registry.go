@@ -59,6 +59,8 @@ type Registry struct {
 	store    Store
 	declared map[string]App
 	cache    appCache
+	// afterDelete are told the ID of every app Delete removed.
+	afterDelete []func(id []byte)
 }
 
 // NewRegistry builds the registry; declared apps are checked and take precedence over stored
@@ -219,6 +221,11 @@ func (r *Registry) SetOptions(id []byte, opts store.AppOptions) (App, error) {
 	return App{App: a}, nil
 }
 
+// AfterDelete registers fn, called with an app's ID once Delete removed the app, so that what
+// another component keeps of it goes too (the directory's identities made ahead of time with
+// its secret: directory.Forget). Call it while wiring, before the registry is used.
+func (r *Registry) AfterDelete(fn func(id []byte)) { r.afterDelete = append(r.afterDelete, fn) }
+
 // Delete removes an app and all its records.
 func (r *Registry) Delete(id []byte) error {
 	if _, ok := r.declared[string(id)]; ok {
@@ -229,7 +236,13 @@ func (r *Registry) Delete(id []byte) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrNotFound
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	for _, fn := range r.afterDelete {
+		fn(id)
+	}
+	return nil
 }
 
 // CheckToken reports whether token is the app's auth token, comparing SHA-256 digests in
