@@ -353,6 +353,15 @@ func TestConsoleBehindATrustedProxy(t *testing.T) {
 	require.Contains(t, body, `url: 'https://console.example.org'`)
 	require.NotContains(t, body, "example.com/")
 
+	// A forwarded host that is not a plain host name is no origin, and never reaches the
+	// commands (they are shell commands).
+	odd := []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "x$(id)", "Origin", "https://x$(id)"}
+	require.Equal(t, http.StatusForbidden, f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, odd...).Status)
+	r = apptest.Do(t, f.app, http.MethodGet, "/console/apps/"+v.URLID, nil, append([]string{"Cookie", strings.SplitN(r.Header.Get("Set-Cookie"), ";", 2)[0]}, odd[:4]...)...)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.NotContains(t, html.UnescapeString(string(r.Body)), "$(id)")
+	require.Contains(t, html.UnescapeString(string(r.Body)), `curl -s "https://example.com/apps/`+v.URLID)
+
 	// From an untrusted peer the forwarded host is no origin of this console, and the commands
 	// keep the Host the request came with.
 	f = withFakeAuth(t, []string{"10.9.9.9"})

@@ -106,7 +106,18 @@ func (h *Handler) forwardedHost(c *fiber.Ctx) (string, bool) {
 	}
 	host, _, _ := strings.Cut(c.Get(fiber.HeaderXForwardedHost), ",")
 	host = strings.TrimSpace(host)
-	return host, host != ""
+	return host, host != "" && plainHost(host)
+}
+
+// plainHost reports whether host is a host name or IP literal with an optional port, nothing
+// else: it is written into the shell commands of the "Try it" snippets.
+func plainHost(host string) bool {
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-:[]", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // baseURL is the console's address as the browser reached it (scheme and host, no path): the
