@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/fakeauth"
@@ -389,4 +390,53 @@ func TestStaticDirectoryAndTraversal(t *testing.T) {
 	r := f.get(t, "/console/static/style.css", "")
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
+}
+
+// Every form that changes something refuses a post without the session's CSRF token, with a
+// forged one, or from another site (another host, another port of this one, an opaque
+// origin), and changes nothing: the app keeps its token, options and existence, and the
+// session stays signed in.
+func TestEveryChangeNeedsTheCSRFTokenAndThisOrigin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	c := f.env.CreateApp(t, true)
+	v := admin.ViewOf(c.App)
+	routes := map[string]url.Values{
+		"/console/apps":                         {"name": {"forged"}, "test": {"on"}},
+		"/console/apps/" + v.URLID + "/options": {"legacy_errors": {"on"}},
+		"/console/apps/" + v.URLID + "/rotate":  {},
+		"/console/apps/" + v.URLID + "/delete":  {"confirm": {v.Name}},
+		"/console/logout":                       {},
+	}
+	attempts := map[string]struct {
+		csrf string
+		hdr  []string
+	}{
+		"no token":      {"", nil},
+		"forged token":  {"A" + csrf[1:], nil},
+		"other site":    {csrf, []string{"Origin", "http://evil.example"}},
+		"other port":    {csrf, []string{"Origin", "http://example.com:8081"}},
+		"opaque origin": {csrf, []string{"Origin", "null"}},
+		"other referer": {csrf, []string{"Referer", "http://example.com.evil.example/console/apps"}},
+	}
+	for path, values := range routes {
+		for name, a := range attempts {
+			form := url.Values{}
+			for k, v := range values {
+				form[k] = v
+			}
+			if a.csrf != "" {
+				form.Set("csrf", a.csrf)
+			}
+			r := f.form(t, path, cookie, form, a.hdr...)
+			require.Equal(t, http.StatusForbidden, r.Status, "%s, %s", path, name)
+		}
+	}
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1, "nothing created or deleted")
+	require.True(t, apps.CheckToken(list[0], c.AuthToken), "the token was not rotated")
+	require.False(t, list[0].Options.LegacyErrors, "the options were not changed")
+	require.Equal(t, http.StatusOK, f.get(t, "/console/apps", cookie).Status, "still signed in")
 }
