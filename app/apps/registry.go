@@ -270,7 +270,9 @@ const MaxNameChars = 100
 // what tells apps apart in lists, in the console and on a terminal, so a name may not hold
 // what prints as nothing or moves the text around: C0 and C1 controls (U+009B is a terminal's
 // CSI, which `idvault app list` would send to it), format characters (U+200B zero-width space:
-// "Sh​op" beside "Shop"; U+202E right-to-left override) or line and paragraph separators.
+// "Sh<U+200B>op" beside "Shop"; U+202E right-to-left override) or line and paragraph
+// separators. The one space is the ASCII space: another (U+00A0, U+3000) would make two names
+// look alike.
 func validName(s string) bool {
 	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameChars {
 		return false
