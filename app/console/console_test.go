@@ -440,3 +440,28 @@ func TestEveryChangeNeedsTheCSRFTokenAndThisOrigin(t *testing.T) {
 	require.False(t, list[0].Options.LegacyErrors, "the options were not changed")
 	require.Equal(t, http.StatusOK, f.get(t, "/console/apps", cookie).Status, "still signed in")
 }
+
+// The create form sent twice (a double click): the browser follows the second post, which
+// the name refuses, and the first app's secret, which can never be shown again, was lost with
+// it. The second post now leads to that secret, shown once; only then is the name refused.
+func TestCreateFormSentTwiceShowsTheSecret(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	form := url.Values{"name": {"shop"}, "test": {"on"}, "csrf": {csrf}}
+	first := f.form(t, "/console/apps", cookie, form)
+	require.Equal(t, http.StatusSeeOther, first.Status) // the browser never follows this one
+	second := f.form(t, "/console/apps", cookie, form)
+	require.Equal(t, http.StatusSeeOther, second.Status, "body: %s", second.Body)
+	require.Equal(t, first.Header.Get("Location"), second.Header.Get("Location"))
+	page := f.get(t, second.Header.Get("Location"), cookie)
+	require.Equal(t, http.StatusOK, page.Status)
+	require.Regexp(t, `id="app-secret" class="secret" readonly value="[^"]+"`, string(page.Body))
+
+	third := f.form(t, "/console/apps", cookie, url.Values{"name": {"SHOP"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusConflict, third.Status, "once shown, the name is refused as before")
+	require.Contains(t, string(third.Body), "app_name_taken")
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+}
