@@ -465,3 +465,34 @@ func TestCreateFormSentTwiceShowsTheSecret(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 }
+
+// The GETs that do something refuse a request another site's page made (the browser says so in
+// Sec-Fetch-Site; "same-site" covers a page on another port of this host, to which the
+// SameSite=Strict cookie still goes): the secret waiting to be shown is not used up, and no
+// backup is made. The console's own links, a typed address and clients without the header pass.
+func TestActionGETsRefuseOtherSites(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	loc := f.form(t, "/console/apps", cookie, url.Values{"name": {"shop"}, "csrf": {csrf}}).Header.Get("Location")
+	for _, site := range []string{"cross-site", "same-site"} {
+		r := apptest.Do(t, f.app, http.MethodGet, loc, nil, "Cookie", cookie, "Sec-Fetch-Site", site)
+		require.Equal(t, http.StatusForbidden, r.Status, site)
+		require.NotContains(t, string(r.Body), "app-secret", site)
+		b := apptest.Do(t, f.app, http.MethodGet, "/console/backup", nil, "Cookie", cookie, "Sec-Fetch-Site", site)
+		require.Equal(t, http.StatusForbidden, b.Status, site)
+		require.Empty(t, b.Header.Get("Content-Disposition"), site)
+	}
+	r := apptest.Do(t, f.app, http.MethodGet, loc, nil, "Cookie", cookie, "Sec-Fetch-Site", "same-origin")
+	require.Equal(t, http.StatusOK, r.Status, "the secret is still there for the console's own request")
+	require.Regexp(t, `id="app-secret" class="secret" readonly value="[^"]+"`, string(r.Body))
+	for _, site := range []string{"same-origin", "none", ""} {
+		hdr := []string{"Cookie", cookie}
+		if site != "" {
+			hdr = append(hdr, "Sec-Fetch-Site", site)
+		}
+		b := apptest.Do(t, f.app, http.MethodGet, "/console/backup", nil, hdr...)
+		require.Equal(t, http.StatusOK, b.Status, "%q", site)
+		require.Contains(t, b.Header.Get("Content-Disposition"), "attachment", "%q", site)
+	}
+}

@@ -41,13 +41,13 @@ func (h *Handler) Register(r fiber.Router) {
 	r.Get("/apps", h.signedIn, h.appsPage)
 	r.Post("/apps", h.signedIn, h.createApp)
 	r.Get("/apps/:app_id", h.signedIn, h.appPage)
-	r.Get("/apps/:app_id/secret", h.signedIn, h.revealPage)
+	r.Get("/apps/:app_id/secret", h.signedIn, fetchedHere, h.revealPage)
 	r.Post("/apps/:app_id/options", h.signedIn, h.updateOptions)
 	r.Post("/apps/:app_id/rotate", h.signedIn, h.rotateToken)
 	r.Get("/apps/:app_id/delete", h.signedIn, h.deletePage)
 	r.Post("/apps/:app_id/delete", h.signedIn, h.deleteApp)
 	r.Get("/server", h.signedIn, h.serverPage)
-	r.Get("/backup", h.signedIn, h.backup)
+	r.Get("/backup", h.signedIn, fetchedHere, h.backup)
 	r.Get("/api", h.signedIn, h.apiPage)
 	r.Use(h.notFound)
 }
@@ -71,6 +71,22 @@ func (h *Handler) sameOrigin(c *fiber.Ctx) error {
 		return forbidden(c, "This form was sent from another site; it was refused.")
 	}
 	return c.Next()
+}
+
+// fetchedHere guards the GETs that do something (the secret page uses up its secret; a backup
+// writes a snapshot of the whole data file): a browser says in Sec-Fetch-Site who made the
+// request, and one made by another site's page is refused. "same-site" is refused too: the
+// SameSite=Strict cookie goes with requests from any port of the same host, so a page served
+// on localhost:3000 could otherwise have the signed-in browser fetch /console/backup (into an
+// image, unread but written to disk each time) as often as it likes. A link followed from the
+// console (same-origin), an address typed or a bookmark (none) and a client that sends no
+// such header pass.
+func fetchedHere(c *fiber.Ctx) error {
+	switch c.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return c.Next()
+	}
+	return forbidden(c, "This page was requested by another site; it was refused.")
 }
 
 // fromHere reports whether the request's Origin (or Referer) names this console: the Host the
