@@ -152,6 +152,8 @@ func TestAdminBodiesAreStrict(t *testing.T) {
 		{"create, a code given twice", http.MethodPost, "/admin/apps", `{"name": "x", "10726118": 1, "10726118": 2}`, `field (a key that does not look like a field name, not shown) given twice`},
 		{"create, a field twice", http.MethodPost, "/admin/apps", `{"name": "twice", "test": true, "test": false}`, `field \"test\" given twice`},
 		{"create, a field twice in another case", http.MethodPost, "/admin/apps", `{"name": "twice", "test": true, "Test": false}`, `field \"Test\" given twice`},
+		{"create, a field twice, once with a long s", http.MethodPost, "/admin/apps", `{"name": "twice", "teſt": true, "test": false}`, `field \"test\" given twice`},
+		{"update, a field twice, once with a long s", http.MethodPatch, "/admin/apps/" + id, `{"registered_users_only": true, "regiſtered_users_only": false}`, `field (a key that does not look like a field name, not shown) given twice`},
 		{"update, a field twice", http.MethodPatch, "/admin/apps/" + id, `{"legacy_errors": true, "legacy_errors": false}`, `field \"legacy_errors\" given twice`},
 		{"create, empty body", http.MethodPost, "/admin/apps", ``, "the body is empty"},
 		{"update, empty body", http.MethodPatch, "/admin/apps/" + id, ` `, "the body is empty"},

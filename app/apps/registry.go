@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/identity"
@@ -57,6 +59,8 @@ type Registry struct {
 	store    Store
 	declared map[string]App
 	cache    appCache
+	// afterDelete are told the ID of every app Delete removed.
+	afterDelete []func(id []byte)
 }
 
 // NewRegistry builds the registry; declared apps are checked and take precedence over stored
@@ -217,6 +221,11 @@ func (r *Registry) SetOptions(id []byte, opts store.AppOptions) (App, error) {
 	return App{App: a}, nil
 }
 
+// AfterDelete registers fn, called with an app's ID once Delete removed the app, so that what
+// another component keeps of it goes too (the directory's identities made ahead of time with
+// its secret: directory.Forget). Call it while wiring, before the registry is used.
+func (r *Registry) AfterDelete(fn func(id []byte)) { r.afterDelete = append(r.afterDelete, fn) }
+
 // Delete removes an app and all its records.
 func (r *Registry) Delete(id []byte) error {
 	if _, ok := r.declared[string(id)]; ok {
@@ -227,7 +236,13 @@ func (r *Registry) Delete(id []byte) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrNotFound
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	for _, fn := range r.afterDelete {
+		fn(id)
+	}
+	return nil
 }
 
 // CheckToken reports whether token is the app's auth token, comparing SHA-256 digests in
@@ -247,12 +262,23 @@ func newToken() (token string, hash []byte, err error) {
 	return token, h[:], nil
 }
 
+// MaxNameChars is the longest app name, in characters.
+const MaxNameChars = 100
+
+// validName reports whether s is 1 to MaxNameChars printable characters (unicode.IsPrint:
+// letters, marks, numbers, punctuation, symbols and the ASCII space) of valid UTF-8. A name is
+// what tells apps apart in lists, in the console and on a terminal, so a name may not hold
+// what prints as nothing or moves the text around: C0 and C1 controls (U+009B is a terminal's
+// CSI, which `idvault app list` would send to it), format characters (U+200B zero-width space:
+// "Sh<U+200B>op" beside "Shop"; U+202E right-to-left override) or line and paragraph
+// separators. The one space is the ASCII space: another (U+00A0, U+3000) would make two names
+// look alike.
 func validName(s string) bool {
-	if s == "" || len(s) > 100 {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameChars {
 		return false
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if !unicode.IsPrint(r) {
 			return false
 		}
 	}

@@ -55,6 +55,7 @@ func New(t testing.TB, declared ...config.DeclaredApp) *Env {
 	require.NoError(t, err)
 	buf := &LogBuffer{}
 	dir := directory.New(st)
+	reg.AfterDelete(dir.Forget)
 	t.Cleanup(dir.Close)
 	return &Env{
 		Store: st, MasterKey: mk, Apps: reg, Dir: dir,

@@ -101,9 +101,9 @@ func appCreate(c *cmdline) runFunc {
 			}
 			if *idEnv != "" {
 				if err := writeIdentityServerEnv(*idEnv, cr); err != nil {
-					return fmt.Errorf("app %s created (ID %s), but %w", cr.App.Name, cr.App.ID, err)
+					return fmt.Errorf("app %s created (ID %s), but %w", printable(cr.App.Name), cr.App.ID, err)
 				}
-				fmt.Fprintf(c.p.stderr, "the identity server is on for app %s once the server restarts with %s (its bearer token is in that file)\n", cr.App.Name, *idEnv)
+				fmt.Fprintf(c.p.stderr, "the identity server is on for app %s once the server restarts with %s (its bearer token is in that file)\n", printable(cr.App.Name), *idEnv)
 			}
 			var buf bytes.Buffer
 			switch {
@@ -126,7 +126,7 @@ func appCreate(c *cmdline) runFunc {
 				c.p.stdout.Write(buf.Bytes())
 				return fmt.Errorf("app created, but %v: its secret and token are printed above, once", err)
 			}
-			fmt.Fprintf(c.p.stdout, "app %s created (ID %s); its app secret and auth token are in %s (mode 0600)\n", cr.App.Name, cr.App.ID, *out)
+			fmt.Fprintf(c.p.stdout, "app %s created (ID %s); its app secret and auth token are in %s (mode 0600)\n", printable(cr.App.Name), cr.App.ID, *out)
 			return nil
 		})
 	}
@@ -134,7 +134,7 @@ func appCreate(c *cmdline) runFunc {
 
 func writeCreated(w io.Writer, cr admin.CreateResponse, toFile bool) {
 	fmt.Fprintf(w, "app created: %s\n\n  app ID:     %s\n  URL ID:     %s\n  app secret: %s\n  auth token: %s\n  test mode:  %t\n\n",
-		cr.App.Name, cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken, cr.App.Test)
+		printable(cr.App.Name), cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken, cr.App.Test)
 	if !toFile {
 		fmt.Fprintln(w, "The app secret and the auth token are shown only now: store them safely.")
 	}
@@ -197,7 +197,7 @@ func appList(c *cmdline) runFunc {
 			tw := tabwriter.NewWriter(c.p.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tTEST\tDECLARED")
 			for _, a := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%t\t%t\n", a.ID, a.Name, a.Test, a.Declared)
+				fmt.Fprintf(tw, "%s\t%s\t%t\t%t\n", a.ID, printable(a.Name), a.Test, a.Declared)
 			}
 			return tw.Flush()
 		})
@@ -249,7 +249,7 @@ func appRotate(c *cmdline) runFunc {
 		if asJSON {
 			return writeJSON(c.p.stdout, map[string]any{"app": v, "auth_token": tok})
 		}
-		fmt.Fprintf(c.p.stdout, "new auth token for %s (%s):\n  %s\nThe old token no longer works. This token is shown only now.\n", v.Name, v.ID, tok)
+		fmt.Fprintf(c.p.stdout, "new auth token for %s (%s):\n  %s\nThe old token no longer works. This token is shown only now.\n", printable(v.Name), v.ID, tok)
 		return nil
 	})
 }
@@ -317,7 +317,7 @@ func declaredHint(err error) error {
 
 func printApp(w io.Writer, v admin.AppView) {
 	fmt.Fprintf(w, "app ID:                %s\nURL ID:                %s\nname:                  %s\ntest mode:             %t\ndeclared in config:    %t\nlegacy errors:         %t\nregistered users only: %t\n",
-		v.ID, v.URLID, v.Name, v.Test, v.Declared, v.LegacyErrors, v.RegisteredUsersOnly)
+		v.ID, v.URLID, printable(v.Name), v.Test, v.Declared, v.LegacyErrors, v.RegisteredUsersOnly)
 	if !v.CreatedAt.IsZero() {
 		fmt.Fprintf(w, "created:               %s\n", v.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
 	}

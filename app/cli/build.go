@@ -45,6 +45,7 @@ func build(ctx context.Context, c config.Config, log *slog.Logger, st *store.Sto
 		MetricsElsewhere: !c.Metrics.OnMainListener(),
 	}
 	dir := directory.New(st)
+	registry.AfterDelete(dir.Forget)
 	cleanup := dir.Close
 
 	if c.FakeAuth.Enabled {

@@ -24,10 +24,19 @@ func (h *Handler) appsPage(c *fiber.Ctx) error {
 }
 
 func (h *Handler) createApp(c *fiber.Ctx) error {
+	name := formValue(c, "name")
 	created, err := h.d.Admin.Create(admin.CreateRequest{
-		Name: formValue(c, "name"), Test: checked(c, "test"),
+		Name: name, Test: checked(c, "test"),
 		LegacyErrors: checked(c, "legacy_errors"), RegisteredUsersOnly: checked(c, "registered_users_only"),
 	})
+	if e := apierr.As(err); e != nil && e.Code == apierr.AppNameTaken {
+		// The form sent twice (a double click): the first post created the app, but the browser
+		// followed the second, refused for the name. The first app's secret, which can never be
+		// shown again, is still waiting in this session: show it rather than the refusal.
+		if r := h.sessions.pendingCreation(sessionOf(c), strings.TrimSpace(name)); r != nil {
+			return c.Redirect(appURL(r.App, "/secret"), fiber.StatusSeeOther)
+		}
+	}
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -57,9 +66,9 @@ func (h *Handler) appPage(c *fiber.Ctx) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	d := appData{App: v, Base: c.BaseURL()}
+	d := appData{App: v, Base: h.baseURL(c)}
 	if v.Test {
-		d.Snippets = h.snippets(v, c.BaseURL())
+		d.Snippets = h.snippets(v, d.Base)
 	}
 	return h.render(c, fiber.StatusOK, "app", page{Title: v.Name, Data: d, Flash: h.sessions.takeFlash(sessionOf(c))})
 }

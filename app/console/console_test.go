@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/fakeauth"
 	"github.com/idvault/idvault/app/server"
 )
 
@@ -317,5 +319,180 @@ func TestCookieSecureBehindTrustedTLSProxy(t *testing.T) {
 		r := f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, "X-Forwarded-Proto", "https")
 		require.Equal(t, http.StatusSeeOther, r.Status, name)
 		require.Equal(t, c.secure, strings.Contains(strings.ToLower(r.Header.Get("Set-Cookie")), "; secure"), "%s: %s", name, r.Header.Get("Set-Cookie"))
+	}
+}
+
+// Behind a trusted TLS proxy that passes requests on to idvault's own address (nginx's default
+// Host is the upstream's), the browser's forms come from the host the proxy forwards in
+// X-Forwarded-Host: sign-in works, and the "Try it" commands name the address the browser
+// used, https included. From any other peer those headers change nothing.
+func TestConsoleBehindATrustedProxy(t *testing.T) {
+	t.Parallel()
+	withFakeAuth := func(t *testing.T, proxies []string) *fixture {
+		env := apptest.New(t)
+		app := env.Server(func(d *server.Deps) {
+			d.Server.TrustedProxies = proxies
+			d.Admin = admin.New(env.Apps, env.Store, adminToken, admin.Options{})
+			d.Console = server.ConsoleSettings{Enabled: true, Version: "test", DataFile: env.Store.Path()}
+			d.FakeAuth = fakeauth.New(env.Apps, env.Dir, config.FakeAuth{Enabled: true}, env.Prom, env.Log)
+		})
+		return &fixture{env: env, app: app}
+	}
+	proxied := []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "console.example.org", "Origin", "https://console.example.org"}
+	page := func(t *testing.T, f *fixture, cookie string) (string, admin.AppView) {
+		v := admin.ViewOf(f.env.CreateApp(t, true).App)
+		r := apptest.Do(t, f.app, http.MethodGet, "/console/apps/"+v.URLID, nil, append([]string{"Cookie", cookie}, proxied[:4]...)...)
+		require.Equal(t, http.StatusOK, r.Status)
+		return html.UnescapeString(string(r.Body)), v
+	}
+
+	f := withFakeAuth(t, []string{"0.0.0.0/8"})
+	r := f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, proxied...)
+	require.Equal(t, http.StatusSeeOther, r.Status, "sign-in through the proxy: %s", r.Body)
+	body, v := page(t, f, strings.SplitN(r.Header.Get("Set-Cookie"), ";", 2)[0])
+	require.Contains(t, body, `curl -s "https://console.example.org/apps/`+v.URLID+`/private_identity`)
+	require.Contains(t, body, `url: 'https://console.example.org'`)
+	require.NotContains(t, body, "example.com/")
+
+	// A forwarded host that is not a plain host name is no origin, and never reaches the
+	// commands (they are shell commands).
+	odd := []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "x$(id)", "Origin", "https://x$(id)"}
+	require.Equal(t, http.StatusForbidden, f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, odd...).Status)
+	r = apptest.Do(t, f.app, http.MethodGet, "/console/apps/"+v.URLID, nil, append([]string{"Cookie", strings.SplitN(r.Header.Get("Set-Cookie"), ";", 2)[0]}, odd[:4]...)...)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.NotContains(t, html.UnescapeString(string(r.Body)), "$(id)")
+	require.Contains(t, html.UnescapeString(string(r.Body)), `curl -s "https://example.com/apps/`+v.URLID)
+
+	// From an untrusted peer the forwarded host is no origin of this console, and the commands
+	// keep the Host the request came with.
+	f = withFakeAuth(t, []string{"10.9.9.9"})
+	r = f.form(t, "/console/login", "", url.Values{"token": {adminToken}}, proxied...)
+	require.Equal(t, http.StatusForbidden, r.Status)
+	cookie, _ := f.signIn(t)
+	body, v = page(t, f, cookie)
+	require.Contains(t, body, `curl -s "http://example.com/apps/`+v.URLID+`/private_identity`)
+	require.NotContains(t, body, "console.example.org")
+}
+
+// The static directory itself is no page: the console's 404, not a JSON "invalid_body" for a
+// GET that has no body. Nothing outside it is served.
+func TestStaticDirectoryAndTraversal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	for _, path := range []string{"/console/static", "/console/static/", "/console/static/../templates/login.html",
+		"/console/static/%2e%2e/templates/login.html", "/console/static/..%2ftemplates%2flogin.html", "/console/static/templates/login.html"} {
+		r := f.get(t, path, "")
+		require.Equal(t, http.StatusNotFound, r.Status, path)
+		require.Contains(t, r.Header.Get("Content-Type"), "text/html", path)
+		require.Contains(t, string(r.Body), "There is no such page in the console.", path)
+		require.NotContains(t, string(r.Body), "{{define", path)
+	}
+	r := f.get(t, "/console/static/style.css", "")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
+}
+
+// Every form that changes something refuses a post without the session's CSRF token, with a
+// forged one, or from another site (another host, another port of this one, an opaque
+// origin), and changes nothing: the app keeps its token, options and existence, and the
+// session stays signed in.
+func TestEveryChangeNeedsTheCSRFTokenAndThisOrigin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	c := f.env.CreateApp(t, true)
+	v := admin.ViewOf(c.App)
+	routes := map[string]url.Values{
+		"/console/apps":                         {"name": {"forged"}, "test": {"on"}},
+		"/console/apps/" + v.URLID + "/options": {"legacy_errors": {"on"}},
+		"/console/apps/" + v.URLID + "/rotate":  {},
+		"/console/apps/" + v.URLID + "/delete":  {"confirm": {v.Name}},
+		"/console/logout":                       {},
+	}
+	attempts := map[string]struct {
+		csrf string
+		hdr  []string
+	}{
+		"no token":      {"", nil},
+		"forged token":  {"A" + csrf[1:], nil},
+		"other site":    {csrf, []string{"Origin", "http://evil.example"}},
+		"other port":    {csrf, []string{"Origin", "http://example.com:8081"}},
+		"opaque origin": {csrf, []string{"Origin", "null"}},
+		"other referer": {csrf, []string{"Referer", "http://example.com.evil.example/console/apps"}},
+	}
+	for path, values := range routes {
+		for name, a := range attempts {
+			form := url.Values{}
+			for k, v := range values {
+				form[k] = v
+			}
+			if a.csrf != "" {
+				form.Set("csrf", a.csrf)
+			}
+			r := f.form(t, path, cookie, form, a.hdr...)
+			require.Equal(t, http.StatusForbidden, r.Status, "%s, %s", path, name)
+		}
+	}
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1, "nothing created or deleted")
+	require.True(t, apps.CheckToken(list[0], c.AuthToken), "the token was not rotated")
+	require.False(t, list[0].Options.LegacyErrors, "the options were not changed")
+	require.Equal(t, http.StatusOK, f.get(t, "/console/apps", cookie).Status, "still signed in")
+}
+
+// The create form sent twice (a double click): the browser follows the second post, which
+// the name refuses, and the first app's secret, which can never be shown again, was lost with
+// it. The second post now leads to that secret, shown once; only then is the name refused.
+func TestCreateFormSentTwiceShowsTheSecret(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	form := url.Values{"name": {"shop"}, "test": {"on"}, "csrf": {csrf}}
+	first := f.form(t, "/console/apps", cookie, form)
+	require.Equal(t, http.StatusSeeOther, first.Status) // the browser never follows this one
+	second := f.form(t, "/console/apps", cookie, form)
+	require.Equal(t, http.StatusSeeOther, second.Status, "body: %s", second.Body)
+	require.Equal(t, first.Header.Get("Location"), second.Header.Get("Location"))
+	page := f.get(t, second.Header.Get("Location"), cookie)
+	require.Equal(t, http.StatusOK, page.Status)
+	require.Regexp(t, `id="app-secret" class="secret" readonly value="[^"]+"`, string(page.Body))
+
+	third := f.form(t, "/console/apps", cookie, url.Values{"name": {"SHOP"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusConflict, third.Status, "once shown, the name is refused as before")
+	require.Contains(t, string(third.Body), "app_name_taken")
+	list, err := f.env.Apps.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+}
+
+// The GETs that do something refuse a request another site's page made (the browser says so in
+// Sec-Fetch-Site; "same-site" covers a page on another port of this host, to which the
+// SameSite=Strict cookie still goes): the secret waiting to be shown is not used up, and no
+// backup is made. The console's own links, a typed address and clients without the header pass.
+func TestActionGETsRefuseOtherSites(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	cookie, csrf := f.signIn(t)
+	loc := f.form(t, "/console/apps", cookie, url.Values{"name": {"shop"}, "csrf": {csrf}}).Header.Get("Location")
+	for _, site := range []string{"cross-site", "same-site"} {
+		r := apptest.Do(t, f.app, http.MethodGet, loc, nil, "Cookie", cookie, "Sec-Fetch-Site", site)
+		require.Equal(t, http.StatusForbidden, r.Status, site)
+		require.NotContains(t, string(r.Body), "app-secret", site)
+		b := apptest.Do(t, f.app, http.MethodGet, "/console/backup", nil, "Cookie", cookie, "Sec-Fetch-Site", site)
+		require.Equal(t, http.StatusForbidden, b.Status, site)
+		require.Empty(t, b.Header.Get("Content-Disposition"), site)
+	}
+	r := apptest.Do(t, f.app, http.MethodGet, loc, nil, "Cookie", cookie, "Sec-Fetch-Site", "same-origin")
+	require.Equal(t, http.StatusOK, r.Status, "the secret is still there for the console's own request")
+	require.Regexp(t, `id="app-secret" class="secret" readonly value="[^"]+"`, string(r.Body))
+	for _, site := range []string{"same-origin", "none", ""} {
+		hdr := []string{"Cookie", cookie}
+		if site != "" {
+			hdr = append(hdr, "Sec-Fetch-Site", site)
+		}
+		b := apptest.Do(t, f.app, http.MethodGet, "/console/backup", nil, hdr...)
+		require.Equal(t, http.StatusOK, b.Status, "%q", site)
+		require.Contains(t, b.Header.Get("Content-Disposition"), "attachment", "%q", site)
 	}
 }

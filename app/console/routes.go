@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -19,23 +20,34 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 // Register mounts the console on r (the /console group).
 func (h *Handler) Register(r fiber.Router) {
 	r.Use(securityHeaders)
-	r.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(h.static), MaxAge: 3600}))
+	static := filesystem.New(filesystem.Config{Root: http.FS(h.static), MaxAge: 3600})
+	r.Use("/static", func(c *fiber.Ctx) error {
+		// A directory (/console/static/) is refused by the middleware with a bare 403, which
+		// the error handler would answer as a JSON invalid_body: it is the console's 404 page.
+		if err := static(c); err != nil {
+			if fe := (*fiber.Error)(nil); errors.As(err, &fe) && fe.Code == fiber.StatusForbidden {
+				return h.notFound(c)
+			}
+			return err
+		}
+		return nil
+	})
 	r.Get("/", h.home)
 	r.Get("/login", h.loginPage)
-	r.Post("/login", sameOrigin, h.login)
+	r.Post("/login", h.sameOrigin, h.login)
 
 	// Everything below needs a session; POSTs also need its CSRF token.
 	r.Post("/logout", h.endedSession, h.signedIn, h.logout)
 	r.Get("/apps", h.signedIn, h.appsPage)
 	r.Post("/apps", h.signedIn, h.createApp)
 	r.Get("/apps/:app_id", h.signedIn, h.appPage)
-	r.Get("/apps/:app_id/secret", h.signedIn, h.revealPage)
+	r.Get("/apps/:app_id/secret", h.signedIn, fetchedHere, h.revealPage)
 	r.Post("/apps/:app_id/options", h.signedIn, h.updateOptions)
 	r.Post("/apps/:app_id/rotate", h.signedIn, h.rotateToken)
 	r.Get("/apps/:app_id/delete", h.signedIn, h.deletePage)
 	r.Post("/apps/:app_id/delete", h.signedIn, h.deleteApp)
 	r.Get("/server", h.signedIn, h.serverPage)
-	r.Get("/backup", h.signedIn, h.backup)
+	r.Get("/backup", h.signedIn, fetchedHere, h.backup)
 	r.Get("/api", h.signedIn, h.apiPage)
 	r.Use(h.notFound)
 }
@@ -54,14 +66,34 @@ func securityHeaders(c *fiber.Ctx) error {
 // sameOrigin refuses a POST sent by another site: its Origin (or, without one, its Referer)
 // must be this server. Browsers send Origin on every POST; a client without either (curl) has
 // no cookies to abuse.
-func sameOrigin(c *fiber.Ctx) error {
-	if !fromHere(c) {
+func (h *Handler) sameOrigin(c *fiber.Ctx) error {
+	if !h.fromHere(c) {
 		return forbidden(c, "This form was sent from another site; it was refused.")
 	}
 	return c.Next()
 }
 
-func fromHere(c *fiber.Ctx) bool {
+// fetchedHere guards the GETs that do something (the secret page uses up its secret; a backup
+// writes a snapshot of the whole data file): a browser says in Sec-Fetch-Site who made the
+// request, and one made by another site's page is refused. "same-site" is refused too: the
+// SameSite=Strict cookie goes with requests from any port of the same host, so a page served
+// on localhost:3000 could otherwise have the signed-in browser fetch /console/backup (into an
+// image, unread but written to disk each time) as often as it likes. A link followed from the
+// console (same-origin), an address typed or a bookmark (none) and a client that sends no
+// such header pass.
+func fetchedHere(c *fiber.Ctx) error {
+	switch c.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return c.Next()
+	}
+	return forbidden(c, "This page was requested by another site; it was refused.")
+}
+
+// fromHere reports whether the request's Origin (or Referer) names this console: the Host the
+// request came with, or, behind a trusted proxy, the X-Forwarded-Host it says the browser used
+// (a proxy that passes the request on to idvault's own address, as nginx does by default,
+// would otherwise have every form refused, sign-in included).
+func (h *Handler) fromHere(c *fiber.Ctx) bool {
 	src := c.Get(fiber.HeaderOrigin)
 	if src == "null" {
 		return false // an opaque origin (sandboxed frame, data: URL) is never this console
@@ -73,7 +105,48 @@ func fromHere(c *fiber.Ctx) bool {
 		return true
 	}
 	u, err := url.Parse(src)
-	return err == nil && u.Host == c.Hostname()
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if u.Host == c.Hostname() {
+		return true
+	}
+	fwd, ok := h.forwardedHost(c)
+	return ok && u.Host == fwd
+}
+
+// forwardedHost is the first X-Forwarded-Host of a request from a trusted proxy.
+func (h *Handler) forwardedHost(c *fiber.Ctx) (string, bool) {
+	if !h.fromTrustedProxy(c) {
+		return "", false
+	}
+	host, _, _ := strings.Cut(c.Get(fiber.HeaderXForwardedHost), ",")
+	host = strings.TrimSpace(host)
+	return host, host != "" && plainHost(host)
+}
+
+// plainHost reports whether host is a host name or IP literal with an optional port, nothing
+// else: it is written into the shell commands of the "Try it" snippets.
+func plainHost(host string) bool {
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-:[]", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// baseURL is the console's address as the browser reached it (scheme and host, no path): the
+// "Try it" commands use it. Behind a trusted TLS proxy it is https and the forwarded host.
+func (h *Handler) baseURL(c *fiber.Ctx) string {
+	scheme, host := "http", c.Hostname()
+	if h.overTLS(c) {
+		scheme = "https"
+	}
+	if fwd, ok := h.forwardedHost(c); ok {
+		host = fwd
+	}
+	return scheme + "://" + host
 }
 
 // signedIn requires a live session (a GET without one goes to the sign-in page) and, for a
@@ -91,7 +164,7 @@ func (h *Handler) signedIn(c *fiber.Ctx) error {
 	c.Locals("session", sess)
 	c.Locals("session_id", id)
 	if c.Method() == fiber.MethodPost {
-		if !fromHere(c) {
+		if !h.fromHere(c) {
 			return forbidden(c, "This form was sent from another site; it was refused.")
 		}
 		if !csrfOK(sess, formValue(c, "csrf")) {
@@ -143,8 +216,13 @@ func (h *Handler) overTLS(c *fiber.Ctx) bool {
 	if c.Context().IsTLS() {
 		return true
 	}
+	return strings.EqualFold(c.Get(fiber.HeaderXForwardedProto), "https") && h.fromTrustedProxy(c)
+}
+
+// fromTrustedProxy reports whether the TCP peer is one of server.trusted_proxies.
+func (h *Handler) fromTrustedProxy(c *fiber.Ctx) bool {
 	peer, err := netip.ParseAddr(c.Context().RemoteIP().String())
-	if err != nil || !strings.EqualFold(c.Get(fiber.HeaderXForwardedProto), "https") {
+	if err != nil {
 		return false
 	}
 	peer = peer.Unmap()

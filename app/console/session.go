@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,6 +115,18 @@ func (s *sessions) takeReveal(sess *session, urlID string) *reveal {
 		return nil
 	}
 	sess.reveal = nil
+	return r
+}
+
+// pendingCreation returns the pending reveal of a creation (not a rotation) of an app named
+// name (case-insensitively, as names are compared), without taking it; nil when there is none.
+func (s *sessions) pendingCreation(sess *session, name string) *reveal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := sess.reveal
+	if r == nil || r.AppSecret == "" || !strings.EqualFold(r.App.Name, name) {
+		return nil
+	}
 	return r
 }
 

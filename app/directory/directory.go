@@ -57,6 +57,15 @@ func New(st Store) *Directory {
 // afterwards, making each identity's keys on the request's path.
 func (d *Directory) Close() { d.keys.Close() }
 
+// Forget drops what the directory keeps of a deleted app: its Issuer (with the app's secret)
+// and the private identities its key pool made ahead of time with it, wiped. Wire it to
+// apps.Registry.AfterDelete.
+func (d *Directory) Forget(appID []byte) {
+	if is := d.issuers.forget(appID); is != nil {
+		d.keys.Drop(is)
+	}
+}
+
 // KeyPoolStats returns the counters of the directory's key pool.
 func (d *Directory) KeyPoolStats() identity.KeyPoolStats { return d.keys.Stats() }
 

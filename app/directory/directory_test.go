@@ -276,3 +276,24 @@ func TestNewIdentitiesUseTheKeyPool(t *testing.T) {
 	_, err = d.PublicIdentity(a, "after-close-provisional@example.com", directory.IdentityServerPolicy)
 	require.NoError(t, err)
 }
+
+// Deleting an app wipes the identities the key pool made ahead of time with its secret (they
+// stayed in memory until a restart), and a request that found the app before the deletion gets
+// nothing from the pool and starts no queue for it.
+func TestDeletedAppLeavesNoIdentityMadeAhead(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	a := env.CreateApp(t, true).App
+	_, err := env.Dir.Permanent(a, "first@example.com")
+	require.NoError(t, err)
+	for i := 0; env.Dir.KeyPoolStats().Ready == 0; i++ {
+		require.Less(t, i, 20000, "the pool never made an identity ahead of time")
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, env.Apps.Delete(a.ID))
+	require.Zero(t, env.Dir.KeyPoolStats().Ready, "the deleted app's identities made ahead of time are wiped")
+
+	_, err = env.Dir.Permanent(a, "late@example.com") // the app as a request found it before
+	require.Error(t, err, "nothing is written for a deleted app")
+	require.Zero(t, env.Dir.KeyPoolStats().Ready)
+}

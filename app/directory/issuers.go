@@ -17,11 +17,29 @@ type issuers struct {
 	// dropped is told of every Issuer the cache lets go (the key pool wipes what it made
 	// ahead of time with it).
 	dropped func(*identity.Issuer)
+	// forgotten are the IDs of apps deleted since the start: a request that found its app
+	// before the deletion gets an Issuer that is dropped at once (never cached, nothing made
+	// ahead of time with it). 32 bytes per deleted app, until a restart.
+	forgotten map[string]bool
 }
 
 // maxIssuers bounds the cache: past it, the cache starts over (apps are few; this only keeps a
 // server that saw a great many apps from holding all their secrets).
 const maxIssuers = 1024
+
+// forget removes the Issuer of appID (its app was deleted) and returns it, or nil; the ID is
+// never cached again.
+func (c *issuers) forget(appID []byte) *identity.Issuer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.forgotten == nil {
+		c.forgotten = map[string]bool{}
+	}
+	c.forgotten[string(appID)] = true
+	is := c.m[string(appID)]
+	delete(c.m, string(appID))
+	return is
+}
 
 func (c *issuers) get(app apps.App) (*identity.Issuer, error) {
 	c.mu.RLock()
@@ -36,6 +54,13 @@ func (c *issuers) get(app apps.App) (*identity.Issuer, error) {
 	}
 	var gone []*identity.Issuer
 	c.mu.Lock()
+	if c.forgotten[string(app.ID)] {
+		c.mu.Unlock()
+		if c.dropped != nil {
+			c.dropped(is)
+		}
+		return is, nil
+	}
 	if c.m == nil || len(c.m) >= maxIssuers {
 		for _, old := range c.m {
 			gone = append(gone, old)

@@ -14,6 +14,9 @@ import (
 type Issuer struct {
 	appID     []byte
 	appSecret ed25519.PrivateKey
+	// dropped is set by KeyPool.Drop (guarded by that pool's permMu): no pool makes identities
+	// ahead of time with this Issuer any more, even for a request that still holds it.
+	dropped bool
 }
 
 // NewIssuer checks the app as CheckApp does and returns its Issuer.

@@ -345,9 +345,11 @@ func (p *KeyPool) queueOf(is *Issuer) *permanentQueue {
 		}
 	}
 	q := &permanentQueue{is: is, ready: make(chan *readyPermanent, p.size)}
-	if p.closed.Load() {
+	if p.closed.Load() || is.dropped {
+		// A closed pool queues nothing, nor does any pool for a dropped Issuer (a request that
+		// held it when its app was deleted): every take misses.
 		q.evicted = true
-		return q // a closed pool queues nothing: every take misses
+		return q
 	}
 	if len(p.perm) >= maxPooledIssuers {
 		p.perm[0].evict()
@@ -357,14 +359,16 @@ func (p *KeyPool) queueOf(is *Issuer) *permanentQueue {
 	return q
 }
 
-// Drop wipes and forgets the identities made ahead of time by is: the caller no longer uses
-// is (its app's secret changed, or the app is gone).
+// Drop wipes and forgets the identities made ahead of time by is, and makes none with it
+// again: the caller no longer uses is (its app's secret changed, or the app is gone). A
+// request still holding is then makes its identity on its own path.
 func (p *KeyPool) Drop(is *Issuer) {
 	if p == nil {
 		return
 	}
 	p.permMu.Lock()
 	defer p.permMu.Unlock()
+	is.dropped = true
 	for i, q := range p.perm {
 		if q.is == is {
 			q.evict()

@@ -210,3 +210,28 @@ func TestNilKeyPool(t *testing.T) {
 	p.Drop(is)
 	require.Equal(t, KeyPoolStats{}, p.Stats())
 }
+
+// A dropped Issuer (its app deleted, or its secret changed) gets no queue again: a request that
+// still held it when it was dropped has its identity made on its own path, and the pool makes
+// nothing more ahead of time with the old secret.
+func TestKeyPoolMakesNothingForADroppedIssuer(t *testing.T) {
+	t.Parallel()
+	p := NewKeyPool(4)
+	t.Cleanup(p.Close)
+	is, appPub := newTestIssuer(t)
+	_, _, _, err := p.NewPermanent(is)
+	require.NoError(t, err)
+	waitReady(t, p, 4)
+	p.Drop(is)
+	require.Zero(t, p.Stats().Ready, "what was made ahead of time is wiped")
+
+	_, secret, _, err := p.NewPermanent(is)
+	require.NoError(t, err)
+	_, err = ParsePermanent(secret, is.AppID(), appPub)
+	require.NoError(t, err, "the request still gets a valid identity")
+	p.permMu.RLock()
+	defer p.permMu.RUnlock()
+	for _, q := range p.perm {
+		require.NotSame(t, is, q.is, "a queue for the dropped Issuer came back")
+	}
+}

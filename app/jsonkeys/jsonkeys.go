@@ -9,12 +9,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Repeated returns the first top-level key given twice in the JSON object raw, or false when
 // none is, or when raw is not an object (the decoder then says what is wrong). With foldCase, keys
-// are compared as encoding/json matches struct fields, without regard to case; without it, as
-// a map would hold them.
+// are compared as encoding/json matches struct fields (Fold), without regard to case; without
+// it, as a map would hold them.
 func Repeated(raw []byte, foldCase bool) (string, bool) {
 	return repeated(raw, foldCase, nil)
 }
@@ -26,7 +28,7 @@ func RepeatedOf(raw []byte, foldCase bool, known ...string) (string, bool) {
 	set := make(map[string]bool, len(known))
 	for _, k := range known {
 		if foldCase {
-			k = strings.ToLower(k)
+			k = Fold(k)
 		}
 		set[k] = true
 	}
@@ -48,7 +50,7 @@ func repeated(raw []byte, foldCase bool, known map[string]bool) (string, bool) {
 		key, _ := t.(string)
 		k := key
 		if foldCase {
-			k = strings.ToLower(key)
+			k = Fold(key)
 		}
 		if seen[k] && (known == nil || known[k]) {
 			return key, true
@@ -60,4 +62,33 @@ func repeated(raw []byte, foldCase bool, known map[string]bool) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Fold is key folded as encoding/json folds a key to match it to a struct field: ASCII letters
+// upper-cased, any other character replaced by the smallest of its Unicode simple case folds.
+// strings.ToLower is not the same: encoding/json reads "teſt" (U+017F, long s) as the field
+// "test" and "K" (U+212A, Kelvin sign) as "k", so {"teſt": true, "test": false} would pass
+// as a body without a repeat while its last value silently won.
+func Fold(key string) string {
+	var b strings.Builder
+	b.Grow(len(key))
+	for _, r := range key {
+		switch {
+		case r < utf8.RuneSelf:
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+		default:
+			for {
+				f := unicode.SimpleFold(r)
+				if f <= r {
+					r = f
+					break
+				}
+				r = f
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
