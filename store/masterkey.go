@@ -23,6 +23,10 @@ type MasterKey struct {
 	key [MasterKeySize]byte
 }
 
+// maxKeyFile bounds the master key file (one line of base64; a few blank lines or a comment's
+// worth of room).
+const maxKeyFile = 4 << 10
+
 // LoadOrCreateMasterKey reads the master key from path (base64 text, one line). When the file
 // does not exist it creates it, mode 0600, with a fresh random key, and reports created=true,
 // but only for a new data file: when dataFile exists, its secrets are sealed under the key it
@@ -31,7 +35,7 @@ type MasterKey struct {
 // directory, a file bbolt does not read), which the error then says instead. A key file readable by group or others is
 // refused: it protects every secret idvault holds.
 func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, err error) {
-	raw, err := os.ReadFile(path)
+	raw, err := ReadSmallFile(path, maxKeyFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(dataFile); serr == nil {
 			if err := CheckDataFile(dataFile); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/cli"
+	"github.com/idvault/idvault/app/config"
 )
 
 func embedded(t *testing.T) []byte {
@@ -176,6 +177,31 @@ func TestConfigCheck(t *testing.T) {
 	require.Contains(t, out, "2 problem(s)")
 	require.NotContains(t, out, "p4ssw0rd-secret")
 	require.True(t, strings.Contains(out, "mail.password = <redacted>"))
+}
+
+// A --config, master key or admin token file pointed by mistake at something endless or huge is
+// refused at once, named, rather than read until the machine's memory runs out.
+func TestHugeFilesAreRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, errOut, code := run(t, dir, "config", "check", "--config", "/dev/zero")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "/dev/zero")
+	require.Contains(t, errOut, "file too large")
+
+	big := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(big, append([]byte("log:\n  level: info\n# "), make([]byte, config.MaxFileSize)...), 0o600))
+	_, errOut, code = run(t, dir, "config", "check", "--config", big)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "over 4194304 bytes")
+
+	initData(t, dir)
+	e := env(dir)
+	e.Environ = append(e.Environ, "IDVAULT_STORE__KEY_FILE=/dev/zero")
+	_, errOut, code = runWith(context.Background(), t, e, "backup", "--out", filepath.Join(dir, "b.db"))
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "master key /dev/zero")
+	require.Contains(t, errOut, "file too large")
 }
 
 func TestServeRefusesBadConfig(t *testing.T) {

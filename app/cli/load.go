@@ -122,7 +122,7 @@ func readAdminToken(c config.Config) (string, error) {
 		return c.Admin.Token, nil
 	}
 	path := adminTokenFile(c)
-	raw, err := os.ReadFile(path)
+	raw, err := store.ReadSmallFile(path, 4<<10) // one token line
 	if err != nil {
 		return "", fmt.Errorf("read admin token: %w", err)
 	}

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/providers/structs"
 	"github.com/knadh/koanf/v2"
+
+	"github.com/idvault/idvault/store"
 )
 
 // EnvPrefix starts every environment variable idvault reads: IDVAULT_SERVER__LISTEN is the
@@ -50,6 +51,10 @@ type Loaded struct {
 
 // Load merges every layer. It fails only when a layer cannot be read at all (a missing file,
 // broken YAML); bad values are reported by Validate, all at once.
+// MaxFileSize bounds a configuration file (4 MiB, room for thousands of declared apps): a
+// --config given by mistake to something huge or endless fails at once.
+const MaxFileSize = 4 << 20
+
 func Load(src Sources) (*Loaded, error) {
 	k := koanf.New(".")
 	if err := k.Load(structs.Provider(Default(), "koanf"), nil); err != nil {
@@ -76,7 +81,7 @@ func Load(src Sources) (*Loaded, error) {
 	}
 	if src.File != "" {
 		profile = "file " + src.File + " over the built-in defaults (the embedded dev profile is not used)"
-		raw, err := os.ReadFile(src.File)
+		raw, err := store.ReadSmallFile(src.File, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("config: read %s: %w", src.File, err)
 		}

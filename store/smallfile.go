@@ -1,0 +1,32 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ReadSmallFile reads the file at path whole, up to limit bytes: the files idvault reads whole
+// (the configuration, the master key, the admin token, the address file) are small, and a
+// path given by mistake to something endless or huge (/dev/zero, a log file) fails at once
+// with ErrFileTooLarge instead of taking the machine's memory. A pipe (--config /dev/stdin) is
+// read like a file.
+func ReadSmallFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(raw)) > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (over %d bytes)", ErrFileTooLarge, limit)}
+	}
+	return raw, nil
+}
+
+// ErrFileTooLarge is a file ReadSmallFile refused for its size.
+var ErrFileTooLarge = errors.New("file too large for what it should hold")
