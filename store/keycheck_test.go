@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,10 +96,14 @@ func TestMissingKeyBesideSomethingThatIsNoDataFile(t *testing.T) {
 	// small", not ErrInvalid, for it.
 	config := filepath.Join(dir, "prod.yaml")
 	require.NoError(t, os.WriteFile(config, []byte(strings.Repeat("# a comment line of a config file\n", 80)), 0o600))
+	fifo := filepath.Join(dir, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	for path, want := range map[string]string{
-		dir:     dir + " is a directory",
-		notBolt: notBolt + " is not an idvault data file",
-		config:  config + " is not an idvault data file",
+		dir:         dir + " is a directory",
+		notBolt:     notBolt + " is not an idvault data file",
+		config:      config + " is not an idvault data file",
+		"/dev/zero": "/dev/zero is not a regular file (a character device)",
+		fifo:        fifo + " is not a regular file (a named pipe)",
 	} {
 		_, created, err := LoadOrCreateMasterKey(key, path)
 		require.ErrorContains(t, err, want)
@@ -115,9 +120,13 @@ func TestOpenNamesSomethingThatIsNoDataFile(t *testing.T) {
 	config := filepath.Join(dir, "prod.yaml")
 	text := []byte(strings.Repeat("# a comment line of a config file\n", 80))
 	require.NoError(t, os.WriteFile(config, text, 0o600))
+	fifo := filepath.Join(dir, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	for path, want := range map[string]string{
-		dir:    dir + " is a directory",
-		config: config + " is not an idvault data file",
+		dir:         dir + " is a directory",
+		config:      config + " is not an idvault data file",
+		"/dev/zero": "/dev/zero is not a regular file (a character device)",
+		fifo:        fifo + " is not a regular file (a named pipe)",
 	} {
 		_, err := Open(Options{Path: path, MasterKey: newKey(t)})
 		require.ErrorContains(t, err, want)

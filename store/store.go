@@ -78,6 +78,11 @@ func Open(opts Options) (*Store, error) {
 	// when the file opens), which saves pages and time on every commit; committed data is
 	// fsynced exactly as before. The map freelist keeps frees fast as the file grows.
 	_, statErr := os.Lstat(opts.Path)
+	if st, err := os.Stat(opts.Path); err == nil {
+		if err := checkKind(opts.Path, st); err != nil {
+			return nil, err // bbolt would take a device or a pipe for a file to write
+		}
+	}
 	db, err := bolt.Open(opts.Path, 0o600, &bolt.Options{
 		Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
 	})
