@@ -17,7 +17,8 @@ import (
 // Stages at which a send can fail, as reported in SendError.Stage. The caller uses them as
 // a metrics label, so the set is small and stable.
 const (
-	// StageMessage: the Message itself is invalid (bad address, no body...). Nothing was sent.
+	// StageMessage: the Message itself is invalid (bad address, no body...), or it has a
+	// non-ASCII address and the server does not offer SMTPUTF8. Nothing was sent.
 	StageMessage = "message"
 	// StageConnect: TCP connect, the server greeting or EHLO failed.
 	StageConnect = "connect"

@@ -120,6 +120,25 @@ func (m Message) build(cfg Config) (*gomail.Msg, error) {
 	return msg, nil
 }
 
+// errNoSMTPUTF8 is the cause of a send refused before MAIL FROM: the message needs SMTPUTF8
+// (needsSMTPUTF8) and the server does not offer it.
+var errNoSMTPUTF8 = errors.New("an address (to, reply_to or mail.from) is not ASCII and the SMTP server does not offer SMTPUTF8 (RFC 6531)")
+
+// needsSMTPUTF8 reports whether an address of m, or cfg.From, has a non-ASCII character, so
+// that the message may only go to a server offering SMTPUTF8: the envelope (MAIL FROM, RCPT
+// TO) and the address headers carry them as UTF-8 (RFC 6531, RFC 6532). Display names and the
+// subject are RFC 2047-encoded and need nothing.
+func (m Message) needsSMTPUTF8(cfg Config) bool {
+	for _, a := range []string{m.To, m.ReplyTo, cfg.From} {
+		for i := 0; i < len(a); i++ {
+			if a[i] >= 0x80 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // messageID returns a random Message-ID value (without angle brackets) in the sender's
 // domain.
 func messageID(from string) (string, error) {

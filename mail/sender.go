@@ -80,7 +80,7 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 	msg, err := m.build(s.cfg)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		err = s.send(ctx, msg, domain)
+		err = s.send(ctx, msg, domain, m.needsSMTPUTF8(s.cfg))
 		cancel()
 	}
 	if err != nil {
@@ -93,12 +93,19 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 	return nil
 }
 
-func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string) error {
+func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string, needsUTF8 bool) error {
 	fresh := false
 	for {
 		c, reused, err := s.pool.get(ctx, fresh)
 		if err != nil {
 			return err
+		}
+		if ok, _ := c.smtp.Extension("SMTPUTF8"); needsUTF8 && !ok {
+			// RFC 6531: a non-ASCII address goes only to a server that offers SMTPUTF8. Sent
+			// anyway, each server does its own thing with the bytes (refuses, re-encodes, or
+			// delivers to another mailbox). Nothing was sent; the connection stays usable.
+			s.pool.put(c)
+			return &SendError{Stage: StageMessage, Err: errNoSMTPUTF8}
 		}
 		if d, ok := ctx.Deadline(); ok {
 			// The previous send's deadline may have passed while the connection sat idle.
