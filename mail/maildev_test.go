@@ -41,6 +41,11 @@ func TestEndToEndMailDev(t *testing.T) {
 			},
 		},
 		{
+			name: "a subject with a word longer than a header line",
+			msg: mail.Message{To: "dave@example.org", Text: "Code: 333444",
+				Subject: "Code 333444: https://example.org/v?" + strings.Repeat("t0ken", 60)},
+		},
+		{
 			name: "text only, config from_name",
 			msg:  mail.Message{To: "carol@example.org", Subject: "Your code", Text: "Code: 111222"},
 		},
