@@ -187,6 +187,15 @@ func TestNonASCIIAddressNeedsSMTPUTF8(t *testing.T) {
 		"the code of the unsent mail was withdrawn")
 	// An ASCII address still goes through the same server.
 	e.sendOK(t, prod, "zoe@x.io")
+
+	// A non-ASCII domain needs nothing: it is mailed in ASCII (punycode), the Reply-To's too.
+	data := emailData("zoe@bücher.example")
+	data["reply_to_email"] = "Help@Bücher.example"
+	require.Equal(t, http.StatusOK, e.send(t, prod, data).Status)
+	msgs := e.SMTP.Messages()
+	got := msgs[len(msgs)-1]
+	require.Equal(t, []string{"zoe@xn--bcher-kva.example"}, got.To)
+	require.Equal(t, "<Help@xn--bcher-kva.example>", parseMail(t, got.Data).Header.Get("Reply-To"))
 }
 
 // A field given twice, in any case, is refused: encoding/json kept the last value silently, so
