@@ -148,7 +148,8 @@ func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string, needs
 }
 
 // Check connects to the server with a fresh connection (greeting, EHLO, STARTTLS per
-// Config.TLS, AUTH when configured), issues RSET and QUIT. It is meant for start-up and
+// Config.TLS, AUTH when configured), issues RSET and QUIT. It fails at StageMessage when
+// Config.From is not ASCII and the server does not offer SMTPUTF8 (every send would). It is meant for start-up and
 // readiness probes and is bounded by Config.Timeout and ctx.
 func (s *Sender) Check(ctx context.Context) error {
 	if s.pool.isClosed() {
@@ -169,6 +170,11 @@ func (s *Sender) Check(ctx context.Context) error {
 			return newContextError(ctx, StageConnect)
 		}
 		return newSetupError(StageConnect, err)
+	}
+	if ok, _ := c.smtp.Extension("SMTPUTF8"); !ok && (Message{}).needsSMTPUTF8(s.cfg) {
+		// Every send would fail (a non-ASCII mail.from): say so at start-up, not at the first send.
+		c.quit()
+		return &SendError{Stage: StageMessage, Err: errNoSMTPUTF8}
 	}
 	c.quit()
 	return nil

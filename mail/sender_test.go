@@ -478,8 +478,11 @@ func TestNonASCIIAddressNeedsSMTPUTF8(t *testing.T) {
 			require.Zero(t, srv.MessageCount(), "a non-ASCII address went to a server without SMTPUTF8")
 
 			if tc.from != "" {
+				require.Equal(t, mail.StageMessage, mail.Stage(s.Check(context.Background())),
+					"the readiness check tells a mail.from no send can use")
 				return
 			}
+			require.NoError(t, s.Check(context.Background()))
 			// The connection was not spoilt: an ASCII message goes out on it.
 			require.NoError(t, s.Send(context.Background(), mail.Message{To: "bob@example.org", Subject: "s", Text: "t"}))
 			require.Equal(t, 1, srv.MessageCount())
