@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wneessen/go-mail/smtp"
@@ -75,15 +76,53 @@ func (s *Sender) dialContext(ctx context.Context, network, _ string) (net.Conn, 
 	if k, ok := ctx.Value(killSwitchKey{}).(*killSwitch); ok {
 		k.attach(raw)
 	}
+	limited := &replyLimitConn{Conn: raw}
 	if s.cfg.TLS != TLSImplicit {
-		return raw, nil
+		return limited, nil
 	}
-	tc := tls.Client(raw, s.tlsConfig)
+	tc := tls.Client(limited, s.tlsConfig)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = raw.Close()
 		return nil, &stageError{stage: StageTLS, err: err}
 	}
 	return tc, nil
+}
+
+// replyLimit is the most the server may send between two writes of the client: far more than
+// any SMTP reply or TLS handshake flight (Go caps one handshake message at 64 KiB), and little
+// enough memory. go-mail's reply reader has no bound of its own: it keeps reading a line, and
+// the lines of a multi-line reply, until they end, so a server (or, before STARTTLS, anyone on
+// the path) streaming an endless reply made idvault hold gigabytes until the send timed out.
+const replyLimit = 256 << 10
+
+// errReplyTooLong is the read error once the server exceeds replyLimit.
+var errReplyTooLong = errors.New("the smtp server sent more than 256 KiB without waiting for a command (an endless reply)")
+
+// replyLimitConn is the connection under go-mail's SMTP client (and under TLS, which then
+// counts encrypted bytes): a read fails once replyLimit bytes came in since the last write.
+// SMTP is a dialogue, so every reply follows a write of the client (the greeting follows the
+// connect).
+type replyLimitConn struct {
+	net.Conn
+	read atomic.Int64
+}
+
+func (c *replyLimitConn) Read(p []byte) (int, error) {
+	left := replyLimit - c.read.Load()
+	if left <= 0 {
+		return 0, errReplyTooLong
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+func (c *replyLimitConn) Write(p []byte) (int, error) {
+	c.read.Store(0)
+	return c.Conn.Write(p)
 }
 
 // dial opens and prepares a connection: TCP (+TLS for ssl), greeting and EHLO via go-mail,

@@ -14,6 +14,6 @@
 //
 // Nothing in this package logs or returns a message's subject or body, which carry
 // verification codes: errors name the failing stage, the SMTP reply code and, for the
-// connection-level stages only, the server's reply text. Logs carry the recipient's domain,
+// connection-level stages only, the server's reply text (at most 500 bytes of it). Logs carry the recipient's domain,
 // never the full address.
 package mail

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/textproto"
 	"regexp"
+	"strings"
 	"syscall"
 
 	gomail "github.com/wneessen/go-mail"
@@ -17,7 +18,8 @@ import (
 // Stages at which a send can fail, as reported in SendError.Stage. The caller uses them as
 // a metrics label, so the set is small and stable.
 const (
-	// StageMessage: the Message itself is invalid (bad address, no body...). Nothing was sent.
+	// StageMessage: the Message itself is invalid (bad address, no body...), or it has a
+	// non-ASCII address and the server does not offer SMTPUTF8. Nothing was sent.
 	StageMessage = "message"
 	// StageConnect: TCP connect, the server greeting or EHLO failed.
 	StageConnect = "connect"
@@ -144,7 +146,7 @@ func newSetupError(stage string, err error) *SendError {
 	}
 	var tpe *textproto.Error
 	if errors.As(err, &tpe) {
-		text := tpe.Msg
+		text := clip(tpe.Msg)
 		if stage == StageAuth {
 			// A server may quote the AUTH line it refuses, and that line holds the password
 			// (base64 is no cover): only the enhanced status code (5.7.8) is kept.
@@ -157,8 +159,26 @@ func newSetupError(stage string, err error) *SendError {
 			Err:       &replyError{what: stageVerb(stage), code: tpe.Code, text: text},
 		}
 	}
-	return &SendError{Stage: stage, Temporary: setupTemporary(stage, err), Err: tlsHint(err)}
+	return &SendError{Stage: stage, Temporary: setupTemporary(stage, err), Err: tlsHint(clippedError{err})}
 }
+
+// maxReplyText bounds the server's words kept in an error: go-mail quotes whole reply lines in
+// its errors, and a server may send lines of any length (up to replyLimit).
+const maxReplyText = 500
+
+// clip cuts s to maxReplyText bytes (on a character boundary), marking the cut with "...".
+func clip(s string) string {
+	if len(s) <= maxReplyText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxReplyText], "") + "..."
+}
+
+// clippedError is err with its text clipped; errors.Is and As still see err.
+type clippedError struct{ err error }
+
+func (e clippedError) Error() string { return clip(e.err.Error()) }
+func (e clippedError) Unwrap() error { return e.err }
 
 // setupTemporary decides whether a set-up failure without an SMTP reply code may go away by
 // itself: network trouble may, certificate and policy problems will not.

@@ -2,6 +2,7 @@ package mail
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func (m Message) build(cfg Config) (*gomail.Msg, error) {
 	if m.ReplyTo != "" {
 		msg.ReplyToMailAddress(&mail.Address{Name: m.ReplyToName, Address: m.ReplyTo})
 	}
-	msg.Subject(m.Subject)
+	msg.Subject(subjectHeader(m.Subject))
 	msg.SetDate()
 	id, err := messageID(cfg.From)
 	if err != nil {
@@ -118,6 +119,72 @@ func (m Message) build(cfg Config) (*gomail.Msg, error) {
 		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 	}
 	return msg, nil
+}
+
+// maxWord is the longest space-separated word a header keeps as written: go-mail folds a
+// header only at spaces, and a folded line is a space and the word, so lines stay within RFC
+// 5322's recommended 78 characters.
+const maxWord = 77
+
+// subjectHeader returns the subject as go-mail should render it. go-mail RFC 2047-encodes a
+// non-ASCII subject in encoded-words short enough to fold, but writes an ASCII one as it is, so
+// a word longer than a line (a long link, or 998 letters, which made a 999-byte line, over RFC
+// 5322's hard limit of 998, so strict MTAs bounced the mail) stayed one line. Such a subject is
+// encoded here in B encoded-words of at most 45 bytes each (72 characters), which mail clients
+// join back without the spaces between them; go-mail leaves that ASCII string as it is.
+func subjectHeader(s string) string {
+	long := false
+	for _, w := range strings.Split(s, " ") {
+		if len(w) > maxWord {
+			long = true
+			break
+		}
+	}
+	if !long || !unencoded(s) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		n := min(len(s), 45)
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("=?UTF-8?B?")
+		b.WriteString(base64.StdEncoding.EncodeToString([]byte(s[:n])))
+		b.WriteString("?=")
+		s = s[n:]
+	}
+	return b.String()
+}
+
+// unencoded reports whether s has only printable ASCII, spaces and tabs: the strings go-mail
+// (mime.WordEncoder) writes into a header without encoding them.
+func unencoded(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] < ' ' || s[i] > '~') && s[i] != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// errNoSMTPUTF8 is the cause of a send refused before MAIL FROM: the message needs SMTPUTF8
+// (needsSMTPUTF8) and the server does not offer it.
+var errNoSMTPUTF8 = errors.New("an address (to, reply_to or mail.from) is not ASCII and the SMTP server does not offer SMTPUTF8 (RFC 6531)")
+
+// needsSMTPUTF8 reports whether an address of m, or cfg.From, has a non-ASCII character, so
+// that the message may only go to a server offering SMTPUTF8: the envelope (MAIL FROM, RCPT
+// TO) and the address headers carry them as UTF-8 (RFC 6531, RFC 6532). Display names and the
+// subject are RFC 2047-encoded and need nothing.
+func (m Message) needsSMTPUTF8(cfg Config) bool {
+	for _, a := range []string{m.To, m.ReplyTo, cfg.From} {
+		for i := 0; i < len(a); i++ {
+			if a[i] >= 0x80 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // messageID returns a random Message-ID value (without angle brackets) in the sender's

@@ -133,6 +133,31 @@ func TestMessageRendering(t *testing.T) {
 			wantFromName: `ACME "Accounts", Inc.`,
 			wantParts:    map[string]string{"text/plain": "y"},
 		},
+		{
+			// A word cannot be folded: written as it is, this one made a 999-byte line (its
+			// folding space and the word), over RFC 5322's 998, which strict MTAs bounce.
+			name:         "a subject of one long word",
+			msg:          mail.Message{To: "bob@example.org", Subject: strings.Repeat("A", 998), Text: "y"},
+			wantType:     "text/plain",
+			wantFromName: "idvault",
+			wantParts:    map[string]string{"text/plain": "y"},
+		},
+		{
+			name: "a subject with a long link between words",
+			msg: mail.Message{To: "bob@example.org", Text: "y",
+				Subject: "Your code 12345678 - https://example.org/verify?" + strings.Repeat("tok3n", 40) + " (valid  30 min)"},
+			wantType:     "text/plain",
+			wantFromName: "idvault",
+			wantParts:    map[string]string{"text/plain": "y"},
+		},
+		{
+			name: "a long word with a tab, and a non-ASCII long word",
+			msg: mail.Message{To: "bob@example.org", Text: "y",
+				Subject: strings.Repeat("a\tb", 30) + " " + strings.Repeat("é", 60)},
+			wantType:     "text/plain",
+			wantFromName: "idvault",
+			wantParts:    map[string]string{"text/plain": "y"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,6 +194,11 @@ func TestMessageRendering(t *testing.T) {
 			head, _, _ := bytes.Cut(msgs[0].Data, []byte("\r\n\r\n"))
 			for _, b := range head {
 				require.Less(t, b, byte(0x80), "raw header must be ASCII")
+			}
+			// No header line is longer than RFC 5322's recommended 78 characters, but for
+			// a display name without spaces (which cannot be folded but is at most 256 bytes).
+			for _, line := range strings.Split(string(head), "\r\n") {
+				require.LessOrEqual(t, len(line), 78, "header line %.40q...", line)
 			}
 		})
 	}

@@ -80,7 +80,7 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 	msg, err := m.build(s.cfg)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		err = s.send(ctx, msg, domain)
+		err = s.send(ctx, msg, domain, m.needsSMTPUTF8(s.cfg))
 		cancel()
 	}
 	if err != nil {
@@ -93,12 +93,19 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 	return nil
 }
 
-func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string) error {
+func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string, needsUTF8 bool) error {
 	fresh := false
 	for {
 		c, reused, err := s.pool.get(ctx, fresh)
 		if err != nil {
 			return err
+		}
+		if ok, _ := c.smtp.Extension("SMTPUTF8"); needsUTF8 && !ok {
+			// RFC 6531: a non-ASCII address goes only to a server that offers SMTPUTF8. Sent
+			// anyway, each server does its own thing with the bytes (refuses, re-encodes, or
+			// delivers to another mailbox). Nothing was sent; the connection stays usable.
+			s.pool.put(c)
+			return &SendError{Stage: StageMessage, Err: errNoSMTPUTF8}
 		}
 		if d, ok := ctx.Deadline(); ok {
 			// The previous send's deadline may have passed while the connection sat idle.
@@ -141,7 +148,8 @@ func (s *Sender) send(ctx context.Context, msg *gomail.Msg, domain string) error
 }
 
 // Check connects to the server with a fresh connection (greeting, EHLO, STARTTLS per
-// Config.TLS, AUTH when configured), issues RSET and QUIT. It is meant for start-up and
+// Config.TLS, AUTH when configured), issues RSET and QUIT. It fails at StageMessage when
+// Config.From is not ASCII and the server does not offer SMTPUTF8 (every send would). It is meant for start-up and
 // readiness probes and is bounded by Config.Timeout and ctx.
 func (s *Sender) Check(ctx context.Context) error {
 	if s.pool.isClosed() {
@@ -162,6 +170,11 @@ func (s *Sender) Check(ctx context.Context) error {
 			return newContextError(ctx, StageConnect)
 		}
 		return newSetupError(StageConnect, err)
+	}
+	if ok, _ := c.smtp.Extension("SMTPUTF8"); !ok && (Message{}).needsSMTPUTF8(s.cfg) {
+		// Every send would fail (a non-ASCII mail.from): say so at start-up, not at the first send.
+		c.quit()
+		return &SendError{Stage: StageMessage, Err: errNoSMTPUTF8}
 	}
 	c.quit()
 	return nil

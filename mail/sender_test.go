@@ -434,3 +434,58 @@ func TestMaybeDelivered(t *testing.T) {
 		})
 	}
 }
+
+func TestNonASCIIAddressNeedsSMTPUTF8(t *testing.T) {
+	cases := []struct {
+		name     string
+		smtputf8 bool
+		to       string
+		replyTo  string
+		from     string
+		wantSent bool
+	}{
+		{name: "ascii addresses need nothing", to: "alice@example.org", wantSent: true},
+		{name: "unicode local part without SMTPUTF8", to: "josé@example.org"},
+		{name: "unicode domain without SMTPUTF8", to: "alice@bücher.example"},
+		{name: "unicode reply-to without SMTPUTF8", to: "alice@example.org", replyTo: "jürgen@example.org"},
+		{name: "unicode from without SMTPUTF8", to: "alice@example.org", from: "zoë@idvault.test"},
+		{name: "unicode local part with SMTPUTF8", smtputf8: true, to: "josé@example.org", wantSent: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mailtest.Start(t, mailtest.Options{SMTPUTF8: tc.smtputf8})
+			cfg := testConfig(srv)
+			if tc.from != "" {
+				cfg.From = tc.from
+			}
+			s, logs := newSender(t, cfg)
+			m := codeMessage()
+			m.To, m.ReplyTo = tc.to, tc.replyTo
+			err := s.Send(context.Background(), m)
+			if tc.wantSent {
+				require.NoError(t, err)
+				msgs := srv.Messages()
+				require.Len(t, msgs, 1)
+				require.Equal(t, []string{tc.to}, msgs[0].To)
+				return
+			}
+			require.Error(t, err)
+			require.Equal(t, mail.StageMessage, mail.Stage(err), "error: %v", err)
+			require.False(t, mail.IsTemporary(err))
+			require.Contains(t, err.Error(), "SMTPUTF8")
+			require.NotContains(t, err.Error(), tc.to)
+			requireNoSecrets(t, err.Error()+logs.String())
+			require.Zero(t, srv.MessageCount(), "a non-ASCII address went to a server without SMTPUTF8")
+
+			if tc.from != "" {
+				require.Equal(t, mail.StageMessage, mail.Stage(s.Check(context.Background())),
+					"the readiness check tells a mail.from no send can use")
+				return
+			}
+			require.NoError(t, s.Check(context.Background()))
+			// The connection was not spoilt: an ASCII message goes out on it.
+			require.NoError(t, s.Send(context.Background(), mail.Message{To: "bob@example.org", Subject: "s", Text: "t"}))
+			require.Equal(t, 1, srv.MessageCount())
+		})
+	}
+}

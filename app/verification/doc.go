@@ -30,14 +30,17 @@
 // share one code list and one limit. The mail goes to the local part as written at that canonical
 // domain (address.Deliverable: a@faß.de is mailed to a@xn--fa-hia.de), so the relay cannot map the
 // domain to another one (the old, transitional mapping sends faß.de to fass.de); an address whose
-// domain maps to no valid domain is invalid_email. to_email must also be at a public domain name
-// (address.Routable): a domain literal (a@[10.0.0.5]), a single-label name (a@localhost,
+// domain maps to no valid domain is invalid_email. A non-ASCII local part (of to_email or
+// reply_to_email) is mailed only through an SMTP server that offers SMTPUTF8; otherwise nothing
+// is sent and the answer is send_email_error at stage "message" (its count is kept, like a 5xx
+// refusal's). to_email must also be at a public domain name (address.Routable): a domain literal (a@[10.0.0.5]), a single-label name (a@localhost,
 // a@intranet), an IP address written as a name (a@127.0.0.1) or a .localhost name is
 // invalid_email, since the SMTP relay would deliver it to a host inside its own network. There is
 // no exception for test-mode apps nor a setting: a local mail catcher such as MailDev takes any
 // domain, so development uses names like alice@example.com. reply_to_email is only a header (the
 // relay does not deliver to it) and keeps the plain address rule, as do /code and /verify (no
-// code is ever issued for such an address). A failed send that never reached a working SMTP
+// code is ever issued for such an address); its domain is written in the header as
+// address.Deliverable gives it (punycoded). A failed send that never reached a working SMTP
 // server gives back its address, app and client-IP counts (not one that may have been
 // delivered: see below).
 // Subject and names must be one line without control characters (subject at most 998 bytes,

@@ -97,7 +97,7 @@ func TestLimitsAndCodesUseTheCanonicalAddress(t *testing.T) {
 // whose owner then held a code that verifies victim@faß.de (xn--fa-hia.de).
 func TestMailGoesToTheDomainTheCodeIsKeyedUnder(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, withSMTPUTF8)
 	prod := e.createApp(t, false, store.AppOptions{})
 	for to, rcpt := range map[string]string{
 		"Victim@faß.de":      "Victim@xn--fa-hia.de",
@@ -154,7 +154,7 @@ func TestSendsOnlyToPublicDomainNames(t *testing.T) {
 // kate@x.io, and one sent to "vİctor@x.io" verified victor@x.io.
 func TestLookalikeLocalPartsDoNotShareCodes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, withSMTPUTF8)
 	prod := e.createApp(t, false, store.AppOptions{})
 	for lookalike, victim := range map[string]string{"\u212Aate@x.io": "kate@x.io", "v\u0130ctor@x.io": "victor@x.io"} {
 		code := e.sendOK(t, prod, lookalike)
@@ -164,6 +164,38 @@ func TestLookalikeLocalPartsDoNotShareCodes(t *testing.T) {
 	// Case variants of one script still share: Ü and ü, Σ and σ.
 	code := e.sendOK(t, prod, "\u00dcber\u03a3@x.io")
 	require.Equal(t, http.StatusOK, e.verify(t, prod, "\u00fcber\u03c3@x.io", code).Status)
+}
+
+// withSMTPUTF8 makes the env's SMTP server offer SMTPUTF8, which non-ASCII addresses need.
+func withSMTPUTF8(s *setup) { s.smtp.SMTPUTF8 = true }
+
+// A non-ASCII local part goes only to an SMTP server that offers SMTPUTF8 (RFC 6531). Before,
+// "Zoë@x.io" went as raw UTF-8 in RCPT TO and the To header to a server that did not offer it,
+// and each such server does its own thing with those bytes (refuses, re-encodes them or
+// delivers to another mailbox) while the app was told the mail was sent. Now nothing is sent,
+// the answer is send_email_error at stage "message" and the code is withdrawn.
+func TestNonASCIIAddressNeedsSMTPUTF8(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	prod := e.createApp(t, false, store.AppOptions{})
+	r := e.send(t, prod, emailData("Zoë@x.io"))
+	require.Equal(t, "send_email_error", r.ErrorCode(t), "%s", r.Body)
+	require.Contains(t, string(r.Body), `stage \"message\"`)
+	require.NotContains(t, string(r.Body), "Zoë")
+	require.Zero(t, e.SMTP.MessageCount(), "nothing was sent")
+	require.Equal(t, "verification_code_not_found", e.verify(t, prod, "Zoë@x.io", "12345678").ErrorCode(t),
+		"the code of the unsent mail was withdrawn")
+	// An ASCII address still goes through the same server.
+	e.sendOK(t, prod, "zoe@x.io")
+
+	// A non-ASCII domain needs nothing: it is mailed in ASCII (punycode), the Reply-To's too.
+	data := emailData("zoe@bücher.example")
+	data["reply_to_email"] = "Help@Bücher.example"
+	require.Equal(t, http.StatusOK, e.send(t, prod, data).Status)
+	msgs := e.SMTP.Messages()
+	got := msgs[len(msgs)-1]
+	require.Equal(t, []string{"zoe@xn--bcher-kva.example"}, got.To)
+	require.Equal(t, "<Help@xn--bcher-kva.example>", parseMail(t, got.Data).Header.Get("Reply-To"))
 }
 
 // A field given twice, in any case, is refused: encoding/json kept the last value silently, so

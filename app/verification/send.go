@@ -126,6 +126,11 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 	}
 	if str(d.ReplyToEmail) != "" {
 		rt, err := address.Normalize(*d.ReplyToEmail)
+		if err == nil {
+			// Its domain in ASCII too, so that only a non-ASCII local part needs SMTPUTF8.
+			rt = address.Deliverable(rt)
+			_, err = address.Normalize(rt)
+		}
 		if err != nil {
 			return draft{}, apierr.InvalidEmail.Msg("email_data.reply_to_email is not a valid email address")
 		}

@@ -32,6 +32,9 @@ type Options struct {
 	Password string
 	// Discard keeps no message data, only the count (for benchmarks).
 	Discard bool
+	// SMTPUTF8 offers the SMTPUTF8 extension (RFC 6531: non-ASCII addresses). Without it the
+	// server, like go-smtp, still accepts a non-ASCII address sent without the extension.
+	SMTPUTF8 bool
 }
 
 // Message is one message the server accepted.
@@ -116,6 +119,7 @@ func NewServer(opts Options) (*Server, error) {
 	srv.ReadTimeout = time.Minute
 	srv.WriteTimeout = time.Minute
 	srv.MaxMessageBytes = 10 << 20
+	srv.EnableSMTPUTF8 = opts.SMTPUTF8
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	if opts.StartTLS {
 		srv.TLSConfig = tlsConfig
