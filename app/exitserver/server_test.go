@@ -283,6 +283,19 @@ func TestImport(t *testing.T) {
 		requireError(t, status, raw, 400, "invalid_body")
 		require.NotEmpty(t, name)
 	}
+	// A value of the wrong type is named in the request's terms, never the server's Go types.
+	for body, want := range map[string]string{
+		`[]`:                  "the body must be a JSON object, not a JSON array",
+		`"a"`:                 "the body must be a JSON object, not a JSON string",
+		`{"identities": "a"}`: "identities holds a JSON string where an array of strings belongs",
+		`{"identities": [1]}`: "identities holds a JSON number where a string belongs",
+	} {
+		status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(body))
+		e = requireError(t, status, raw, 400, "invalid_body")
+		require.Contains(t, e.Error.Message, want, "body %s", body)
+		require.NotContains(t, e.Error.Message, "exitserver.", "body %s", body)
+		require.NotContains(t, e.Error.Message, "[]string", "body %s", body)
+	}
 	// An identity pasted as a key (unknown) is not quoted back; a misspelt field name is.
 	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(`{"`+c+`": 1}`))
 	e = requireError(t, status, raw, 400, "invalid_body")
