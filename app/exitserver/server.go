@@ -178,6 +178,7 @@ func New(db DB, cfg Config) *Server {
 	s.App.Use(httpguard.Hosts(cfg.Listen, cfg.AllowedHosts, func() error {
 		return apierr.ExitHostNotAllowed.New()
 	}))
+	s.App.Use(refuseContentEncoding)
 	s.routes()
 	httpguard.RefuseBadFraming(s.App, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
