@@ -13,6 +13,8 @@ var (
 	InternalError     = Code{http.StatusInternalServerError, "internal_error", "internal error; a retry may help"}
 	FeatureNotEnabled = Code{http.StatusNotFound, "feature_not_enabled", "this feature is not enabled on this server"}
 	HostNotAllowed    = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (server.allowed_hosts)"}
+	// ExitHostNotAllowed is host_not_allowed as the exit server answers it, naming its own key.
+	ExitHostNotAllowed = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (exit.allowed_hosts)"}
 	// MalformedRequest: framing that a proxy could read differently (two Host headers,
 	// Content-Length with Transfer-Encoding); the connection is closed after the answer.
 	MalformedRequest = Code{http.StatusBadRequest, "malformed_request", "the request's framing is ambiguous (two Host headers, or Content-Length with Transfer-Encoding)"}
@@ -109,5 +111,5 @@ var Catalog = []Code{
 var ExitCatalog = []Code{
 	InvalidBody, InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed,
 	PayloadTooLarge, Unauthorized, DatabaseUnavailable, NotFound, MethodNotAllowed, InternalError,
-	HeaderTooLarge, HostNotAllowed, MalformedRequest, ServerBusy,
+	HeaderTooLarge, ExitHostNotAllowed, MalformedRequest, ServerBusy,
 }

@@ -12,6 +12,15 @@ import (
 
 // Every code of the catalogues (idvault serve's and the exit server's) is an error status, has
 // a message, and is documented in the README's API reference.
+// The exit catalogue's messages are the exit server's own: its OpenAPI document lists them as
+// the default messages, so none may name a key of idvault serve's configuration (server.*).
+func TestExitCatalogNamesExitKeys(t *testing.T) {
+	t.Parallel()
+	for _, c := range ExitCatalog {
+		require.NotContains(t, c.Message, "server.", "exit catalogue code %s", c.Name)
+	}
+}
+
 func TestCatalogIsCompleteAndDocumented(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))

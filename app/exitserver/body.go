@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -98,8 +99,10 @@ func jsonProblem(err error) string {
 	switch {
 	case errors.As(err, &se):
 		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", te.Value)
 	case errors.As(err, &te):
-		return fmt.Sprintf("%s must be %s", te.Field, te.Type)
+		return fmt.Sprintf("%s holds a JSON %s where %s belongs", te.Field, te.Value, jsonKind(te.Type))
 	case errors.Is(err, io.EOF):
 		return "the body is empty"
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -113,4 +116,24 @@ func jsonProblem(err error) string {
 		msg = msg[:120]
 	}
 	return msg
+}
+
+// jsonKind names a Go type as the JSON value it decodes from, so that an error message speaks
+// of the request, not of the server's types ("an array of strings", not "[]string").
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.String {
+			return "an array of strings"
+		}
+		return "an array"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	default:
+		return "a number"
+	}
 }

@@ -176,8 +176,9 @@ func New(db DB, cfg Config) *Server {
 		return c.Next()
 	})
 	s.App.Use(httpguard.Hosts(cfg.Listen, cfg.AllowedHosts, func() error {
-		return apierr.HostNotAllowed.Msg("this server does not answer for that Host header (exit.allowed_hosts)")
+		return apierr.ExitHostNotAllowed.New()
 	}))
+	s.App.Use(refuseContentEncoding)
 	s.routes()
 	httpguard.RefuseBadFraming(s.App, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s

@@ -3,6 +3,7 @@ package exitserver_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -283,6 +284,19 @@ func TestImport(t *testing.T) {
 		requireError(t, status, raw, 400, "invalid_body")
 		require.NotEmpty(t, name)
 	}
+	// A value of the wrong type is named in the request's terms, never the server's Go types.
+	for body, want := range map[string]string{
+		`[]`:                  "the body must be a JSON object, not a JSON array",
+		`"a"`:                 "the body must be a JSON object, not a JSON string",
+		`{"identities": "a"}`: "identities holds a JSON string where an array of strings belongs",
+		`{"identities": [1]}`: "identities holds a JSON number where a string belongs",
+	} {
+		status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(body))
+		e = requireError(t, status, raw, 400, "invalid_body")
+		require.Contains(t, e.Error.Message, want, "body %s", body)
+		require.NotContains(t, e.Error.Message, "exitserver.", "body %s", body)
+		require.NotContains(t, e.Error.Message, "[]string", "body %s", body)
+	}
 	// An identity pasted as a key (unknown) is not quoted back; a misspelt field name is.
 	status, raw, _ = f.do(t, "PUT", "/v1/identities", testToken, strings.NewReader(`{"`+c+`": 1}`))
 	e = requireError(t, status, raw, 400, "invalid_body")
@@ -300,6 +314,57 @@ func TestImport(t *testing.T) {
 	requireError(t, status, raw, 503, "database_unavailable")
 	f.db.SetDown(false)
 	require.NotContains(t, f.logs.String(), a[:20], "identities never reach the log")
+}
+
+// A compressed body is refused as such (malformed_request naming the encoding), not read as
+// compressed bytes: a gzip ciphertext would be an unknown format, a gzip import invalid JSON.
+// identity, and any encoding on a request without a body, pass.
+func TestContentEncodingRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, exitserver.Config{Token: testToken})
+	a, _ := f.db.AddUser()
+	send := func(method, path, encoding string, body []byte) (int, []byte) {
+		req, err := http.NewRequest(method, f.url+path, bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Encoding", encoding)
+		resp, err := f.client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, raw
+	}
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(b)
+		require.NoError(t, w.Close())
+		return buf.Bytes()
+	}
+	importJSON, err := io.ReadAll(importBody(a))
+	require.NoError(t, err)
+	for name, tc := range map[string]struct {
+		method, path, encoding string
+		body                   []byte
+	}{
+		"gzip import":   {"PUT", "/v1/identities", "gzip", gz(importJSON)},
+		"br import":     {"PUT", "/v1/identities", "identity, br", importJSON},
+		"gzip decrypt":  {"POST", "/v1/decrypt", "gzip", gz(randomBytes(200))},
+		"deflate batch": {"POST", "/v1/decrypt-batch", "Deflate", randomBytes(50)},
+		"gzip audit":    {"POST", "/v1/audit", "gzip", gz([]byte(`{"ids": []}`))},
+	} {
+		status, raw := send(tc.method, tc.path, tc.encoding, tc.body)
+		e := requireError(t, status, raw, 400, "malformed_request")
+		require.Contains(t, e.Error.Message, "Content-Encoding", name)
+		require.Contains(t, e.Error.Message, "send it uncompressed", name)
+	}
+	require.False(t, f.db.IsImported(a), "nothing imported from a refused body")
+
+	status, raw := send("PUT", "/v1/identities", "identity", importJSON)
+	require.Equal(t, 201, status, "%s", raw)
+	status, raw = send("GET", "/readyz", "gzip", nil)
+	require.Equal(t, 200, status, "a request without a body passes: %s", raw)
 }
 
 // Every format decrypts through the API, at sizes around a chunk boundary.
