@@ -47,7 +47,7 @@ func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, 
 		return mk, err == nil, err
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("store: read master key %s: %w", path, err)
+		return nil, false, fmt.Errorf("store: master key: %w", err) // names the file: read FILE, open FILE
 	}
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
 		return nil, false, fmt.Errorf("store: master key %s is readable by group or others (mode %v): chmod 600 it", path, st.Mode().Perm())

@@ -155,7 +155,7 @@ func checkOutFile(flag, path string, force bool, own []string) error {
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s %s is a directory: give a file name", flag, path)
-	case err == nil && isOwnFile(st, own):
+	case err == nil && isOwnFile(st, own), errors.Is(err, os.ErrNotExist) && isOwnPath(path, own):
 		return fmt.Errorf("%s %s is a file idvault runs on (the data file, its master key, admin token, address file or configuration): give another file", flag, path)
 	case err == nil && !force:
 		return fmt.Errorf("%s %s exists: use --force to replace it", flag, path)

@@ -79,7 +79,7 @@ func backupTarget(out, dataPath string, own []string, force bool, now time.Time)
 	switch {
 	case err == nil && st.IsDir():
 		return "", fmt.Errorf("%s is a directory", target)
-	case err == nil && isOwnFile(st, own):
+	case err == nil && isOwnFile(st, own), errors.Is(err, fs.ErrNotExist) && isOwnPath(target, own):
 		return "", fmt.Errorf("%s is a file idvault runs on (the data file, its master key, admin token, address file or configuration): write the copy elsewhere", target)
 	case err == nil && !force:
 		return "", fmt.Errorf("%s exists: use --force to replace it", target)

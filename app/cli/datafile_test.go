@@ -47,6 +47,7 @@ func TestMissingMasterKeyIsRefusedNotRecreated(t *testing.T) {
 	_, errOut, code := run(t, dir, "app", "list")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "no master key at "+filepath.Join(dir, "master.key"))
+	require.Contains(t, errOut, "the data file "+filepath.Join(dir, "idvault.db")+" cannot be read", "both files are named, as serve names them")
 	require.Contains(t, errOut, "store.key_file")
 	_, err := os.Stat(filepath.Join(dir, "master.key"))
 	require.ErrorIs(t, err, os.ErrNotExist)

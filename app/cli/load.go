@@ -66,8 +66,12 @@ func openStore(c config.Config, lockTimeout time.Duration) (*store.Store, error)
 			return nil, err
 		}
 	}
+	data, err := filepath.Abs(c.Store.Path)
+	if err != nil {
+		data = c.Store.Path
+	}
 	if err := mustExist(c.Store.KeyFile, "master key", "store.key_file in the --config file or IDVAULT_STORE__KEY_FILE (default: master.key beside the data file)",
-		"the data file's secrets cannot be read without the key it was created with; set its path with"); err != nil {
+		"the secrets of the data file "+data+" cannot be read without the key it was created with; set its path with"); err != nil {
 		return nil, err
 	}
 	mk, _, err := store.LoadOrCreateMasterKey(c.Store.KeyFile, c.Store.Path)

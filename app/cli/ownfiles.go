@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/idvault/idvault/app/config"
 )
@@ -28,4 +29,31 @@ func isOwnFile(st os.FileInfo, own []string) bool {
 		}
 	}
 	return false
+}
+
+// isOwnPath reports whether path, a file that does not exist, is where one of the files named
+// in own would be: the address file exists only while a server runs, so an output written to
+// its path with none running would be overwritten by the next serve. Both sides are compared
+// with their directory's symbolic links resolved.
+func isOwnPath(path string, own []string) bool {
+	where := resolvedPath(path)
+	for _, p := range own {
+		if resolvedPath(p) == where {
+			return true
+		}
+	}
+	return false
+}
+
+// resolvedPath is path made absolute, with the symbolic links of its directory resolved.
+func resolvedPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	dir, base := filepath.Split(abs)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(dir, base)
 }

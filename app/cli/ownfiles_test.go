@@ -40,3 +40,31 @@ func TestAppCreateOutNeverReplacesItsOwnFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(raw), "app secret:")
 }
+
+// The address file exists only while a server runs: with none running, an output written to
+// its path would be overwritten by the next serve (an app's secret, a backup, lost). Its path
+// is refused as the files that exist are, by app create --out and by backup --out, and nothing
+// is written there.
+func TestOutputsNeverTakeTheAddressFilesPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	initData(t, dir)
+	addr := filepath.Join(dir, "idvault.db.addr")
+	_, err := os.Stat(addr)
+	require.ErrorIs(t, err, os.ErrNotExist, "no server runs: no address file")
+	for _, args := range [][]string{
+		{"app", "create", "--name", "lost", "--out", addr},
+		{"app", "create", "--name", "lost", "--out", addr, "--force"},
+		{"backup", "--out", addr},
+		{"backup", "--out", addr, "--force"},
+	} {
+		_, errOut, code := run(t, dir, args...)
+		require.Equal(t, 1, code, "%v", args)
+		require.Contains(t, errOut, addr+" is a file idvault runs on", "%v", args)
+		_, err := os.Stat(addr)
+		require.ErrorIs(t, err, os.ErrNotExist, "%v wrote nothing there", args)
+	}
+	list, errOut, code := run(t, dir, "app", "list")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, list, "lost", "no app created")
+}

@@ -294,3 +294,57 @@ func TestRedactedDurationsAsWritten(t *testing.T) {
 	require.Contains(t, l.Redacted(), "admin.lock_duration = 15m")
 	require.Contains(t, l.Redacted(), "identity_server.oidc.new_identities_window = 24h")
 }
+
+// config.yaml says that a "default:" note gives the built-in value wherever the local-dev
+// profile differs from it: every such key has the note, and every note says what `config
+// check` prints for a file that leaves the key out.
+func TestConfigYAMLDefaultNotesMatchBuiltIns(t *testing.T) {
+	t.Parallel()
+	values := func(l *Loaded) map[string]string {
+		m := map[string]string{}
+		for _, line := range l.Redacted() {
+			k, v, ok := strings.Cut(line, " = ")
+			require.True(t, ok, line)
+			if d, err := time.ParseDuration(v); err == nil {
+				v = d.String()
+			}
+			m[k] = v
+		}
+		return m
+	}
+	builtIn, err := Load(Sources{})
+	require.NoError(t, err)
+	dev, err := Load(Sources{Embedded: embedded(t)})
+	require.NoError(t, err)
+	want, got := values(builtIn), values(dev)
+	text := string(embedded(t))
+	lines := strings.Split(text, "\n")
+	for _, k := range dev.K.Keys() {
+		if k == "apps" {
+			continue
+		}
+		at := -1 // the key's line, found part by part under its section
+		for depth, part := range strings.Split(k, ".") {
+			for at++; at < len(lines) && !strings.HasPrefix(lines[at], strings.Repeat("  ", depth)+part+":"); at++ {
+			}
+		}
+		require.Less(t, at, len(lines), "key %s", k)
+		var comment []string
+		for i := at - 1; i >= 0 && strings.HasPrefix(strings.TrimSpace(lines[i]), "#"); i-- {
+			comment = append([]string{strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[i]), "#"))}, comment...)
+		}
+		note := strings.Join(comment, " ")
+		_, after, noted := strings.Cut(note, "default: ")
+		if want[k] != got[k] {
+			require.True(t, noted, "%s is %q in config.yaml but %q built in: its comment needs a \"default:\" note", k, got[k], want[k])
+		}
+		if noted {
+			said := strings.Fields(after)[0]
+			said = strings.TrimSuffix(strings.Trim(said, `"`), ".")
+			if d, err := time.ParseDuration(said); err == nil {
+				said = d.String()
+			}
+			require.Equal(t, want[k], said, "%s: the \"default:\" note says %q, config check prints %q", k, said, want[k])
+		}
+	}
+}

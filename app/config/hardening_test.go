@@ -138,6 +138,22 @@ func TestYAMLErrorLine(t *testing.T) {
 	}
 }
 
+// The YAML library's own quoted punctuation stays in the error: an unclosed list or map says
+// which characters were expected, not "',(a value, not shown)]'".
+func TestYAMLErrorKeepsExpectedCharacters(t *testing.T) {
+	t.Parallel()
+	for body, what := range map[string]string{
+		"server:\n  listen: [\nfoo: 1\n":     "did not find expected ',' or ']'",
+		"server:\n  listen: {a: 1\nfoo: 1\n": "did not find expected ',' or '}'",
+	} {
+		file := filepath.Join(t.TempDir(), "c.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
+		_, err := Load(Sources{File: file})
+		require.ErrorContains(t, err, what, "%q", body)
+		require.NotContains(t, err.Error(), "not shown", "%q", body)
+	}
+}
+
 // The record cache is bounded by store.record_cache_mib: 32 MiB by default, 0 turns it off, a
 // negative or absurd size is refused.
 func TestRecordCacheSize(t *testing.T) {

@@ -80,11 +80,13 @@ func (s IdentityServer) validate() []error {
 				bad(fmt.Sprintf("oidc.algorithms[%d]", i), "%q is not allowed: want one of %s (never none or HS*)", a, strings.Join(OIDCAlgorithms, ", "))
 			}
 		}
-		errs = append(errs, checkBounds([]bounded{{"identity_server.oidc.clock_skew", o.ClockSkew, 0, 10 * time.Minute},
-			{"identity_server.oidc.new_identities_window", o.NewIdentitiesWindow, time.Second, 8784 * time.Hour}})...)
-		if o.NewIdentitiesPerUser < 0 {
-			bad("oidc.new_identities_per_user", "must be 0 (no bound) or more")
-		}
+	}
+	// Bounds hold with OIDC off too (as verification's with verification off), so config check
+	// finds them before an issuer turns OIDC on.
+	errs = append(errs, checkBounds([]bounded{{"identity_server.oidc.clock_skew", o.ClockSkew, 0, 10 * time.Minute},
+		{"identity_server.oidc.new_identities_window", o.NewIdentitiesWindow, time.Second, 8784 * time.Hour}})...)
+	if o.NewIdentitiesPerUser < 0 {
+		bad("oidc.new_identities_per_user", "must be 0 (no bound) or more")
 	}
 	for i, origin := range s.CORSOrigins {
 		if err := checkOrigin(origin); err != nil {

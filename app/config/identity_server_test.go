@@ -39,13 +39,18 @@ func TestIdentityServerOIDCValidation(t *testing.T) {
 		"negative new identities":      {func(c *IdentityServer) { c.OIDC.NewIdentitiesPerUser = -1 }, "identity_server.oidc.new_identities_per_user"},
 		"no bound on new identities":   {func(c *IdentityServer) { c.OIDC.NewIdentitiesPerUser = 0 }, ""},
 		"new identities window of 0":   {func(c *IdentityServer) { c.OIDC.NewIdentitiesWindow = 0 }, "identity_server.oidc.new_identities_window"},
-		"origin with a port":           {func(c *IdentityServer) { c.CORSOrigins = []string{"http://localhost:3000", "https://app.example.com"} }, ""},
-		"origin *":                     {func(c *IdentityServer) { c.CORSOrigins = []string{"*"} }, "identity_server.cors_origins[0]"},
-		"origin with a path":           {func(c *IdentityServer) { c.CORSOrigins = []string{"https://app.example.com/"} }, "identity_server.cors_origins[0]"},
-		"origin without scheme":        {func(c *IdentityServer) { c.CORSOrigins = []string{"app.example.com"} }, "identity_server.cors_origins[0]"},
-		"origin with a wildcard":       {func(c *IdentityServer) { c.CORSOrigins = []string{"https://*.example.com"} }, "identity_server.cors_origins[0]"},
-		"origin in upper case":         {func(c *IdentityServer) { c.CORSOrigins = []string{"https://App.example.com"} }, "identity_server.cors_origins[0]"},
-		"origin of another scheme":     {func(c *IdentityServer) { c.CORSOrigins = []string{"ftp://app.example.com"} }, "identity_server.cors_origins[0]"},
+		// Bounds hold with OIDC off too, as verification's do with verification off: config check
+		// finds a value out of range before an issuer (often an environment variable) turns it on.
+		"clock skew too large, OIDC off": {func(c *IdentityServer) { c.OIDC.Issuer, c.OIDC.ClockSkew = "", time.Hour }, "identity_server.oidc.clock_skew"},
+		"window of 0, OIDC off":          {func(c *IdentityServer) { c.OIDC.Issuer, c.OIDC.NewIdentitiesWindow = "", 0 }, "identity_server.oidc.new_identities_window"},
+		"negative new identities, off":   {func(c *IdentityServer) { c.OIDC.Issuer, c.OIDC.NewIdentitiesPerUser = "", -1 }, "identity_server.oidc.new_identities_per_user"},
+		"origin with a port":             {func(c *IdentityServer) { c.CORSOrigins = []string{"http://localhost:3000", "https://app.example.com"} }, ""},
+		"origin *":                       {func(c *IdentityServer) { c.CORSOrigins = []string{"*"} }, "identity_server.cors_origins[0]"},
+		"origin with a path":             {func(c *IdentityServer) { c.CORSOrigins = []string{"https://app.example.com/"} }, "identity_server.cors_origins[0]"},
+		"origin without scheme":          {func(c *IdentityServer) { c.CORSOrigins = []string{"app.example.com"} }, "identity_server.cors_origins[0]"},
+		"origin with a wildcard":         {func(c *IdentityServer) { c.CORSOrigins = []string{"https://*.example.com"} }, "identity_server.cors_origins[0]"},
+		"origin in upper case":           {func(c *IdentityServer) { c.CORSOrigins = []string{"https://App.example.com"} }, "identity_server.cors_origins[0]"},
+		"origin of another scheme":       {func(c *IdentityServer) { c.CORSOrigins = []string{"ftp://app.example.com"} }, "identity_server.cors_origins[0]"},
 		// Origins a browser never sends (it drops the default port, writes addresses canonically):
 		// the grant compares bytes, so these used to be accepted and never match.
 		"origin with the default https port": {func(c *IdentityServer) { c.CORSOrigins = []string{"https://app.example.com:443"} }, "identity_server.cors_origins[0]"},

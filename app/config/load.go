@@ -83,7 +83,7 @@ func Load(src Sources) (*Loaded, error) {
 		profile = "file " + src.File + " over the built-in defaults (the embedded dev profile is not used)"
 		raw, err := store.ReadSmallFile(src.File, MaxFileSize)
 		if err != nil {
-			return nil, fmt.Errorf("config: read %s: %w", src.File, err)
+			return nil, fmt.Errorf("config: %w", err) // names the file: read FILE, open FILE
 		}
 		if err := loadLayer(k, src.File, rawbytes.Provider(raw), check); err != nil {
 			return nil, err

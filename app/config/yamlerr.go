@@ -13,8 +13,9 @@ var yamlLine = regexp.MustCompile(`line \d+: `)
 // yamlQuoted matches what the YAML library quotes from the file in its errors: a value
 // (cannot decode !!str `...` as a !!int), an anchor name (unknown anchor '...' referenced) or
 // a key (invalid map key: ...). A single quoted character is the library's own (could not
-// find expected ':').
-var yamlQuoted = regexp.MustCompile("`[^`]*`|'[^']{2,}'|(invalid map key): .*")
+// find expected ':'; did not find expected ',' or ']'): it is matched first and kept, so that
+// the text between two of them (' or ') is not taken for a value.
+var yamlQuoted = regexp.MustCompile("`[^`]*`|'[^']'|'[^']{2,}'|(invalid map key): .*")
 
 // hideYAMLValues removes from a YAML error what it quotes from the file: the value may be a
 // secret (a password written "*Pa55word" is read as an alias to an anchor of that name, and
@@ -23,6 +24,9 @@ func hideYAMLValues(msg string) string {
 	return yamlQuoted.ReplaceAllStringFunc(msg, func(m string) string {
 		if sub := yamlQuoted.FindStringSubmatch(m); sub[1] != "" {
 			return sub[1] + " (not shown)"
+		}
+		if len(m) == 3 && m[0] == '\'' {
+			return m
 		}
 		return "(a value, not shown)"
 	})

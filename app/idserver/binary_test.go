@@ -183,9 +183,9 @@ func TestConfigRefusesUnauthenticatedRemote(t *testing.T) {
 			t.Parallel()
 			cfg := config.Default()
 			cfg.Server.Listen = c.listen
-			cfg.IdentityServer = config.IdentityServer{
-				Enabled: true, AppID: strings.Repeat("A", 43) + "=", Token: c.token, AllowUnauthenticated: c.allowUnauth,
-			}
+			cfg.IdentityServer = config.DefaultIdentityServer()
+			cfg.IdentityServer.Enabled, cfg.IdentityServer.AppID = true, strings.Repeat("A", 43)+"="
+			cfg.IdentityServer.Token, cfg.IdentityServer.AllowUnauthenticated = c.token, c.allowUnauth
 			var msgs []string
 			for _, err := range cfg.Validate() {
 				msgs = append(msgs, err.Error())
