@@ -13,18 +13,6 @@ import (
 // is never cut, whatever the size. The deadlines are refreshed lazily, at most once per eighth
 // of the limit, by the Read or Write that starts a new eighth: no per-byte work, and a
 // connection is dropped after between 7/8 of the limit and the limit of silence.
-//
-// The deadlines the HTTP server asks for (SetReadDeadline, SetWriteDeadline: fasthttp asks for
-// three per request) are put on the socket lazily too, which costs a timer update each:
-//   - a deadline waits for the next Read (or Write) and is put on the socket just before it
-//     (at once when one is in progress), so a later one asked before any read replaces it for
-//     free; what bounds a read is always the last deadline asked for before it;
-//   - a deadline later than the socket's by at most an eighth of the time left until it is
-//     not put on the socket: the earlier one stands. A limit asked for is therefore enforced
-//     between 7/8 of it and all of it (an idle keep-alive connection of idle_timeout 60s is
-//     closed after 52.5 to 60 s), never later;
-//   - a deadline in the past (a cut) ends a Read or Write in progress at once, and fails the
-//     next one, as on the connection itself.
 type Conn struct {
 	net.Conn
 	release   func()
@@ -37,41 +25,11 @@ type Conn struct {
 	readAny atomic.Bool // a byte has arrived (since AwaitRequest)
 }
 
-// idleLimit is the idle limit and the deadlines of one direction of a Conn.
+// idleLimit is the idle limit of one direction of a Conn.
 type idleLimit struct {
 	idle  atomic.Int64 // nanoseconds; > 0 while the limit applies
 	armed atomic.Int64 // nanoseconds since born when the deadline was last set
 	cut   bool         // a deadline in the past was asked for: never refreshed again (c.mu)
-
-	// want is the deadline the next Read (or Write) must run under and applied the one on the
-	// socket, as deadlineNanos encodes them; they differ while a deadline waits. Both are
-	// written under c.mu; Read and Write compare them without it.
-	want, applied atomic.Int64
-	busy          atomic.Int32 // Reads (or Writes) in progress
-}
-
-// noDeadline and unknownDeadline encode the zero time and a time deadlineNanos cannot hold
-// (before 1971 or after 2200): such a deadline is put on the socket at once and is never left
-// to stand for a later one.
-const (
-	noDeadline      = 0
-	unknownDeadline = -1
-)
-
-var (
-	minDeadlineSec = time.Date(1971, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	maxDeadlineSec = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-)
-
-// deadlineNanos encodes t for idleLimit.want and applied.
-func deadlineNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return noDeadline
-	}
-	if s := t.Unix(); s < minDeadlineSec || s > maxDeadlineSec {
-		return unknownDeadline
-	}
-	return t.UnixNano()
 }
 
 // Close closes the connection and frees its place under the caps (once).
@@ -131,7 +89,7 @@ func AwaitRequest(nc net.Conn) {
 // arm sets l's deadline an idle limit from now (c.mu held).
 func (c *Conn) arm(l *idleLimit, now time.Time) {
 	if idle := time.Duration(l.idle.Load()); idle > 0 && !l.cut {
-		_ = c.setNow(l, now.Add(idle))
+		_ = c.setRaw(l, now.Add(idle))
 		l.armed.Store(int64(now.Sub(c.born)))
 	}
 }
@@ -156,30 +114,8 @@ func (c *Conn) setRaw(l *idleLimit, t time.Time) error {
 	return c.Conn.SetReadDeadline(t)
 }
 
-// setNow puts t on the socket at once (c.mu held).
-func (c *Conn) setNow(l *idleLimit, t time.Time) error {
-	ns := deadlineNanos(t)
-	l.want.Store(ns)
-	l.applied.Store(ns)
-	return c.setRaw(l, t)
-}
-
-// apply puts the deadline l waits with on the socket (c.mu held).
-func (c *Conn) apply(l *idleLimit) error {
-	w := l.want.Load()
-	if w == l.applied.Load() {
-		return nil
-	}
-	l.applied.Store(w)
-	if w == noDeadline {
-		return c.setRaw(l, time.Time{})
-	}
-	return c.setRaw(l, time.Unix(0, w))
-}
-
 // setDeadline sets the deadline of l's direction, except under its idle limit: then only a
-// deadline in the past (a cut) applies. Outside it the deadline waits for the next I/O, or
-// is not needed at all (see Conn).
+// deadline in the past (a cut) applies.
 func (c *Conn) setDeadline(l *idleLimit, t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -188,46 +124,14 @@ func (c *Conn) setDeadline(l *idleLimit, t time.Time) error {
 			return nil
 		}
 		l.cut = true
-		return c.setNow(l, t)
 	}
-	ns := deadlineNanos(t)
-	if ns == unknownDeadline {
-		return c.setNow(l, t)
-	}
-	// A cut (a deadline in the past) needs nothing of its own: it reaches an I/O in progress
-	// at once, and the next one before it starts, like any deadline.
-	if a := l.applied.Load(); ns != noDeadline && a > 0 && a <= ns && ns-a <= (ns-time.Now().UnixNano())/8 {
-		l.want.Store(a) // the socket's deadline is at most an eighth of the limit earlier: it stands
-		return nil
-	}
-	l.want.Store(ns)
-	if l.busy.Load() > 0 { // an I/O in progress runs under the new deadline at once
-		return c.apply(l)
-	}
-	return nil
+	return c.setRaw(l, t)
 }
-
-// begin marks an I/O of l's direction in progress and puts the deadline it must run under on
-// the socket if one waits; end marks it over. The order (busy raised, then want read; want
-// stored, then busy read in setDeadline) makes sure that an I/O never runs under a stale
-// deadline: either it sees the new one or setDeadline sees it running.
-func (c *Conn) begin(l *idleLimit) {
-	l.busy.Add(1)
-	if l.want.Load() != l.applied.Load() {
-		c.mu.Lock()
-		_ = c.apply(l) // a failure here is the I/O's own (a closed connection)
-		c.mu.Unlock()
-	}
-}
-
-func (l *idleLimit) end() { l.busy.Add(-1) }
 
 // Read reads, refreshing the body idle deadline when an eighth of it went by since it was set.
 func (c *Conn) Read(p []byte) (int, error) {
 	c.refresh(&c.read)
-	c.begin(&c.read)
 	n, err := c.Conn.Read(p)
-	c.read.end()
 	if n > 0 && !c.readAny.Load() {
 		c.readAny.Store(true)
 	}
@@ -246,8 +150,6 @@ func ReadNothing(nc net.Conn) bool {
 // Write writes, refreshing the write idle deadline the same way.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.refresh(&c.write)
-	c.begin(&c.write)
-	defer c.write.end()
 	return c.Conn.Write(p)
 }
 
@@ -255,8 +157,6 @@ func (c *Conn) Write(p []byte) (int, error) {
 // net package's own connections, which this wrapper hides.
 func (c *Conn) WriteBuffers(bufs *net.Buffers) (int64, error) {
 	c.refresh(&c.write)
-	c.begin(&c.write)
-	defer c.write.end()
 	return bufs.WriteTo(c.Conn)
 }
 
