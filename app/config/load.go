@@ -49,12 +49,12 @@ type Loaded struct {
 	known map[string]bool
 }
 
-// Load merges every layer. It fails only when a layer cannot be read at all (a missing file,
-// broken YAML); bad values are reported by Validate, all at once.
 // MaxFileSize bounds a configuration file (4 MiB, room for thousands of declared apps): a
 // --config given by mistake to something huge or endless fails at once.
 const MaxFileSize = 4 << 20
 
+// Load merges every layer. It fails only when a layer cannot be read at all (a missing file,
+// broken YAML); bad values are reported by Validate, all at once.
 func Load(src Sources) (*Loaded, error) {
 	k := koanf.New(".")
 	if err := k.Load(structs.Provider(Default(), "koanf"), nil); err != nil {

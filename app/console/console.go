@@ -55,8 +55,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	// SessionTTL is how long a sign-in lasts (default 12 hours).
 	SessionTTL time.Duration
-	// TrustedProxies are the peers whose X-Forwarded-Proto is believed (a TLS proxy in front
-	// of idvault makes the session cookie Secure).
+	// TrustedProxies are the peers whose X-Forwarded-Proto and X-Forwarded-Host are believed
+	// (a TLS proxy in front of idvault makes the session cookie Secure; the host it forwards
+	// is the console's own for the same-origin check and the "Try it" commands).
 	TrustedProxies []netip.Prefix
 }
 

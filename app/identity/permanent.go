@@ -64,17 +64,11 @@ func createPermanent(appID, appSecret []byte, userID string, rand io.Reader) (st
 // newPermanent makes the keys of a permanent identity of a checked app; the caller wipes it.
 func newPermanent(appID, appSecret []byte, userID string, rand io.Reader) (*Permanent, error) {
 	r := randomReader(rand)
+	hashedUserID := HashUserID(appID, userID)
 	ephPub, ephPriv, err := newSignatureKeyPair(r)
 	if err != nil {
 		return nil, fmt.Errorf("ephemeral key: %w", err)
 	}
-	return signPermanent(appID, appSecret, userID, ephPub, ephPriv, r)
-}
-
-// signPermanent completes a permanent identity around its ephemeral key pair: the user secret
-// (read from r) and the app's delegation signature.
-func signPermanent(appID, appSecret []byte, userID string, ephPub ed25519.PublicKey, ephPriv ed25519.PrivateKey, r io.Reader) (*Permanent, error) {
-	hashedUserID := HashUserID(appID, userID)
 	userSecret, err := newUserSecret(r, hashedUserID)
 	if err != nil {
 		clear(ephPriv)
