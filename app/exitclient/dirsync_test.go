@@ -117,3 +117,18 @@ func TestOutputTreeSyncAfterOneFile(t *testing.T) {
 	require.NoError(t, tree.Sync())
 	require.Equal(t, 1, w.times(t, dir))
 }
+
+// A directory removed after files were written in it fails Sync, naming it: its files are gone.
+func TestOutputTreeSyncNamesARemovedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	tree, err := exitclient.OpenOutputTree(dir)
+	require.NoError(t, err)
+	defer tree.Close()
+	require.NoError(t, tree.Write(filepath.Join("sub", "f.bin"), func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "sub")))
+	err = tree.Sync()
+	var oe *exitclient.OutputError
+	require.ErrorAs(t, err, &oe)
+	require.Contains(t, err.Error(), filepath.Join(dir, "sub"))
+	require.Contains(t, err.Error(), "removed during the run")
+}

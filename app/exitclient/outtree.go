@@ -89,7 +89,11 @@ func (t *OutputTree) Sync() error {
 	sort.Strings(rels)
 	for _, rel := range rels {
 		dir, err := t.dir(rel, false)
-		if err == nil && dir != nil {
+		if err == nil && dir == nil {
+			// Removed since a file was written in it: those files are gone too.
+			return &OutputError{Path: filepath.Join(t.path, rel), Err: errDirRemoved, stops: true}
+		}
+		if err == nil {
 			err = t.syncRoot(dir)
 			if dir != t.root {
 				dir.Close()
@@ -326,6 +330,10 @@ type OutputError struct {
 func (e *OutputError) Error() string { return fmt.Sprintf("write %q: %v", e.Path, e.Err) }
 
 func (e *OutputError) Unwrap() error { return e.Err }
+
+// errDirRemoved is the cause of an *OutputError from Sync for a directory under the tree that
+// was removed after files were written in it.
+var errDirRemoved = errors.New("the directory was removed during the run, with the files written in it")
 
 // errOutputGone is the cause of an *OutputError once the output directory is no longer where
 // the run opened it.
