@@ -75,3 +75,34 @@ func TestExitImportMemoryFlat(t *testing.T) {
 	grown := int64(peak) - int64(base)
 	require.Less(t, grown, int64(n*size/4), "the heap grew by %d MiB importing a %d MiB file", grown>>20, n*size>>20)
 }
+
+// Ctrl-C while an import of many batches is in flight: exit 130 with what is done, never a
+// panic (the batches were read from the file as they went, and reading stopped mid-file).
+func TestExitImportInterruptedMidFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "identities.txt")
+	var b strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&b, "ID%07d\n", i)
+	}
+	require.NoError(t, os.WriteFile(file, []byte(b.String()), 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	srv := apptest.StandInExit(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Identities []string `json:"identities"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		once.Do(cancel) // Ctrl-C once the first batch is in
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"imported": %d, "already_imported": 0}`, len(body.Identities))
+	})
+	_, errOut, code := runExit(ctx, t, nil, nil, nil, "exit", "import", "--url", srv.URL, "--batch", "2", "--parallel", "1", file)
+	require.Equal(t, 130, code, errOut)
+	oneLine(t, errOut)
+	require.Contains(t, errOut, "interrupted: ")
+	require.Contains(t, errOut, "of 50 identities handled")
+	require.NotContains(t, errOut, "changed while")
+}

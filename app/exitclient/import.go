@@ -350,12 +350,13 @@ func (c *Client) ImportSeq(parent context.Context, total int, read func(yield fu
 	)
 	parts := func(yield func([]Identity) bool) {
 		part := make([]Identity, 0, min(batch, max(total, 1)))
+		stopped := false // yield said no more: it may not be called again
 		err := read(func(id Identity) bool {
 			part = append(part, id)
 			if len(part) < batch {
 				return true
 			}
-			if !yield(part) {
+			if stopped = !yield(part); stopped {
 				return false
 			}
 			part = make([]Identity, 0, batch)
@@ -370,7 +371,7 @@ func (c *Client) ImportSeq(parent context.Context, total int, read func(yield fu
 			cancel()
 			return
 		}
-		if len(part) > 0 {
+		if !stopped && len(part) > 0 {
 			yield(part)
 		}
 	}
