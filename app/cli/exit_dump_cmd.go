@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -147,7 +148,12 @@ func runLoadDump(ctx context.Context, p *prog, args []string) int {
 	sum, err := dump.Load(ctx, dsn, pos[0], func(file string, done, total int64) { pr.Update(file, done, total) })
 	if err != nil {
 		pr.Fail()
-		fmt.Fprintln(p.stderr, failure("exit load-dump", err))
+		var le *dump.LoadError
+		if errors.Is(err, context.Canceled) && errors.As(err, &le) {
+			fmt.Fprintf(p.stderr, "idvault exit load-dump: interrupted while loading %s (rolled back)\n", printable(le.File))
+		} else {
+			fmt.Fprintln(p.stderr, failure("exit load-dump", err))
+		}
 		if len(sum.Files) > 0 {
 			fmt.Fprintf(p.stderr, "idvault exit load-dump: already committed: %s\n", strings.Join(sum.Files, ", "))
 		}

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -40,8 +42,49 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		fmt.Fprintf(p.stderr, "idvault exit import: %s\n", printable(err.Error()))
 		return exitFail
 	}
-	ids, err := exitclient.ReadIdentities(f)
-	f.Close()
+	defer f.Close()
+	// A regular file is read twice: checked whole first (a bad line stops the import before
+	// anything is sent), then read again batch by batch as it is sent, so that memory holds a
+	// few batches whatever the file's size. Anything else (a pipe) is read once and kept.
+	var (
+		total int
+		read  func(yield func(exitclient.Identity) bool) error
+	)
+	if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() {
+		total, err = exitclient.ScanIdentities(f, func(exitclient.Identity) bool { return true })
+		read = func(yield func(exitclient.Identity) bool) error {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("read identities again: %w", err)
+			}
+			seen, stopped := 0, false
+			_, err := exitclient.ScanIdentities(f, func(id exitclient.Identity) bool {
+				if seen++; seen > total { // past the count checked: the file changed
+					return false
+				}
+				stopped = !yield(id) // the import stopped (Ctrl-C, the server gone)
+				return !stopped
+			})
+			if stopped {
+				return nil
+			}
+			if err != nil || seen != total {
+				return fmt.Errorf("%q changed while it was imported (rerun once it is complete): %w", pos[0], errChangedOr(err))
+			}
+			return nil
+		}
+	} else {
+		var ids []exitclient.Identity
+		ids, err = exitclient.ReadIdentities(f)
+		total = len(ids)
+		read = func(yield func(exitclient.Identity) bool) error {
+			for _, id := range ids {
+				if !yield(id) {
+					break
+				}
+			}
+			return nil
+		}
+	}
 	if err != nil {
 		// One line per bad line of the file (ReadIdentities joins them).
 		lines := strings.Split(err.Error(), "\n")
@@ -51,14 +94,14 @@ func runExitImport(ctx context.Context, p *prog, args []string) int {
 		}
 		return exitFail
 	}
-	if len(ids) == 0 {
+	if total == 0 {
 		fmt.Fprintf(p.stderr, "idvault exit import: %q holds no identity: nothing imported\n", pos[0])
 		return exitFail
 	}
 	c := server.client(p)
 	start := time.Now()
-	pr := newProgress(p.stderr, "importing identities", int64(len(ids)))
-	sum, err := c.Import(ctx, ids, exitclient.ImportOptions{Batch: *batch, Parallel: *parallel, Progress: func(done, total int) {
+	pr := newProgress(p.stderr, "importing identities", int64(total))
+	sum, err := c.ImportSeq(ctx, total, read, exitclient.ImportOptions{Batch: *batch, Parallel: *parallel, Progress: func(done, total int) {
 		pr.Update("importing identities", int64(done), int64(total))
 	}})
 	if err != nil {
@@ -80,4 +123,12 @@ func printRefused(p *prog, file string, sum exitclient.ImportSummary) {
 	for _, r := range sum.Refused {
 		fmt.Fprintf(p.stderr, "  %q:%d: refused: %s\n", file, r.Line, printable(r.Reason))
 	}
+}
+
+// errChangedOr is err, or an error saying the count of identities is no longer the one checked.
+func errChangedOr(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("it no longer holds the identities counted when it was checked")
 }

@@ -40,20 +40,40 @@ func ReadIdentities(r io.Reader) ([]Identity, error) {
 	return readIdentities(r, MaxLineBytes)
 }
 
+// ScanIdentities reads identities as ReadIdentities does, but hands each to yield in order
+// instead of keeping them, and returns how many it read: a file of any size is checked (yield
+// doing nothing), then read again to be sent (ImportSeq), with memory bounded by a batch, not
+// by the file. yield returning false stops the read (count so far, no error). On an error, yield
+// may already have had the entries before the bad line.
+func ScanIdentities(r io.Reader, yield func(Identity) bool) (int, error) {
+	return scanIdentities(r, MaxLineBytes, yield)
+}
+
 func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
+	var out []Identity
+	if _, err := scanIdentities(r, maxLine, func(id Identity) bool {
+		out = append(out, id)
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanIdentities(r io.Reader, maxLine int, yield func(Identity) bool) (int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, skipped, err := firstByte(br)
 	if err == io.EOF {
-		return nil, nil
+		return 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read identities: %w", err)
+		return 0, fmt.Errorf("read identities: %w", err)
 	}
 	if first == '[' {
-		return readArray(br)
+		return scanArray(br, yield)
 	}
 	var (
-		out  []Identity
+		n    int
 		errs []error
 		bad  int
 		buf  []byte
@@ -63,7 +83,7 @@ func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 		var rerr error
 		buf, over, rerr = readLine(br, buf[:0], maxLine)
 		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("read identities: line %d: %w", line, rerr)
+			return n, fmt.Errorf("read identities: line %d: %w", line, rerr)
 		}
 		text := bytes.TrimSpace(buf)
 		var lineErr error
@@ -76,7 +96,11 @@ func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 				lineErr = fmt.Errorf("line %d: %w", line, err)
 			}
 			for _, v := range vals {
-				out = append(out, Identity{Value: v, Line: line})
+				// Once a line is bad nothing is sent, so the rest are only checked.
+				if bad == 0 && !yield(Identity{Value: v, Line: line}) {
+					return n, nil
+				}
+				n++
 			}
 		}
 		if lineErr != nil {
@@ -92,9 +116,9 @@ func readIdentities(r io.Reader, maxLine int) ([]Identity, error) {
 		errs = append(errs, fmt.Errorf("and %d more bad lines", bad-10))
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("read identities: %w", errors.Join(errs...))
+		return n, fmt.Errorf("read identities: %w", errors.Join(errs...))
 	}
-	return out, nil
+	return n, nil
 }
 
 // readLine appends the next line of br to buf, without its line ending, keeping at most
@@ -130,29 +154,41 @@ func readLine(br *bufio.Reader, buf []byte, max int) (_ []byte, over bool, err e
 	}
 }
 
-// readArray reads one JSON array of entries.
-func readArray(br *bufio.Reader) ([]Identity, error) {
-	var arr []json.RawMessage
+// scanArray reads one JSON array of entries, one entry at a time.
+func scanArray(br *bufio.Reader, yield func(Identity) bool) (int, error) {
 	dec := json.NewDecoder(br)
-	if err := dec.Decode(&arr); err != nil {
-		return nil, fmt.Errorf("read identities: the JSON array does not parse: %w", err)
+	notParsed := func(err error) error {
+		return fmt.Errorf("read identities: the JSON array does not parse: %w", err)
+	}
+	if _, err := dec.Token(); err != nil { // the '[' firstByte saw
+		return 0, notParsed(err)
+	}
+	n := 0
+	for i := 1; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return n, notParsed(err)
+		}
+		vals, err := identitiesOf(raw)
+		if err != nil {
+			return n, fmt.Errorf("read identities: entry %d: %w", i, err)
+		}
+		for _, v := range vals {
+			if !yield(Identity{Value: v, Line: i}) {
+				return n, nil
+			}
+			n++
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing ']'
+		return n, notParsed(err)
 	}
 	// Anything after the array (a second array, a line appended) would be silently left out.
 	var extra json.RawMessage
 	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, errors.New("read identities: something follows the JSON array: give one array, or one entry per line")
+		return n, errors.New("read identities: something follows the JSON array: give one array, or one entry per line")
 	}
-	var out []Identity
-	for i, raw := range arr {
-		vals, err := identitiesOf(raw)
-		if err != nil {
-			return nil, fmt.Errorf("read identities: entry %d: %w", i+1, err)
-		}
-		for _, v := range vals {
-			out = append(out, Identity{Value: v, Line: i + 1})
-		}
-	}
-	return out, nil
+	return n, nil
 }
 
 // firstByte skips a UTF-8 BOM (a Windows editor's "UTF-8") and the white space before the
@@ -278,8 +314,23 @@ type Refused struct {
 // error (the budget tripping, a refused token, ctx ending) stops the import and is returned with
 // the summary so far.
 func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptions) (ImportSummary, error) {
+	return c.ImportSeq(parent, len(ids), func(yield func(Identity) bool) error {
+		for _, id := range ids {
+			if !yield(id) {
+				break
+			}
+		}
+		return nil
+	}, opts)
+}
+
+// ImportSeq is Import over total identities that read hands to its yield one at a time, batch
+// by batch as they are sent, so that memory holds Parallel+1 batches, not the identities of a
+// whole file (`exit import` checks the file with ScanIdentities, then reads it again here). An
+// error read returns stops the import and is returned with the summary so far.
+func (c *Client) ImportSeq(parent context.Context, total int, read func(yield func(Identity) bool) error, opts ImportOptions) (ImportSummary, error) {
 	if err := c.Probe(parent); err != nil {
-		return ImportSummary{Total: len(ids)}, err
+		return ImportSummary{Total: total}, err
 	}
 	batch := max(opts.Batch, 0)
 	if batch == 0 {
@@ -293,15 +344,38 @@ func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptio
 	defer cancel()
 	var (
 		mu       sync.Mutex
-		sum      = ImportSummary{Total: len(ids)}
+		sum      = ImportSummary{Total: total}
 		done     int
 		firstErr error
-		parts    [][]Identity
 	)
-	for start := 0; start < len(ids); start += batch {
-		parts = append(parts, ids[start:min(start+batch, len(ids))])
+	parts := func(yield func([]Identity) bool) {
+		part := make([]Identity, 0, min(batch, max(total, 1)))
+		stopped := false // yield said no more: it may not be called again
+		err := read(func(id Identity) bool {
+			part = append(part, id)
+			if len(part) < batch {
+				return true
+			}
+			if stopped = !yield(part); stopped {
+				return false
+			}
+			part = make([]Identity, 0, batch)
+			return true
+		})
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+			cancel()
+			return
+		}
+		if !stopped && len(part) > 0 {
+			yield(part)
+		}
 	}
-	inParallel(ctx, parallel, parts, func(part []Identity) {
+	inParallelSeq(ctx, parallel, parts, func(part []Identity) {
 		var local ImportSummary
 		err := c.importBatch(ctx, part, &local, func(n int) {
 			if n == 0 {
@@ -311,7 +385,7 @@ func (c *Client) Import(parent context.Context, ids []Identity, opts ImportOptio
 			defer mu.Unlock()
 			done += n
 			if opts.Progress != nil {
-				opts.Progress(done, len(ids))
+				opts.Progress(done, total)
 			}
 		})
 		mu.Lock()

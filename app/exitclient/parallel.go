@@ -2,6 +2,8 @@ package exitclient
 
 import (
 	"context"
+	"iter"
+	"slices"
 	"sync"
 )
 
@@ -9,6 +11,12 @@ import (
 // hands out no more once ctx ends, and returns when every call has returned. The bulk runs
 // (DecryptTree's files, Import's batches) share it.
 func inParallel[T any](ctx context.Context, jobs int, items []T, work func(T)) {
+	inParallelSeq(ctx, jobs, slices.Values(items), work)
+}
+
+// inParallelSeq is inParallel over items drawn one at a time as the calls take them, so that
+// no more than jobs+1 are out of items at once (ImportSeq's batches, read from a file).
+func inParallelSeq[T any](ctx context.Context, jobs int, items iter.Seq[T], work func(T)) {
 	next := make(chan T)
 	var wg sync.WaitGroup
 	for range jobs {
@@ -19,7 +27,7 @@ func inParallel[T any](ctx context.Context, jobs int, items []T, work func(T)) {
 		})
 	}
 feed:
-	for _, it := range items {
+	for it := range items {
 		select {
 		case next <- it:
 		case <-ctx.Done():

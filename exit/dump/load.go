@@ -113,7 +113,8 @@ func DumpFiles(dir string) ([]string, error) {
 // only.
 //
 // A file that fails is rolled back and stops the load with a *LoadError naming the file,
-// the line and PostgreSQL's message. Loading into a database that already holds the dump
+// the line and PostgreSQL's message; ctx ending while a file loads gives a *LoadError naming
+// the file and wrapping ctx's error. Loading into a database that already holds the dump
 // fails on the first CREATE TABLE, so it changes nothing.
 func Load(ctx context.Context, dsn, dir string, progress func(file string, done, total int64)) (LoadSummary, error) {
 	var sum LoadSummary
@@ -133,6 +134,12 @@ func Load(ctx context.Context, dsn, dir string, progress func(file string, done,
 	defer conn.Close(context.Background())
 	for _, name := range files {
 		if err := loadFile(ctx, conn.PgConn(), filepath.Join(dir, name), name, &sum, progress); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				// pgx ends a statement whose context ends by closing the connection ("use of
+				// closed network connection"), and refuses the next one as a "timeout": say
+				// why the load stopped instead.
+				err = &LoadError{File: name, Err: fmt.Errorf("interrupted (the file is rolled back): %w", cerr)}
+			}
 			return sum, err
 		}
 		sum.Files = append(sum.Files, name)
