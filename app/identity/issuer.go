@@ -64,10 +64,16 @@ func (is *Issuer) CreateProvisional(target, value string) (secret, public string
 // secret one, both from the same keys (no second decoding). A provisional identity needs only
 // the app ID, so this needs no Issuer.
 func CreateProvisionalPair(appID []byte, target, value string, rand io.Reader) (secret, public string, err error) {
+	return provisionalPair(appID, target, func() (*Provisional, error) { return newProvisional(appID, target, value, rand) })
+}
+
+// provisionalPair checks the arguments, makes a provisional identity with newKeys and returns
+// its secret and public identities, wiping its keys.
+func provisionalPair(appID []byte, target string, newKeys func() (*Provisional, error)) (secret, public string, err error) {
 	if err := checkProvisionalArgs(appID, target); err != nil {
 		return "", "", fmt.Errorf("create provisional identity: %w", err)
 	}
-	p, err := newProvisional(appID, target, value, rand)
+	p, err := newKeys()
 	if err != nil {
 		return "", "", fmt.Errorf("create provisional identity: %w", err)
 	}

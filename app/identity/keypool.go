@@ -409,13 +409,5 @@ func (q *permanentQueue) evict() {
 // identity, as CreateProvisionalPair does with crypto/rand, with both key pairs taken from the
 // pool.
 func (p *KeyPool) Provisional(appID []byte, target, value string) (secret, public string, err error) {
-	if err := checkProvisionalArgs(appID, target); err != nil {
-		return "", "", fmt.Errorf("create provisional identity: %w", err)
-	}
-	prov, err := newProvisionalKeys(appID, target, value, p)
-	if err != nil {
-		return "", "", fmt.Errorf("create provisional identity: %w", err)
-	}
-	defer prov.wipe()
-	return prov.SecretIdentity(), prov.PublicIdentity(), nil
+	return provisionalPair(appID, target, func() (*Provisional, error) { return newProvisionalKeys(appID, target, value, p) })
 }
