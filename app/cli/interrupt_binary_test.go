@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -46,6 +47,12 @@ func TestCtrlCInALongCommand(t *testing.T) {
 // process at once. Under nohup (SIGHUP ignored from the start) it stays ignored.
 func TestHangupStopsServeCleanlyUnlessIgnored(t *testing.T) {
 	t.Parallel()
+	// Run under nohup, this test process ignores SIGHUP, and so would the servers it starts (an
+	// ignored signal stays ignored across exec). A handler here is reset to the default across
+	// exec: the servers get the disposition a terminal's hangup meets.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	dir := t.TempDir()
 	p := apptest.Start(t, dir, apptest.DataEnv(t, dir))
 	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGHUP))
