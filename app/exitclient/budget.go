@@ -76,10 +76,21 @@ func (b *RetryBudget) FailureSince(url string, cause error, started time.Time) e
 	if b.since.IsZero() || started.Before(b.since) {
 		b.since = started
 	}
-	if outage := now.Sub(b.since); outage >= b.maxOutage() {
+	return b.tripLocked(url, now.Sub(b.since), cause)
+}
+
+// tripLocked trips the budget when outage has reached MaxOutage (b.mu held, not tripped yet),
+// and returns what Err would.
+func (b *RetryBudget) tripLocked(url string, outage time.Duration, cause error) error {
+	if b.tripped == nil && outage >= b.maxOutage() {
 		b.tripped = &UnavailableError{URL: url, For: outage.Round(time.Millisecond), Last: cause}
 		close(b.doneLocked())
 	}
+	return b.errLocked()
+}
+
+// errLocked is Err with b.mu held: a nil error, not a nil *UnavailableError, until tripped.
+func (b *RetryBudget) errLocked() error {
 	if b.tripped == nil {
 		return nil
 	}
@@ -102,26 +113,17 @@ func (b *RetryBudget) deadline() (t time.Time, ok bool) {
 func (b *RetryBudget) expire(url string, cause error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.tripped == nil && !b.since.IsZero() {
-		if outage := time.Since(b.since); outage >= b.maxOutage() {
-			b.tripped = &UnavailableError{URL: url, For: outage.Round(time.Millisecond), Last: cause}
-			close(b.doneLocked())
-		}
+	if b.since.IsZero() {
+		return b.errLocked()
 	}
-	if b.tripped == nil {
-		return nil
-	}
-	return b.tripped
+	return b.tripLocked(url, time.Since(b.since), cause)
 }
 
 // Err is the *UnavailableError once the budget has tripped, else nil.
 func (b *RetryBudget) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.tripped == nil {
-		return nil
-	}
-	return b.tripped
+	return b.errLocked()
 }
 
 // Done is closed when the budget trips, so that requests waiting to retry stop at once.
