@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
+
+	"github.com/idvault/idvault/app/clientip"
 )
 
 // csp allows the console's own CSS, script and forms only: no inline script or style, no
@@ -221,17 +223,8 @@ func (h *Handler) overTLS(c *fiber.Ctx) bool {
 
 // fromTrustedProxy reports whether the TCP peer is one of server.trusted_proxies.
 func (h *Handler) fromTrustedProxy(c *fiber.Ctx) bool {
-	peer, err := netip.ParseAddr(c.Context().RemoteIP().String())
-	if err != nil {
-		return false
-	}
-	peer = peer.Unmap()
-	for _, p := range h.d.TrustedProxies {
-		if p.Contains(peer) {
-			return true
-		}
-	}
-	return false
+	peer, ok := netip.AddrFromSlice(c.Context().RemoteIP())
+	return ok && clientip.Proxies(h.d.TrustedProxies).Trusted(peer.Unmap())
 }
 
 func (h *Handler) home(c *fiber.Ctx) error {
