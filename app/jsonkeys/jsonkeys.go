@@ -28,7 +28,7 @@ func RepeatedOf(raw []byte, foldCase bool, known ...string) (string, bool) {
 	set := make(map[string]bool, len(known))
 	for _, k := range known {
 		if foldCase {
-			k = Fold(k)
+			k = fold(k)
 		}
 		set[k] = true
 	}
@@ -50,7 +50,7 @@ func repeated(raw []byte, foldCase bool, known map[string]bool) (string, bool) {
 		key, _ := t.(string)
 		k := key
 		if foldCase {
-			k = Fold(key)
+			k = fold(key)
 		}
 		if seen[k] && (known == nil || known[k]) {
 			return key, true
@@ -64,12 +64,12 @@ func repeated(raw []byte, foldCase bool, known map[string]bool) (string, bool) {
 	return "", false
 }
 
-// Fold is key folded as encoding/json folds a key to match it to a struct field: ASCII letters
+// fold is key folded as encoding/json folds a key to match it to a struct field: ASCII letters
 // upper-cased, any other character replaced by the smallest of its Unicode simple case folds.
 // strings.ToLower is not the same: encoding/json reads "teſt" (U+017F, long s) as the field
 // "test" and "K" (U+212A, Kelvin sign) as "k", so {"teſt": true, "test": false} would pass
 // as a body without a repeat while its last value silently won.
-func Fold(key string) string {
+func fold(key string) string {
 	var b strings.Builder
 	b.Grow(len(key))
 	for _, r := range key {

@@ -81,7 +81,7 @@ func FuzzFoldMatchesEncodingJSON(f *testing.F) {
 			}
 			require.NoError(t, json.Unmarshal(raw, &v))
 			got := map[string]int{"test": v.Test, "key": v.Key, "legacy_errors": v.LE, "email": v.Email, "t\u00e9st": v.Tes}[field]
-			require.Equal(t, got == 1, Fold(key) == Fold(field), "key %q, field %q", key, field)
+			require.Equal(t, got == 1, fold(key) == fold(field), "key %q, field %q", key, field)
 		}
 	})
 }
