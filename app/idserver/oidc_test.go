@@ -211,8 +211,12 @@ func TestIDTokenRefusals(t *testing.T) {
 	}{
 		"expired":        {token: idtokentest.Token{Claims: claims(map[string]any{"exp": now.Add(-5 * time.Minute).Unix(), "iat": now.Add(-time.Hour).Unix()})}, status: 401, message: "invalid ID token: expired"},
 		"wrong audience": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": "another-client"})}, status: 401, message: "invalid ID token: minted for another audience"},
-		"wrong issuer":   {token: idtokentest.Token{Claims: claims(map[string]any{"iss": "https://accounts.example.com"})}, status: 401, message: "invalid ID token: issued by another issuer"},
-		"alg none":       {token: idtokentest.Token{Claims: claims(nil), Sign: "none"}, status: 401, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
+		"azp another client": {token: idtokentest.Token{Claims: claims(map[string]any{"azp": "another-client"})}, status: 401,
+			message: "invalid ID token: authorized for another party (azp is not identity_server.oidc.audience)"},
+		"several audiences, no azp": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": []string{"another-client", audience}})}, status: 401,
+			message: "invalid ID token: minted for several audiences and no azp (authorized party) claim"},
+		"wrong issuer": {token: idtokentest.Token{Claims: claims(map[string]any{"iss": "https://accounts.example.com"})}, status: 401, message: "invalid ID token: issued by another issuer"},
+		"alg none":     {token: idtokentest.Token{Claims: claims(nil), Sign: "none"}, status: 401, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
 		"HS256 keyed with the public key": {token: idtokentest.Token{Claims: claims(nil), Sign: "hs256-public"}, status: 401,
 			message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
 		"unknown key under a known kid": {token: idtokentest.Token{Claims: claims(nil), Sign: "foreign"}, status: 401, message: "invalid ID token: bad signature"},
@@ -246,7 +250,7 @@ func TestIDTokenRefusals(t *testing.T) {
 	n, err := f.env.Store.CountRecords(f.app.ID)
 	require.NoError(t, err)
 	require.Zero(t, n, "no refused request stored anything")
-	require.Equal(t, 7*3, idTokenCount(t, f, "invalid"))
+	require.Equal(t, 9*3, idTokenCount(t, f, "invalid"))
 	require.Equal(t, 3*3, idTokenCount(t, f, "unverified"))
 	logs := f.env.LogBuf.String()
 	require.NotContains(t, logs, email)

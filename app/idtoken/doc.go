@@ -33,6 +33,13 @@
 //     otherwise the token is refused as unverified with the reason, and an email_claim value
 //     that is not an address as having no email. With require_email_verified false, neither
 //     claim is checked.
+//   - azp (the authorized party, OpenID Connect Core 1.0 section 3.1.3.7, items 4 and 5, which
+//     go-oidc does not check): when present it must be a string equal to
+//     identity_server.oidc.audience (the client ID, compared exactly), else the token is
+//     invalid ("authorized for another party"); a token whose aud holds several values must
+//     carry it (the specification says "should": idvault refuses, so a token minted for another
+//     client that merely lists idvault's audience too is not taken). A token for one audience
+//     without azp is valid, as most providers mint them.
 //   - Reasons shown to clients say what was wrong (expired, another audience...) and never
 //     hold the token, the subject or the email.
 package idtoken

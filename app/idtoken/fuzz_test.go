@@ -18,8 +18,9 @@ import (
 )
 
 // Whatever the bytes, Verify never panics, refuses with a *Refusal of a known kind, and
-// accepts only the token the provider's key signed. The provider is an in-process discovery
-// document and key set on loopback (fuzzing cannot wait for node); the key signs one token.
+// accepts only the one good token the provider's key signed (the other signed seeds break a
+// claim rule). The provider is an in-process discovery document and key set on loopback
+// (fuzzing cannot wait for node).
 func FuzzVerify(f *testing.F) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -42,15 +43,23 @@ func FuzzVerify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	claims, _ := json.Marshal(map[string]any{"iss": srv.URL, "aud": aud, "exp": time.Now().Add(time.Hour).Unix(), "email": "fuzz@example.com", "email_verified": true})
-	jws, err := signer.Sign(claims)
-	if err != nil {
-		f.Fatal(err)
+	sign := func(more map[string]any) string {
+		c := map[string]any{"iss": srv.URL, "aud": aud, "exp": time.Now().Add(time.Hour).Unix(), "email": "fuzz@example.com", "email_verified": true}
+		for k, x := range more {
+			c[k] = x
+		}
+		claims, _ := json.Marshal(c)
+		jws, err := signer.Sign(claims)
+		if err != nil {
+			f.Fatal(err)
+		}
+		tok, err := jws.CompactSerialize()
+		if err != nil {
+			f.Fatal(err)
+		}
+		return tok
 	}
-	good, err := jws.CompactSerialize()
-	if err != nil {
-		f.Fatal(err)
-	}
+	good := sign(nil)
 	v := idtoken.New(oidcConfig(srv.URL), idtoken.Options{})
 	if _, err := v.Verify(context.Background(), good); err != nil {
 		f.Fatalf("the signed token is refused: %v", err)
@@ -62,6 +71,14 @@ func FuzzVerify(f *testing.F) {
 		"eyJhbGciOiJub25lIn0." + parts[1] + ".",
 		"eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0." + parts[1] + "." + parts[2],
 		"eyJhbGciOiJFUzI1NiIsImtpZCI6Im90aGVyIn0." + parts[1] + "." + parts[2],
+		// Signed by the key, refused for their azp (authorized party): another party, several
+		// audiences without azp, an azp that is not a string.
+		sign(map[string]any{"azp": "another-client"}),
+		sign(map[string]any{"aud": []string{"another-client", aud}}),
+		sign(map[string]any{"aud": []string{aud, "another-client"}, "azp": "another-client"}),
+		sign(map[string]any{"azp": nil}),
+		sign(map[string]any{"azp": 42}),
+		sign(map[string]any{"azp": []string{aud}}),
 	} {
 		f.Add(seed)
 	}
@@ -69,7 +86,7 @@ func FuzzVerify(f *testing.F) {
 		id, err := v.Verify(context.Background(), raw)
 		if err == nil {
 			if raw != good || id.Email != "fuzz@example.com" {
-				t.Fatalf("accepted a token the key did not sign: %q", raw)
+				t.Fatalf("accepted a token other than the good one: %q", raw)
 			}
 			return
 		}

@@ -19,7 +19,7 @@ import (
 var (
 	// ErrInvalid: the token is not a valid ID token of the provider for the audience
 	// (malformed, algorithm not accepted, unknown key, bad signature, expired, wrong issuer or
-	// audience).
+	// audience, azp naming another party or missing on a token for several audiences).
 	ErrInvalid = errors.New("invalid ID token")
 	// ErrNoEmail: a valid token without a usable email claim.
 	ErrNoEmail = errors.New("no email claim")
@@ -143,6 +143,28 @@ func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessa
 	return nil
 }
 
+// checkAuthorizedParty applies OpenID Connect Core 1.0 section 3.1.3.7, items 4 and 5, which
+// go-oidc leaves to its caller: azp (the authorized party), when present, must be a string
+// equal to the audience (the client ID); a token minted for several audiences must carry it.
+// A token for one audience without azp stays valid (most providers send none).
+func (v *Verifier) checkAuthorizedParty(tok *oidc.IDToken, claims map[string]json.RawMessage) *Refusal {
+	raw, ok := claims["azp"]
+	if !ok {
+		if len(tok.Audience) > 1 {
+			return &Refusal{Kind: ErrInvalid, Reason: "minted for several audiences and no azp (authorized party) claim"}
+		}
+		return nil
+	}
+	var azp string
+	if err := json.Unmarshal(raw, &azp); err != nil || string(raw) == "null" {
+		return &Refusal{Kind: ErrInvalid, Reason: "the azp (authorized party) claim is not a string"}
+	}
+	if azp != v.cfg.Audience {
+		return &Refusal{Kind: ErrInvalid, Reason: "authorized for another party (azp is not identity_server.oidc.audience)"}
+	}
+	return nil
+}
+
 func cmp(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
@@ -174,6 +196,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 		return Identity{}, &Refusal{Kind: ErrInvalid, Reason: "the claims are not a JSON object", Cause: err}
 	}
 	if r := v.checkTimes(tok, claims); r != nil {
+		return Identity{}, r
+	}
+	if r := v.checkAuthorizedParty(tok, claims); r != nil {
 		return Identity{}, r
 	}
 	email, err := emailOf(claims, v.cfg.EmailClaim, v.cfg.RequireEmailVerified)

@@ -60,10 +60,10 @@ func TestVerifyAcceptsTokensOfTheProvider(t *testing.T) {
 		require.Equal(t, "Alice@Example.com", id.Email, "the claim as the token holds it")
 		require.Equal(t, "sub-Alice@Example.com", id.Subject)
 	}
-	// A token minted for several audiences, one of them ours; email_verified as the string
-	// some providers send.
+	// A token minted for several audiences, one of them ours, authorized for us; email_verified
+	// as the string some providers send.
 	id, err := verify(t, v, iss.Mint(t, idtokentest.Token{Claims: map[string]any{
-		"aud": []string{"another-client", aud}, "email": "bob@example.com", "email_verified": "true"}}))
+		"aud": []string{"another-client", aud}, "azp": aud, "email": "bob@example.com", "email_verified": "true"}}))
 	require.NoError(t, err)
 	require.Equal(t, "bob@example.com", id.Email)
 	jwks, discovery := iss.Fetches(t)
@@ -136,6 +136,47 @@ func TestVerifyRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := verify(t, v, c.token())
 			requireRefused(t, err, c.kind, c.reason)
+		})
+	}
+}
+
+// azp (OpenID Connect Core 1.0 section 3.1.3.7, items 4 and 5): when present it must be our
+// client ID (identity_server.oidc.audience), and a token for several audiences must carry it.
+// Tokens for one audience without azp, what most providers mint, stay valid.
+func TestVerifyAuthorizedParty(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{})
+	for name, c := range map[string]struct {
+		aud    any
+		azp    any // nil: no azp claim
+		reason string
+	}{
+		"one audience, no azp":                         {aud: aud},
+		"one audience in an array, no azp":             {aud: []string{aud}},
+		"one audience, azp ours":                       {aud: aud, azp: aud},
+		"several audiences, azp ours":                  {aud: []string{"another-client", aud}, azp: aud},
+		"several audiences, no azp":                    {aud: []string{"another-client", aud}, reason: "several audiences and no azp"},
+		"several audiences, azp another client":        {aud: []string{aud, "another-client"}, azp: "another-client", reason: "authorized for another party"},
+		"one audience, azp another client":             {aud: aud, azp: "another-client", reason: "authorized for another party"},
+		"one audience, azp empty":                      {aud: aud, azp: "", reason: "authorized for another party"},
+		"one audience, azp ours but in another case":   {aud: aud, azp: strings.ToUpper(aud), reason: "authorized for another party"},
+		"one audience, azp a number":                   {aud: aud, azp: 42, reason: "azp (authorized party) claim is not a string"},
+		"several audiences, azp an array holding ours": {aud: []string{"another-client", aud}, azp: []string{aud}, reason: "azp (authorized party) claim is not a string"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			claims := map[string]any{"aud": c.aud, "sub": "u1", "email": "u1@example.com", "email_verified": true}
+			if c.azp != nil {
+				claims["azp"] = c.azp
+			}
+			id, err := verify(t, v, iss.Mint(t, idtokentest.Token{Claims: claims}))
+			if c.reason == "" {
+				require.NoError(t, err)
+				require.Equal(t, "u1@example.com", id.Email)
+				return
+			}
+			requireRefused(t, err, idtoken.ErrInvalid, c.reason)
+			require.NotContains(t, err.Error(), "another-client", "the reason names no token contents")
 		})
 	}
 }
