@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/appname"
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/store"
 )
@@ -92,7 +93,7 @@ func (h *Handler) Create(req CreateRequest) (CreateResponse, error) {
 		LegacyErrors: req.LegacyErrors, RegisteredUsersOnly: req.RegisteredUsersOnly,
 	})
 	if errors.Is(err, apps.ErrName) {
-		return CreateResponse{}, apierr.InvalidBody.Msg("name must be 1 to 100 printable characters")
+		return CreateResponse{}, apierr.InvalidBody.Msg("name %s", appname.Rule)
 	}
 	if errors.Is(err, apps.ErrNameTaken) {
 		return CreateResponse{}, apierr.AppNameTaken.Msg("an app named %q already exists", strings.TrimSpace(req.Name))

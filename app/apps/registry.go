@@ -12,9 +12,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/idvault/idvault/app/appname"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/store"
@@ -26,7 +25,8 @@ var (
 	ErrDeclared = errors.New("apps: app is declared in the config file and read-only")
 	// ErrNameTaken: another app (stored or declared) has that name, case-insensitively.
 	ErrNameTaken = errors.New("apps: an app with this name exists")
-	ErrName      = errors.New("apps: name must be 1 to 100 printable characters")
+	// ErrName: the name breaks app/appname's rule (1 to 100 printable characters).
+	ErrName = errors.New("apps: name " + appname.Rule)
 )
 
 // TokenBytes is the number of random bytes in an auth token (shown as URL-safe base64).
@@ -156,7 +156,7 @@ type Created struct {
 // Create makes a new app with a fresh app secret and auth token.
 func (r *Registry) Create(name string, test bool, opts store.AppOptions) (Created, error) {
 	name = strings.TrimSpace(name)
-	if !validName(name) {
+	if !appname.Valid(name) {
 		return Created{}, ErrName
 	}
 	for _, d := range r.declared {
@@ -260,27 +260,4 @@ func newToken() (token string, hash []byte, err error) {
 	token = base64.RawURLEncoding.EncodeToString(raw)
 	h := sha256.Sum256([]byte(token))
 	return token, h[:], nil
-}
-
-// MaxNameChars is the longest app name, in characters.
-const MaxNameChars = 100
-
-// validName reports whether s is 1 to MaxNameChars printable characters (unicode.IsPrint:
-// letters, marks, numbers, punctuation, symbols and the ASCII space) of valid UTF-8. A name is
-// what tells apps apart in lists, in the console and on a terminal, so a name may not hold
-// what prints as nothing or moves the text around: C0 and C1 controls (U+009B is a terminal's
-// CSI, which `idvault app list` would send to it), format characters (U+200B zero-width space:
-// "Sh<U+200B>op" beside "Shop"; U+202E right-to-left override) or line and paragraph
-// separators. The one space is the ASCII space: another (U+00A0, U+3000) would make two names
-// look alike.
-func validName(s string) bool {
-	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameChars {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/store"
 )
 
 // A second app with the name of another (in any case) is refused with a clear message, whether
@@ -74,22 +78,38 @@ func TestAppNamesArePrintable(t *testing.T) {
 	p.Stop(t)
 }
 
-// A name from before the rule, or from the config file (declared apps), never reaches the
-// terminal raw: `app list` and `app show` escape what is not printable.
+// A name from before the rule never reaches the terminal raw: `app list` and `app show`
+// escape what is not printable. The config file cannot bring such a name any more: a declared
+// app's name follows the same rule, and the command refuses the file naming the key.
 func TestAppListEscapesUnprintableNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
-	cfg := filepath.Join(dir, "idvault.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("apps:\n  - name: \"evil\\u009b2J\\u202e\"\n"+
-		"    secret: cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ==\n"+
-		"    auth_token: declared-token-0123456789\n"), 0o600))
 	apptest.InitData(t, dir, env)
-	for _, args := range [][]string{{"app", "list"}, {"app", "show", "tpoxyNzh0hU9G2i9agMvHyyd-pO6zGCjO9BfhrCLjd4"}} {
-		out, errOut, code := apptest.RunCLI(t, dir, env, append(args, "--config", cfg)...)
+	mk, _, err := store.LoadOrCreateMasterKey(filepath.Join(dir, "master.key"), filepath.Join(dir, "idvault.db"))
+	require.NoError(t, err)
+	st, err := store.Open(store.Options{Path: filepath.Join(dir, "idvault.db"), MasterKey: mk})
+	require.NoError(t, err)
+	id, secret, err := identity.GenerateApp(rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, st.CreateApp(store.App{ID: id, Name: "evil\u009b2J\u202e", Secret: secret, AuthTokenHash: make([]byte, 32)}))
+	require.NoError(t, st.Close())
+	for _, args := range [][]string{{"app", "list"}, {"app", "show", base64.URLEncoding.EncodeToString(id)}} {
+		out, errOut, code := apptest.RunCLI(t, dir, env, args...)
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, out, `evil\u009b2J\u202e`, args[1])
 		require.NotContains(t, out, "\u009b", args[1])
 		require.NotContains(t, out, "\u202e", args[1])
 	}
+
+	cfg := filepath.Join(dir, "idvault.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("apps:\n  - name: \"evil\\u009b2J\\u202e\"\n"+
+		"    secret: cTMoGGUKhwN47ypq4xAXAtVkNWeyUtMltQnYwJhxWYSvqjPVGmXd2wwa7y17QtPTZhn8bxb015CZC/e4ZI7+MQ==\n"+
+		"    auth_token: declared-token-0123456789\n"), 0o600))
+	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "list", "--config", cfg)
+	require.NotEqual(t, 0, code, out)
+	require.Contains(t, errOut, `apps[0].name: must be 1 to 100 printable characters`)
+	require.Contains(t, errOut, `evil\u009b2J\u202e`, "the name shown escaped")
+	require.NotContains(t, errOut, "\u009b")
+	require.NotContains(t, errOut, "\u202e")
 }

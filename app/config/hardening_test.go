@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,6 +187,48 @@ func TestDeclaredAppsAreDistinct(t *testing.T) {
 	require.ErrorContains(t, err, `apps[2].name: "ONE" is the name of apps[0]`)
 	require.NotContains(t, err.Error(), secret[:20])
 	require.NoError(t, loadFile(t, minimal+"apps:\n"+app("one", secret)+app("two", other)).Err())
+}
+
+// A declared app's name follows the rule app create applies (app/appname: 1 to 100 printable
+// characters): a name that prints as nothing, moves the text around or drives a terminal
+// would reach `app list`, the console and the admin API as a second "Shop". The problem names
+// the key and shows the name with what does not print escaped. A name with a space at either
+// end is refused too: app create trims names, so " Shop" would pass for another app's "Shop".
+func TestDeclaredAppNamesArePrintable(t *testing.T) {
+	t.Parallel()
+	declare := func(names ...string) string {
+		body := minimal + "apps:\n"
+		for i, name := range names {
+			secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{byte(i + 1)}, 64))
+			body += "  - name: " + name + "\n    secret: " + secret + "\n    auth_token: declared-token-0123456789\n"
+		}
+		return body
+	}
+	const rule = "apps[0].name: must be 1 to 100 printable characters (no control, format, zero-width or direction-changing character), got "
+	for name, c := range map[string]struct{ yaml, problem string }{
+		"zero-width space":       {`"Sh\u200bop"`, rule + `"Sh\u200bop"`},
+		"C1 CSI":                 {`"x\u009b31mred"`, rule + `"x\u009b31mred"`},
+		"right-to-left override": {`"\u202egnp.exe"`, rule + `"\u202egnp.exe"`},
+		"line separator":         {`"a\u2028b"`, rule + `"a\u2028b"`},
+		"another space":          {`"a\u00a0b"`, rule + `"a\u00a0b"`},
+		"tab":                    {`"tab\there"`, rule + `"tab\there"`},
+		"newline":                {`"two\nlines"`, rule + `"two\nlines"`},
+		"101 characters":         {strings.Repeat("é", 101), rule + "101 characters"},
+		"a space at the start":   {`" Shop"`, `apps[0].name: must not begin or end with a space, got " Shop"`},
+		"a space at the end":     {`"Shop "`, `apps[0].name: must not begin or end with a space, got "Shop "`},
+		"empty":                  {`""`, `apps[0].name: must not be empty`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := loadFile(t, declare(c.yaml)).Err()
+			require.Error(t, err)
+			require.Equal(t, c.problem, err.Error(), "one problem, naming the key")
+		})
+	}
+	// The second app is named: the key says which entry is wrong.
+	require.ErrorContains(t, loadFile(t, declare("shop", `"Sh\u200bop"`)).Err(), `apps[1].name: must be 1 to 100 printable characters`)
+	// Printable names pass, up to 100 characters counted as characters (200 bytes here).
+	require.NoError(t, loadFile(t, declare("Shop", `"My shop (staging) — été"`, strings.Repeat("é", 100))).Err())
 }
 
 // The data file, the master key and the admin token file are three files: a token file that is

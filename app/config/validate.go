@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/idvault/idvault/app/appname"
 	"github.com/idvault/idvault/app/loopback"
 )
 
@@ -90,8 +92,14 @@ func (c Config) Validate() []error {
 	secrets := map[string]int{}
 	for i, a := range c.Apps {
 		key := fmt.Sprintf("apps[%d]", i)
-		if strings.TrimSpace(a.Name) == "" {
+		switch {
+		case strings.TrimSpace(a.Name) == "":
 			bad(key+".name", "must not be empty")
+		case !appname.Valid(a.Name):
+			bad(key+".name", "%s (no control, format, zero-width or direction-changing character), got %s", appname.Rule, shownName(a.Name))
+		case strings.TrimSpace(a.Name) != a.Name:
+			// app create trims a name: " Shop" would pass for another app's "Shop".
+			bad(key+".name", "must not begin or end with a space, got %q", a.Name)
 		}
 		for j, prev := range c.Apps[:i] {
 			if strings.TrimSpace(a.Name) != "" && strings.EqualFold(a.Name, prev.Name) {
@@ -120,6 +128,15 @@ func (c Config) Validate() []error {
 		}
 	}
 	return errs
+}
+
+// shownName is an app name for an error message: quoted, with what does not print escaped
+// (strconv.Quote shows a zero-width space as \u200b), or its length when it is too long to show.
+func shownName(name string) string {
+	if n := utf8.RuneCountInString(name); n > appname.MaxChars {
+		return fmt.Sprintf("%d characters", n)
+	}
+	return strconv.Quote(name)
 }
 
 // CheckListen checks a listen address as server.listen is checked (checkListen), for a
