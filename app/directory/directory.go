@@ -24,6 +24,9 @@ import (
 // ErrUnknownUser: no record exists for that email.
 var ErrUnknownUser = errors.New("directory: unknown user")
 
+// ErrNoNewRecord: PublicIdentityNew was not allowed to create a record, and the email has none.
+var ErrNoNewRecord = errors.New("directory: public identity: no new record allowed")
+
 // Store is what the directory needs from the store.
 type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
