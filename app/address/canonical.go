@@ -30,12 +30,19 @@ func Canonical(normalized string) string {
 // result may not be a valid address (a domain that maps to none: "x.\u200b" to "x."): the
 // caller checks it with Normalize.
 func Deliverable(normalized string) string {
+	_, deliverable := CanonicalAndDeliverable(normalized)
+	return deliverable
+}
+
+// CanonicalAndDeliverable returns Canonical(normalized) and Deliverable(normalized), computing
+// the canonical form once: a verification send keys its code by the first and mails the second.
+func CanonicalAndDeliverable(normalized string) (canonical, deliverable string) {
+	canonical = Canonical(normalized)
 	at := strings.LastIndexByte(normalized, '@')
 	if at < 0 {
-		return normalized
+		return canonical, normalized
 	}
-	canonical := Canonical(normalized)
-	return normalized[:at] + canonical[strings.LastIndexByte(canonical, '@'):]
+	return canonical, normalized[:at] + canonical[strings.LastIndexByte(canonical, '@'):]
 }
 
 func punycodeDomain(domain string) string {

@@ -59,7 +59,8 @@ func TestDeliverable(t *testing.T) {
 }
 
 // Canonical is idempotent, yields an ASCII domain, and never panics on any normalised address.
-// Deliverable keeps the address valid, under the same canonical form.
+// Deliverable keeps the address valid, under the same canonical form; CanonicalAndDeliverable
+// gives both at once.
 func FuzzCanonical(f *testing.F) {
 	for _, s := range []string{"Victim@Example.com", "a@bücher.example", "u@例え.テスト", "x@xn--mnchen-3ya.de", "a@b", "ü@ü.ü", "Victim@faß.de", "a@x＠y.io", "a@℀.io", "a@x.io\u200b", "\u212Aate@x.io", "v\u0130ctor@x.io"} {
 		f.Add(s)
@@ -84,6 +85,9 @@ func FuzzCanonical(f *testing.F) {
 		// Deliverable is a valid address under the same canonical form, or not valid at all
 		// (a domain that maps to none, such as "0.\u200b" to "0."; the send refuses it).
 		d := Deliverable(n)
+		if cc, dd := CanonicalAndDeliverable(n); cc != c || dd != d {
+			t.Fatalf("CanonicalAndDeliverable(%q) = %q, %q; want %q, %q", n, cc, dd, c, d)
+		}
 		if nd, err := Normalize(d); err == nil && (nd != d || Canonical(d) != c) {
 			t.Fatalf("Deliverable(%q) = %q: normalised %q (%v), canonical %q, want %q", n, d, nd, err, Canonical(d), c)
 		}

@@ -33,17 +33,45 @@ func (d *Directory) PublicIdentities(app apps.App, emails []string, policy Polic
 	for i, p := range found {
 		pub, state := policy.publicOf(p)
 		if state != stored {
-			return d.publicIdentities(app, emails, found, policy)
+			pubs, _, err := d.publicIdentities(app, emails, found, policy, true)
+			return pubs, err
 		}
 		pubs[i] = pub
 	}
 	return pubs, nil
 }
 
+// PublicIdentityNew is PublicIdentity for a caller that limits the records created (emails the
+// directory had no record of), reading the email once. With mayCreate false, an email without
+// a record gets ErrNoNewRecord and nothing is written (an existing record still gets the
+// provisional identity it lacks). created reports whether this call created the email's record,
+// as its write found it: a caller that counted a creation before the call gives it back when
+// created is false (the email had a record, or another request created it first).
+func (d *Directory) PublicIdentityNew(app apps.App, email string, policy Policy, mayCreate bool) (pub string, created bool, err error) {
+	emails := []string{email}
+	found, err := d.st.Publics(app.ID, emails)
+	if err != nil {
+		return "", false, err
+	}
+	if pub, state := policy.publicOf(found[0]); state == stored {
+		return pub, false, nil
+	}
+	if !found[0].Found && !mayCreate {
+		return "", false, ErrNoNewRecord
+	}
+	pubs, n, err := d.publicIdentities(app, emails, found, policy, mayCreate)
+	if err != nil {
+		return "", false, err
+	}
+	return pubs[0], n > 0, nil
+}
+
 // publicIdentities is PublicIdentities when some email has no stored public identity to answer
 // with, given what was read for each email (found): the emails are resolved once each, the
-// missing identities created in one write.
-func (d *Directory) publicIdentities(app apps.App, emails []string, found []store.Public, policy Policy) ([]string, error) {
+// missing identities created in one write. It returns how many records that write created;
+// with mayCreate false, an email whose record is gone by the write fails it with
+// ErrNoNewRecord.
+func (d *Directory) publicIdentities(app apps.App, emails []string, found []store.Public, policy Policy, mayCreate bool) ([]string, int, error) {
 	index := make(map[string]int, len(emails)) // email -> position in unique
 	unique := make([]string, 0, len(emails))
 	uniqueFound := make([]store.Public, 0, len(emails))
@@ -68,52 +96,66 @@ func (d *Directory) publicIdentities(app apps.App, emails []string, found []stor
 	}
 	if len(legacy) > 0 {
 		if err := d.deriveAndCache(app, unique, legacy, pubs, policy); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
+	created := 0
 	if len(missing) > 0 {
-		if err := d.createProvisionals(app, unique, missing, pubs, policy); err != nil {
-			return nil, err
+		var err error
+		if created, err = d.createProvisionals(app, unique, missing, pubs, policy, mayCreate); err != nil {
+			return nil, 0, err
 		}
 	}
 	out := make([]string, len(emails))
 	for k, e := range emails {
 		out[k] = pubs[index[e]]
 	}
-	return out, nil
+	return out, created, nil
 }
 
 // createProvisionals generates a provisional identity for each email of unique at the positions
-// missing, stores them in one write transaction, and fills pubs from what is stored.
-func (d *Directory) createProvisionals(app apps.App, unique []string, missing []int, pubs []string, policy Policy) error {
+// missing, stores them in one write transaction, fills pubs from what is stored, and returns how
+// many records the write created (with mayCreate false, none: a record missing fails the write
+// with ErrNoNewRecord).
+func (d *Directory) createProvisionals(app apps.App, unique []string, missing []int, pubs []string, policy Policy, mayCreate bool) (int, error) {
 	provs := make([]string, len(missing))
 	provPubs := make([]string, len(missing))
 	batch := make([]string, len(missing))
 	for j, i := range missing {
 		prov, pub, err := d.keys.Provisional(app.ID, identity.TargetEmail, unique[i])
 		if err != nil {
-			return fmt.Errorf("directory: %w", err)
+			return 0, fmt.Errorf("directory: %w", err)
 		}
 		provs[j], provPubs[j], batch[j] = prov, pub, unique[i]
 	}
-	recs, err := d.st.UpdateRecords(app.ID, batch, func(j int, r *store.Record, _ bool) (bool, error) {
+	created := 0 // the write transaction may run twice (group commit): counted inside it, reset
+	recs, err := d.st.UpdateRecords(app.ID, batch, func(j int, r *store.Record, exists bool) (bool, error) {
+		if j == 0 {
+			created = 0
+		}
 		if policy.usePermanent(r.PermanentIdentity != "", r.ProvisionalIdentity != "", r.Registered) || r.ProvisionalIdentity != "" {
 			return false, nil // changed since the read: answer from the stored record
+		}
+		if !exists {
+			if !mayCreate {
+				return false, ErrNoNewRecord
+			}
+			created++
 		}
 		r.ProvisionalIdentity, r.PublicProvisional = provs[j], provPubs[j]
 		return true, nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for j, i := range missing {
 		pub, err := policy.publicOfRecord(recs[j])
 		if err != nil {
-			return err
+			return 0, err
 		}
 		pubs[i] = pub
 	}
-	return nil
+	return created, nil
 }
 
 // deriveAndCache answers the records at the positions legacy, which were stored without their

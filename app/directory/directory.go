@@ -24,6 +24,9 @@ import (
 // ErrUnknownUser: no record exists for that email.
 var ErrUnknownUser = errors.New("directory: unknown user")
 
+// ErrNoNewRecord: PublicIdentityNew was not allowed to create a record, and the email has none.
+var ErrNoNewRecord = errors.New("directory: public identity: no new record allowed")
+
 // Store is what the directory needs from the store.
 type Store interface {
 	Record(appID []byte, email string) (store.Record, error)
@@ -42,11 +45,11 @@ type Directory struct {
 	keys *identity.KeyPool
 }
 
-// keyPoolSize is how many permanent identities (per app, for the last few apps) and
-// provisional key pairs the directory keeps ready: about three commits' worth of new identities
-// under load. A ready permanent identity holds about 900 bytes (its 688-byte secret identity,
-// its public identity and user ID), so the pool holds about 60 KB per app and about 250 KB
-// at most (identity.KeyPool keeps the last four apps'), key pairs included.
+// keyPoolSize is how many permanent identities per app and provisional key pairs the directory
+// keeps ready: about three commits' worth of new identities under load. A ready permanent
+// identity holds about 900 bytes (its 688-byte secret identity, its public identity and user
+// ID), so the pool holds about 60 KB per app and about 250 KB at most (identity.KeyPool keeps
+// four apps' worth in all, shared between the apps creating identities), key pairs included.
 const keyPoolSize = 64
 
 // New makes a directory over st. Close releases its key pool.

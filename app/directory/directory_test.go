@@ -297,3 +297,54 @@ func TestDeletedAppLeavesNoIdentityMadeAhead(t *testing.T) {
 	require.Error(t, err, "nothing is written for a deleted app")
 	require.Zero(t, env.Dir.KeyPoolStats().Ready)
 }
+
+// PublicIdentityNew reports whether it created the email's record, from its own write: of
+// concurrent requests for a new email exactly one reports the creation, all answer the same
+// identity; an email with a record is not a creation, even when its provisional identity is
+// added beside a permanent one. Not allowed to create, it refuses a new email with
+// ErrNoNewRecord and writes nothing, while answering emails that have a record.
+func TestPublicIdentityNewReportsCreation(t *testing.T) {
+	t.Parallel()
+	d, a := newApp(t)
+	const n = 8
+	pubs := make([]string, n)
+	created := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var err error
+			pubs[i], created[i], err = d.PublicIdentityNew(a, "new@example.com", directory.IdentityServerPolicy, true)
+			require.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	count := 0
+	for i := range n {
+		require.Equal(t, pubs[0], pubs[i], "one identity per email")
+		if created[i] {
+			count++
+		}
+	}
+	require.Equal(t, 1, count, "one creation reported")
+
+	got, isNew, err := d.PublicIdentityNew(a, "new@example.com", directory.IdentityServerPolicy, false)
+	require.NoError(t, err)
+	require.False(t, isNew)
+	require.Equal(t, pubs[0], got)
+
+	r, err := d.Permanent(a, "perm@example.com")
+	require.NoError(t, err)
+	got, isNew, err = d.PublicIdentityNew(a, "perm@example.com", directory.IdentityServerPolicy, false)
+	require.NoError(t, err, "a record with a permanent identity gets its provisional one")
+	require.False(t, isNew)
+	after, err := d.Lookup(a, "perm@example.com")
+	require.NoError(t, err)
+	require.Equal(t, r.UserID, after.UserID)
+	require.Equal(t, pub(t, after.ProvisionalIdentity), got)
+
+	_, isNew, err = d.PublicIdentityNew(a, "refused@example.com", directory.IdentityServerPolicy, false)
+	require.ErrorIs(t, err, directory.ErrNoNewRecord)
+	require.False(t, isNew)
+	_, err = d.Lookup(a, "refused@example.com")
+	require.ErrorIs(t, err, directory.ErrUnknownUser, "nothing written")
+}

@@ -129,51 +129,135 @@ func TestKeyPoolCloseWipesWhatItHolds(t *testing.T) {
 	require.Zero(t, st.Ready, "a closed pool makes nothing ahead")
 }
 
-// Identities made ahead for an Issuer go only to that Issuer: past maxPooledIssuers, the oldest
-// queue is wiped, and Drop wipes an Issuer's queue at once.
-func TestKeyPoolQueuesPerIssuer(t *testing.T) {
-	t.Parallel()
-	p := NewKeyPool(4)
+// manualPool returns a pool of size whose filler the test runs itself (settle), so that what the
+// pool holds after each step is exact: kick finds the filler started and only signals it, and
+// Close finds it stopped.
+func manualPool(t *testing.T, size int) *KeyPool {
+	t.Helper()
+	p := NewKeyPool(size)
+	p.started.Store(true)
+	close(p.done)
 	t.Cleanup(p.Close)
+	return p
+}
+
+// settle runs the filler's rounds until it makes nothing more, as the filler does after a take.
+func settle(t *testing.T, p *KeyPool) {
+	t.Helper()
+	for i := 0; p.fillRound(); i++ {
+		require.Less(t, i, 1000, "the filler never stops")
+	}
+}
+
+// readyPermanents counts the permanent identities the pool holds.
+func readyPermanents(p *KeyPool) int {
+	p.permMu.RLock()
+	defer p.permMu.RUnlock()
+	n := 0
+	for _, q := range p.perm {
+		n += len(q.ready)
+	}
+	return n
+}
+
+// Six apps creating identities in turn are all served from the pool after each one's first
+// identity: more apps than permanentApps share the bounded room instead of evicting each
+// other's queues (the pool then made identities only to wipe them, and every creation made its
+// keys on the request's path), and the pool never holds more than the bound.
+func TestKeyPoolServesAppsTakingTurns(t *testing.T) {
+	t.Parallel()
+	const size, apps, rounds = 4, 6, 10
+	p := manualPool(t, size)
 	var issuers []*Issuer
 	var pubs [][]byte
-	for range maxPooledIssuers {
+	for range apps {
+		is, pub := newTestIssuer(t)
+		issuers, pubs = append(issuers, is), append(pubs, pub)
+	}
+	for range rounds {
+		for i, is := range issuers {
+			userID, secret, _, err := p.NewPermanent(is)
+			require.NoError(t, err)
+			perm, err := ParsePermanent(secret, is.AppID(), pubs[i])
+			require.NoError(t, err, "signed by the Issuer it was asked of")
+			require.NoError(t, perm.CheckUserID(userID))
+			settle(t, p)
+			require.LessOrEqual(t, readyPermanents(p), permanentApps*size)
+		}
+	}
+	st := p.Stats()
+	require.Equal(t, int64(apps), st.Missed, "only each app's first identity made on the request's path")
+	require.Equal(t, int64(apps*(rounds-1)), st.Taken)
+}
+
+// Identities made ahead for an Issuer go only to that Issuer. When the pool holds its bound and
+// another app asks, the room comes from the app no longer asking, its identities wiped as they
+// are removed (and its queue then forgotten), never from an app still asking; Drop wipes an
+// Issuer's queue at once.
+func TestKeyPoolQueuesPerIssuer(t *testing.T) {
+	t.Parallel()
+	const size = 4
+	p := manualPool(t, size)
+	var issuers []*Issuer
+	var pubs [][]byte
+	for range permanentApps {
 		is, pub := newTestIssuer(t)
 		issuers, pubs = append(issuers, is), append(pubs, pub)
 		_, _, _, err := p.NewPermanent(is)
 		require.NoError(t, err)
+		settle(t, p)
 	}
-	waitReady(t, p, 4*maxPooledIssuers)
+	require.Equal(t, permanentApps*size, readyPermanents(p))
 	for i, is := range issuers {
-		for range 4 {
+		for range size {
 			_, secret, _, err := p.NewPermanent(is)
 			require.NoError(t, err)
 			_, err = ParsePermanent(secret, is.AppID(), pubs[i])
 			require.NoError(t, err, "signed by the Issuer it was asked of")
 		}
 	}
+	require.Equal(t, int64(permanentApps*size), p.Stats().Taken)
+	settle(t, p)
+	require.Equal(t, permanentApps*size, readyPermanents(p))
 
-	first := p.queueOf(issuers[0])
-	waitReady(t, p, 4*maxPooledIssuers)
-	held := putBack(t, first)
+	// A fifth app asks while the four still are: it gets room only as theirs is drawn from.
 	extra, _ := newTestIssuer(t)
 	_, _, _, err := p.NewPermanent(extra)
 	require.NoError(t, err)
-	for _, r := range held {
-		require.Equal(t, make([]byte, len(r.secret)), r.secret, "the oldest queue is wiped")
-	}
+	settle(t, p)
+	require.Empty(t, p.perm[extra].ready, "no app still asking loses an identity")
+	_, _, _, err = p.NewPermanent(issuers[1])
+	require.NoError(t, err)
+	settle(t, p)
+	require.Len(t, p.perm[extra].ready, 1, "the room freed goes to the app below its share")
+	require.Len(t, p.perm[issuers[1]].ready, size-1, "not refilled past its share")
 
-	second := p.queueOf(issuers[1])
-	waitReady(t, p, 4*maxPooledIssuers)
-	held = putBack(t, second)
+	// issuers[0] stops asking: once the others have drawn permCap identities, its room goes.
+	held := putBack(t, p.perm[issuers[0]]) // not queueOf: that counts as asking
+	require.Len(t, held, size)
+	for i := 0; p.perm[issuers[0]] != nil; i++ {
+		require.Less(t, i, 100, "the idle app's queue is never emptied")
+		for _, is := range append(issuers[1:], extra) {
+			_, _, _, err := p.NewPermanent(is)
+			require.NoError(t, err)
+			settle(t, p)
+			require.LessOrEqual(t, readyPermanents(p), permanentApps*size)
+		}
+	}
+	for _, r := range held {
+		require.Equal(t, make([]byte, len(r.secret)), r.secret, "an identity removed is wiped")
+	}
+	require.Len(t, p.perm[extra].ready, size, "the app that asked has its share")
+
+	held = putBack(t, p.perm[issuers[1]])
 	p.Drop(issuers[1])
 	for _, r := range held {
 		require.Equal(t, make([]byte, len(r.secret)), r.secret, "a dropped Issuer's queue is wiped")
 	}
 }
 
-// putBack takes the identities q holds and puts back those it can (the filler may refill q
-// meanwhile), returning them: references to identities that are in q.
+// putBack takes the identities q holds and puts them back, oldest first, returning them:
+// references to identities that are in q.
 func putBack(t *testing.T, q *permanentQueue) []*readyPermanent {
 	t.Helper()
 	var taken, held []*readyPermanent

@@ -10,7 +10,9 @@ import (
 // window that opens at the user's first creation after the last one closed. Without it, anyone
 // who can sign in with the provider could fill the data file with provisional identities (each
 // a record on disk, about 12,000 a second). The app token, a trusted backend, is not limited;
-// nor are lookups of emails that have a record.
+// nor are lookups of emails that have a record. A request takes a creation before the directory
+// is asked and gives it back (refund) when no record was created, so the limit holds under
+// concurrent requests without a lookup before the directory's own.
 //
 // The counts are in memory: a restart starts them again, which a flood cannot use (it cannot
 // restart the server), and the store is spared a write per lookup. Memory stays bounded by the
@@ -37,9 +39,9 @@ func newNewIdentities(max int, window time.Duration) *newIdentities {
 	return &newIdentities{max: max, window: window, users: map[string]*creations{}, prune: 1024}
 }
 
-// take counts one creation for user at now, or, when the user's window is full, returns how
-// long until it ends.
-func (l *newIdentities) take(user string, now time.Time) (wait time.Duration, ok bool) {
+// take counts one creation for user at now and returns the window it counts in (for refund),
+// or, when the user's window is full, how long until it ends.
+func (l *newIdentities) take(user string, now time.Time) (w *creations, wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.users[user]
@@ -51,10 +53,24 @@ func (l *newIdentities) take(user string, now time.Time) (wait time.Duration, ok
 		l.users[user] = c
 	}
 	if c.n >= l.max {
-		return c.start.Add(l.window).Sub(now), false
+		return nil, c.start.Add(l.window).Sub(now), false
 	}
 	c.n++
-	return 0, true
+	return c, 0, true
+}
+
+// refund gives back a creation take counted in window w that did not happen. A window left
+// with none is forgotten, so the next one opens at the user's next creation; a window that
+// ended meanwhile (the user has another) is left alone.
+func (l *newIdentities) refund(user string, w *creations) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.users[user] != w || w.n == 0 {
+		return
+	}
+	if w.n--; w.n == 0 {
+		delete(l.users, user)
+	}
 }
 
 // dropEnded forgets the users whose window ended, and sets the next size to do it again at.

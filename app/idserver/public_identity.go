@@ -27,12 +27,14 @@ func (h *Handler) PublicIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.admitNew(c, app, e); err != nil {
-		return err
+	var pub string
+	if user, byToken := c.Locals(tokenEmailKey).(string); byToken && h.newIDs != nil {
+		pub, err = h.limitedPublicIdentity(app, e, user)
+	} else if pub, err = h.dir.PublicIdentity(app, e, directory.IdentityServerPolicy); err != nil {
+		err = dirError("public identity", err)
 	}
-	pub, err := h.dir.PublicIdentity(app, e, directory.IdentityServerPolicy)
 	if err != nil {
-		return dirError("public identity", err)
+		return err
 	}
 	return jsonw.Send(c, PublicIdentityResponse{PublicIdentity: pub}.appendJSON)
 }
@@ -45,23 +47,27 @@ func (r PublicIdentityResponse) appendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-// admitNew applies identity_server.oidc.new_identities_per_user to a request authenticated by
-// an ID token whose email has no record yet: it counts a creation, or refuses with 429
+// limitedPublicIdentity answers a request authenticated by the ID token of user under
+// identity_server.oidc.new_identities_per_user. The creation is counted before the directory is
+// asked, so concurrent requests cannot create more records than the limit, and given back when
+// the directory reports that it created none (the email had a record, or another request
+// created it first): the email is read once, by the directory. When the user's window is full,
+// the directory still answers emails that have a record, and refuses the others with 429
 // too_many_new_identities and Retry-After.
-func (h *Handler) admitNew(c *fiber.Ctx, app apps.App, email string) error {
-	user, byToken := c.Locals(tokenEmailKey).(string)
-	if !byToken || h.newIDs == nil {
-		return nil
+func (h *Handler) limitedPublicIdentity(app apps.App, email, user string) (string, error) {
+	w, wait, ok := h.newIDs.take(user, time.Now())
+	pub, created, err := h.dir.PublicIdentityNew(app, email, directory.IdentityServerPolicy, ok)
+	if ok && !created {
+		h.newIDs.refund(user, w)
 	}
-	if _, err := h.dir.Lookup(app, email); !errors.Is(err, directory.ErrUnknownUser) {
-		return nil // a record exists (or the store failed, which the lookup after says)
+	if errors.Is(err, directory.ErrNoNewRecord) {
+		h.newRefused.Inc()
+		e := apierr.TooManyNewIdentities.New()
+		e.RetryAfter = wait
+		return "", e
 	}
-	wait, ok := h.newIDs.take(user, time.Now())
-	if ok {
-		return nil
+	if err != nil {
+		return "", dirError("public identity", err)
 	}
-	h.newRefused.Inc()
-	e := apierr.TooManyNewIdentities.New()
-	e.RetryAfter = wait
-	return e
+	return pub, nil
 }

@@ -41,7 +41,8 @@ type emailData struct {
 
 // draft is a validated email_data: the mail to send once the code is known.
 type draft struct {
-	to  string // normalised recipient: the key of the code
+	to  string // normalised recipient, as identity records keep it
+	key string // its canonical form (address.Canonical): the key of the code and send limits
 	msg mail.Message
 }
 
@@ -103,10 +104,13 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 		}
 	}
 	to, err := address.Normalize(*d.ToEmail)
-	// The mail goes to the domain the code is keyed under (address.Canonical), not one the
-	// relay maps; a domain that maps to no valid domain ("x.\u200b" to "x.") is refused.
-	rcpt := address.Deliverable(to)
+	// Codes and send limits are kept under the canonical address (case-folded, punycoded
+	// domain); the mail goes to the local part as written at that same domain, not one the
+	// relay maps, and a domain that maps to no valid domain ("x.\u200b" to "x.") is refused.
+	// The canonical form is computed once, here, for both.
+	var key, rcpt string
 	if err == nil {
+		key, rcpt = address.CanonicalAndDeliverable(to)
 		_, err = address.Normalize(rcpt)
 	}
 	if err != nil {
@@ -117,7 +121,7 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 	if !address.Routable(rcpt) {
 		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email must be at a public domain name (not an IP address, a single-label name such as localhost, or a .localhost name)")
 	}
-	out := draft{to: to, msg: mail.Message{
+	out := draft{to: to, key: key, msg: mail.Message{
 		FromName: str(d.FromName), To: rcpt, ToName: str(d.ToName),
 		Subject: *d.Subject, HTML: html, Text: text,
 	}}
@@ -169,9 +173,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	// Codes and send limits are kept under the canonical address (case-folded, punycoded
-	// domain); the mail goes to the local part as written at that same domain.
-	key := address.Canonical(d.to)
+	key := d.key
 	in := h.issue(app, key, code)
 	lim := h.sendLimits(h.proxies.Of(c))
 	in.Limits = &lim
