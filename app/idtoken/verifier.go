@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -137,7 +138,10 @@ func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessa
 	if !ok || string(raw) == "null" || json.Unmarshal(raw, &nbf) != nil {
 		return nil // absent (go-oidc has refused an nbf that is not a number)
 	}
-	if now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Before(time.Unix(int64(nbf), 0)) {
+	// Compared as numbers, not as times: go-oidc turns a number past int64 seconds (1e300) into
+	// the smallest int64, and time.Unix wraps one near it into the far past, so a token that is
+	// never valid would have passed both checks.
+	if math.Trunc(nbf) > float64(now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Unix()) {
 		return &Refusal{Kind: ErrInvalid, Reason: "not valid yet (nbf is in the future)"}
 	}
 	return nil

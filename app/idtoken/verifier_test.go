@@ -281,6 +281,21 @@ func TestVerifyTimeClaimsAtTheSkewBoundaries(t *testing.T) {
 	}
 }
 
+// An nbf beyond what a time holds is far in the future, not in the past: go-oidc reads 1e300
+// (and anything past int64 seconds) as the smallest int64, and time.Unix wraps 9.2e18 into the
+// far past, so a token its provider marked as never valid was accepted.
+func TestVerifyNbfBeyondTimeIsNotValidYet(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{})
+	for _, nbf := range []any{1e300, 1e19, 9.2e18, float64(time.Now().Add(time.Hour).Unix()) + 0.5} {
+		_, err := verify(t, v, iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "n@example.com", "email_verified": true, "nbf": nbf}}))
+		requireRefused(t, err, idtoken.ErrInvalid, "not valid yet")
+	}
+	_, err := verify(t, v, iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "n@example.com", "email_verified": true, "nbf": -1e300}}))
+	require.NoError(t, err, "an nbf far in the past")
+}
+
 // A rotated key works without a restart: the first token under the new kid refetches the set;
 // a key dropped from the set stops working once the set is refetched.
 func TestVerifyRotatedKey(t *testing.T) {
