@@ -8,14 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-
-	"github.com/idvault/idvault/app/config"
 )
 
 // maxDocument bounds the discovery document and the key set read from the provider.
@@ -242,7 +239,7 @@ func (k *keySet) download(ctx context.Context) ([]jose.JSONWebKey, string, error
 		if doc.Issuer != k.issuer {
 			return nil, "", fmt.Errorf("idtoken: discovery: the provider calls itself %q, not identity_server.oidc.issuer %q", doc.Issuer, k.issuer)
 		}
-		if err := checkKeysURL(doc.JWKSURI); err != nil {
+		if err := checkKeysURL(doc.JWKSURI, onLoopback(k.issuer)); err != nil {
 			return nil, "", fmt.Errorf("idtoken: discovery: %w", err)
 		}
 		jwksURL = doc.JWKSURI
@@ -295,16 +292,4 @@ func (k *keySet) getJSON(ctx context.Context, target string, v any) error {
 		return fmt.Errorf("GET %s: not a JSON document: %w", target, err)
 	}
 	return nil
-}
-
-// checkKeysURL holds the jwks_uri to the issuer's rule: https, or http on a loopback address.
-func checkKeysURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case raw == "" || err != nil || u.Host == "":
-		return fmt.Errorf("jwks_uri %q is not a URL", raw)
-	case config.TrustedTransport(u):
-		return nil
-	}
-	return fmt.Errorf("jwks_uri %q: want https:// (http:// only on a loopback address)", raw)
 }

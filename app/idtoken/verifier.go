@@ -52,7 +52,8 @@ type Identity struct {
 
 // Options are the verifier's collaborators and timings; zero values take the defaults.
 type Options struct {
-	// Client fetches discovery and keys (default: a client with a 10 s timeout).
+	// Client fetches discovery and keys (default: newClient, 10 s per fetch, nothing on this
+	// machine fetched for an issuer that is not on it).
 	Client *http.Client
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -80,12 +81,7 @@ type Verifier struct {
 // until the first token arrives.
 func New(cfg config.OIDC, o Options) *Verifier {
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("idtoken: too many redirects")
-			}
-			return checkKeysURL(req.URL.String()) // a redirect may not downgrade to http off loopback
-		}}
+		o.Client = newClient(cfg.Issuer)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

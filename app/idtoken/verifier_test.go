@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -482,5 +483,34 @@ func TestVerifyDiscoveryRules(t *testing.T) {
 			require.ErrorAs(t, err, &r)
 			require.Contains(t, r.Cause.Error(), c.cause)
 		})
+	}
+}
+
+// A provider off this machine cannot point idvault at a service on it: a jwks_uri on a loopback
+// host is refused (the default client also refuses to connect to one, whatever the name:
+// transport_internal_test.go). The provider, https://idp.example.com, is a TLS server on
+// loopback that the client reaches under that name.
+func TestVerifyRemoteIssuerKeysNotOnThisMachine(t *testing.T) {
+	t.Parallel()
+	const issuer = "https://idp.example.com"
+	var jwksURI string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "jwks_uri": jwksURI})
+	}))
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	tr := client.Transport.(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':'):]
+	for _, uri := range []string{srv.URL + "/jwks", "https://localhost" + port + "/jwks", "http://[::1]" + port + "/jwks"} {
+		jwksURI = uri
+		v := idtoken.New(oidcConfig(issuer), idtoken.Options{Client: client})
+		_, err := verify(t, v, "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJhdWQiOiJ4In0.c2ln")
+		requireRefused(t, err, idtoken.ErrUnavailable, "cannot be fetched")
+		var r *idtoken.Refusal
+		require.ErrorAs(t, err, &r)
+		require.Contains(t, r.Cause.Error(), "is on this machine, and the issuer is not", uri)
 	}
 }
