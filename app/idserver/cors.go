@@ -83,6 +83,10 @@ func (h *Handler) GrantError(c *fiber.Ctx) {
 	}
 }
 
+// Path reports whether path is one of the identity server's, /identity or /public_identity,
+// matched as the router matches (any case, with or without a trailing slash).
+func Path(path string) bool { return corsMethods(path) != "" }
+
 // corsMethods are the methods a preflight for path may use: those of /identity or
 // /public_identity, matched as the router matches (any case, with or without a trailing
 // slash), or "" for any other path. It compares without allocating.

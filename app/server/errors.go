@@ -35,10 +35,10 @@ func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
 
 // styleOf is the error body style of the request: the one its route set, except that the
 // identity server's paths always get {"error": "..."}, even when no route ran (wrong method,
-// body over the limit), since its clients parse that shape only.
+// body over the limit), since its clients parse that shape only. Its paths are matched as the
+// router matches them (any case, with or without a trailing slash).
 func styleOf(c *fiber.Ctx) apierr.Style {
-	switch c.Path() {
-	case "/identity", "/public_identity":
+	if idserver.Path(c.Path()) {
 		return apierr.StyleSimple
 	}
 	return apierr.StyleOf(c)
