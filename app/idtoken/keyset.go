@@ -74,6 +74,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	}
 	st.reached = true
 	h := jws.Signatures[0].Header
+	st.typ, _ = h.ExtraHeaders[jose.HeaderType].(string)
 	keys, err := k.current(ctx)
 	if err != nil {
 		st.unavailable = err

@@ -182,6 +182,41 @@ func TestVerifyAuthorizedParty(t *testing.T) {
 	}
 }
 
+// An access token of the same provider is not an ID token, even when it names the client as
+// audience and azp (Keycloak lists the clients whose roles the user holds): an API the app sends
+// it to could replay it for the user's private identity. Typed at+jwt (RFC 9068), or with
+// Keycloak's typ claim "Bearer", it is refused; Keycloak's ID tokens (typ "ID") stay valid.
+func TestVerifyRefusesAccessTokens(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{})
+	claims := func(typ any) map[string]any {
+		c := map[string]any{"aud": []string{"billing-api", aud}, "azp": aud, "email": "a@example.com", "email_verified": true}
+		if typ != nil {
+			c["typ"] = typ
+		}
+		return c
+	}
+	for name, c := range map[string]struct {
+		tok    idtokentest.Token
+		reason string
+	}{
+		"header typ at+jwt":             {idtokentest.Token{Typ: "at+jwt", Claims: claims(nil)}, "typ at+jwt"},
+		"header typ application/AT+JWT": {idtokentest.Token{Typ: "application/AT+JWT", Claims: claims(nil)}, "typ at+jwt"},
+		"ES256, header typ at+jwt":      {idtokentest.Token{Alg: "ES256", Typ: "at+jwt", Claims: claims(nil)}, "typ at+jwt"},
+		"Keycloak's typ claim Bearer":   {idtokentest.Token{Claims: claims("Bearer")}, "typ claim Bearer"},
+		"Keycloak's ID token":           {idtokentest.Token{Claims: claims("ID")}, ""},
+		"header typ JWT":                {idtokentest.Token{Claims: claims(nil)}, ""},
+	} {
+		_, err := verify(t, v, iss.Mint(t, c.tok))
+		if c.reason == "" {
+			require.NoError(t, err, name)
+			continue
+		}
+		requireRefused(t, err, idtoken.ErrInvalid, c.reason)
+	}
+}
+
 // identity_server.oidc.clock_skew is the leeway on exp; email_claim names the claim read;
 // require_email_verified false lets unverified emails through.
 func TestVerifyOptions(t *testing.T) {
