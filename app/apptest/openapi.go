@@ -86,8 +86,13 @@ func loadDoc(name string, raw []byte, ui string) (*APIDoc, error) {
 	return d, nil
 }
 
-// match finds the path template of an escaped URL path and its decoded parameters.
+// match finds the path template of an escaped URL path and its decoded parameters. Literal
+// segments are matched as fiber's router matches them (CaseSensitive and StrictRouting off):
+// in any case, with or without a trailing slash.
 func (d *APIDoc) match(escaped string) (docRoute, map[string]string, bool) {
+	if len(escaped) > 1 {
+		escaped = strings.TrimSuffix(escaped, "/")
+	}
 	segs := strings.Split(escaped, "/")
 	for _, r := range d.routes {
 		if len(r.segments) != len(segs) {
@@ -104,7 +109,7 @@ func (d *APIDoc) match(escaped string) (docRoute, map[string]string, bool) {
 				params[strings.TrimSuffix(name, "}")] = v
 				continue
 			}
-			if s != segs[i] {
+			if !strings.EqualFold(s, segs[i]) {
 				ok = false
 				break
 			}

@@ -65,6 +65,7 @@ func (f *fixture) privateIdentity(t *testing.T, email string) (perm, prov string
 	resp := f.get(t, f.base+"/private_identity?email="+url.QueryEscape(email))
 	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"), "a private identity is never kept by a browser's or a proxy's cache")
 	var raw map[string]json.RawMessage
 	resp.JSON(t, &raw)
 	require.NoError(t, json.Unmarshal(raw["private_permanent_identity"], &perm), "body: %s", resp.Body)

@@ -35,6 +35,7 @@ func (h *Handler) PrivateIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("private identity", err)
 	}
+	c.Set(fiber.HeaderCacheControl, noStore)
 	return c.JSON(PrivateIdentityResponse{
 		PrivatePermanentIdentity:   r.PermanentIdentity,
 		PrivateProvisionalIdentity: r.ProvisionalIdentity,
@@ -53,8 +54,13 @@ func (h *Handler) DisposablePrivateIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.Internal(fmt.Errorf("fakeauth: disposable identity: %w", err))
 	}
+	c.Set(fiber.HeaderCacheControl, noStore)
 	return c.JSON(PrivateIdentityResponse{PrivatePermanentIdentity: perm})
 }
+
+// noStore is the Cache-Control of answers holding a private identity: a GET answer without it
+// may be stored by the browser's disk cache or a shared proxy (a 200 is cacheable by default).
+const noStore = "no-store"
 
 // singleEmail returns the normalised value of the one email query parameter.
 func singleEmail(c *fiber.Ctx) (string, error) {

@@ -112,6 +112,7 @@ func TestDisposablePrivateIdentity(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 		m := resp.Map(t)
 		require.Len(t, m, 1, "only private_permanent_identity: %s", resp.Body)
+		require.Equal(t, "no-store", resp.Header.Get("Cache-Control"), "a private identity is never cached")
 		perm := m["private_permanent_identity"].(string)
 		f.keep(perm)
 		p := apptest.CheckPermanent(t, f.app, perm)

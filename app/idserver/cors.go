@@ -56,11 +56,36 @@ func (h *Handler) CORS(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	if allowed {
-		c.Set(fiber.HeaderAccessControlAllowOrigin, origin)
-		c.Set(fiber.HeaderAccessControlExposeHeaders, "WWW-Authenticate, X-Request-ID, Retry-After")
+		grant(c, origin)
 	}
 	return c.Next()
 }
+
+// grant lets origin read the answer.
+func grant(c *fiber.Ctx, origin string) {
+	c.Set(fiber.HeaderAccessControlAllowOrigin, origin)
+	c.Set(fiber.HeaderAccessControlExposeHeaders, "WWW-Authenticate, X-Request-ID, Retry-After")
+}
+
+// GrantError gives an error answer of the identity server's routes the grant CORS would have
+// given it (Vary: Origin, and the grant for a listed origin). The server's error handler calls
+// it for every error, since some are answered before any route or middleware runs (a body over
+// server.body_limit, a Content-Encoding that does not decode, an unknown method): without it a
+// page would see a network failure instead of the error. Preflights are left alone.
+func (h *Handler) GrantError(c *fiber.Ctx) {
+	if h == nil || len(h.cors.origins) == 0 || corsMethods(c.Path()) == "" ||
+		(c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != "") {
+		return
+	}
+	c.Vary(fiber.HeaderOrigin)
+	if origin := c.Get(fiber.HeaderOrigin); origin != "" && h.cors.origins[origin] {
+		grant(c, origin)
+	}
+}
+
+// Path reports whether path is one of the identity server's, /identity or /public_identity,
+// matched as the router matches (any case, with or without a trailing slash).
+func Path(path string) bool { return corsMethods(path) != "" }
 
 // corsMethods are the methods a preflight for path may use: those of /identity or
 // /public_identity, matched as the router matches (any case, with or without a trailing

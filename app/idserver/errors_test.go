@@ -123,6 +123,12 @@ func TestErrorsAreJSON(t *testing.T) {
 	}{
 		"GET /identity":   {http.MethodGet, "/identity", nil, 405},
 		"DELETE identity": {http.MethodDelete, "/identity", nil, 405},
+		// The paths as the router serves them too (any case, a trailing slash), even when no
+		// route ran: the client of a base URL written "/Identity/" parses the same shape.
+		"GET /Identity/":                         {http.MethodGet, "/Identity/", nil, 405},
+		"PUT /PUBLIC_IDENTITY":                   {http.MethodPut, "/PUBLIC_IDENTITY", nil, 405},
+		"body over the limit, /Identity/":        {http.MethodPost, "/Identity/", `{"email":"a@example.com","pad":"` + strings.Repeat("x", 2<<20) + `"}`, 413},
+		"body over the limit, /public_identity/": {http.MethodPost, "/public_identity/", `{"email":"a@example.com","pad":"` + strings.Repeat("x", 2<<20) + `"}`, 413},
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp := apptest.Do(t, f.http, c.method, c.path, c.body)

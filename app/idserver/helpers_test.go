@@ -90,6 +90,7 @@ func (f *fixture) identity(t *testing.T, email string) record {
 	resp := f.do(t, http.MethodPost, "/identity", map[string]any{"email": email})
 	require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
 	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"), "a private identity is never kept by a browser's or a proxy's cache")
 	var r record
 	resp.JSON(t, &r)
 	m := resp.Map(t)

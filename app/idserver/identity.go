@@ -36,6 +36,9 @@ func (h *Handler) Identity(c *fiber.Ctx) error {
 	if err != nil {
 		return dirError("identity", err)
 	}
+	// A private identity: never stored by a browser or a proxy (a POST answer is cacheable only
+	// with explicit freshness, but a cache set up to keep everything would keep it).
+	c.Set(fiber.HeaderCacheControl, "no-store")
 	return jsonw.Send(c, IdentityResponse{
 		ID: r.UserID, ServiceIdentity: r.PermanentIdentity, TankerIdentity: r.PermanentIdentity,
 		ProvisionalIdentity: r.ProvisionalIdentity, Registered: r.Registered,

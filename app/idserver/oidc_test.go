@@ -378,6 +378,45 @@ func TestCORS(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, resp.Status)
 }
 
+// Errors answered before any route ran carry the grant too, so a page reads them instead of
+// a network failure: a body over server.body_limit (413, refused as it is read), a
+// Content-Encoding that does not decode (400, refused by the front middleware).
+func TestCORSGrantOnErrorsBeforeRouting(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	const allowed, other = "https://app.example.com", "https://evil.example.com"
+	f := newFixture(t, withOIDC(iss.URL, allowed))
+	tok := iss.IDToken(t, "RS256", audience, "cors@example.com")
+	big := `{"email":"cors@example.com","pad":"` + strings.Repeat("a", 2<<20) + `"}`
+	for name, c := range map[string]struct {
+		path, body string
+		hdr        []string
+		status     int
+	}{
+		"body over the limit":          {"/identity", big, nil, http.StatusRequestEntityTooLarge},
+		"body over the limit, /Public": {"/Public_Identity/", big, nil, http.StatusRequestEntityTooLarge},
+		"undecodable body":             {"/public_identity", `{"email":"cors@example.com"}`, []string{"Content-Encoding", "gzip"}, http.StatusBadRequest},
+	} {
+		for _, origin := range []string{allowed, other} {
+			hdr := append([]string{"Authorization", "Bearer " + tok, "Origin", origin}, c.hdr...)
+			resp := apptest.Do(t, f.http, http.MethodPost, c.path, c.body, hdr...)
+			require.Equal(t, c.status, resp.Status, "%s: %s", name, resp.Body)
+			require.Contains(t, resp.Map(t), "error", name)
+			require.Contains(t, varies(resp), "Origin", name)
+			if origin == other {
+				require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), name)
+				continue
+			}
+			require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"), "%s: the page can read the error", name)
+			require.Contains(t, resp.Header.Get("Access-Control-Expose-Headers"), "X-Request-ID", name)
+		}
+	}
+	// Other paths get no grant.
+	resp := apptest.Do(t, f.http, http.MethodPost, "/verification/email", big, "Origin", allowed)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.Status)
+	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+}
+
 // The metrics of ID-token outcomes exist from the start when OIDC is on, and not otherwise.
 func TestIDTokenMetricsOnlyWithOIDC(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,9 @@
 //
 //   - Discovery (issuer + "/.well-known/openid-configuration") is read once, when the first
 //     token needs keys; its "issuer" must equal the configured issuer, and its jwks_uri must
-//     be https (http only on a loopback address), like the issuer itself.
+//     be https (http only on a loopback address), like the issuer itself. For an issuer off
+//     this machine, nothing on it is fetched: a jwks_uri or redirect naming a loopback host is
+//     refused, and the default client connects to no loopback address (transport.go).
 //   - The key set is kept in memory. A token whose kid is unknown (or a token without kid
 //     that no cached key verifies) triggers at most one refetch
 //     per 10 s (the first one after start at once, so a rotated key works at once); a set
@@ -40,6 +42,11 @@
 //     carry it (the specification says "should": idvault refuses, so a token minted for another
 //     client that merely lists idvault's audience too is not taken). A token for one audience
 //     without azp is valid, as most providers mint them.
+//   - An access token of the provider is not an ID token, even for our audience and azp (an
+//     API the app calls with it could replay it): one whose header typ is at+jwt (RFC 9068,
+//     "application/" prefix or not, any case), or whose typ claim is "Bearer" (Keycloak's
+//     access tokens; its ID tokens say "ID"), is invalid. Other providers' access tokens carry
+//     neither mark and are told apart only by their audience.
 //   - Reasons shown to clients say what was wrong (expired, another audience...) and never
 //     hold the token, the subject or the email.
 package idtoken

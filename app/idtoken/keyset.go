@@ -8,14 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-
-	"github.com/idvault/idvault/app/config"
 )
 
 // maxDocument bounds the discovery document and the key set read from the provider.
@@ -77,6 +74,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	}
 	st.reached = true
 	h := jws.Signatures[0].Header
+	st.typ, _ = h.ExtraHeaders[jose.HeaderType].(string)
 	keys, err := k.current(ctx)
 	if err != nil {
 		st.unavailable = err
@@ -242,7 +240,7 @@ func (k *keySet) download(ctx context.Context) ([]jose.JSONWebKey, string, error
 		if doc.Issuer != k.issuer {
 			return nil, "", fmt.Errorf("idtoken: discovery: the provider calls itself %q, not identity_server.oidc.issuer %q", doc.Issuer, k.issuer)
 		}
-		if err := checkKeysURL(doc.JWKSURI); err != nil {
+		if err := checkKeysURL(doc.JWKSURI, onLoopback(k.issuer)); err != nil {
 			return nil, "", fmt.Errorf("idtoken: discovery: %w", err)
 		}
 		jwksURL = doc.JWKSURI
@@ -295,16 +293,4 @@ func (k *keySet) getJSON(ctx context.Context, target string, v any) error {
 		return fmt.Errorf("GET %s: not a JSON document: %w", target, err)
 	}
 	return nil
-}
-
-// checkKeysURL holds the jwks_uri to the issuer's rule: https, or http on a loopback address.
-func checkKeysURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case raw == "" || err != nil || u.Host == "":
-		return fmt.Errorf("jwks_uri %q is not a URL", raw)
-	case config.TrustedTransport(u):
-		return nil
-	}
-	return fmt.Errorf("jwks_uri %q: want https:// (http:// only on a loopback address)", raw)
 }

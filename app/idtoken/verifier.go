@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -19,7 +21,8 @@ import (
 var (
 	// ErrInvalid: the token is not a valid ID token of the provider for the audience
 	// (malformed, algorithm not accepted, unknown key, bad signature, expired, wrong issuer or
-	// audience, azp naming another party or missing on a token for several audiences).
+	// audience, azp naming another party or missing on a token for several audiences, an
+	// access token typed at+jwt or with Keycloak's typ claim Bearer).
 	ErrInvalid = errors.New("invalid ID token")
 	// ErrNoEmail: a valid token without a usable email claim.
 	ErrNoEmail = errors.New("no email claim")
@@ -51,7 +54,8 @@ type Identity struct {
 
 // Options are the verifier's collaborators and timings; zero values take the defaults.
 type Options struct {
-	// Client fetches discovery and keys (default: a client with a 10 s timeout).
+	// Client fetches discovery and keys (default: newClient, 10 s per fetch, nothing on this
+	// machine fetched for an issuer that is not on it).
 	Client *http.Client
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -79,12 +83,7 @@ type Verifier struct {
 // until the first token arrives.
 func New(cfg config.OIDC, o Options) *Verifier {
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("idtoken: too many redirects")
-			}
-			return checkKeysURL(req.URL.String()) // a redirect may not downgrade to http off loopback
-		}}
+		o.Client = newClient(cfg.Issuer)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -137,7 +136,10 @@ func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessa
 	if !ok || string(raw) == "null" || json.Unmarshal(raw, &nbf) != nil {
 		return nil // absent (go-oidc has refused an nbf that is not a number)
 	}
-	if now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Before(time.Unix(int64(nbf), 0)) {
+	// Compared as numbers, not as times: go-oidc turns a number past int64 seconds (1e300) into
+	// the smallest int64, and time.Unix wraps one near it into the far past, so a token that is
+	// never valid would have passed both checks.
+	if math.Trunc(nbf) > float64(now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Unix()) {
 		return &Refusal{Kind: ErrInvalid, Reason: "not valid yet (nbf is in the future)"}
 	}
 	return nil
@@ -165,6 +167,22 @@ func (v *Verifier) checkAuthorizedParty(tok *oidc.IDToken, claims map[string]jso
 	return nil
 }
 
+// checkNotAccessToken refuses an access token of the same provider presented as an ID token:
+// one typed at+jwt (RFC 9068 section 2.1, "application/" prefix or not, any case), or carrying
+// Keycloak's typ claim "Bearer" (its ID tokens say "ID"). An access token travels to resource
+// servers (APIs), and may list the client among its audiences and as azp: any API the app
+// calls with it could otherwise replay it here for the user's private identity.
+func checkNotAccessToken(headerTyp string, claims map[string]json.RawMessage) *Refusal {
+	if t := strings.ToLower(headerTyp); t == "at+jwt" || t == "application/at+jwt" {
+		return &Refusal{Kind: ErrInvalid, Reason: "an access token (typ at+jwt), not an ID token"}
+	}
+	var typ string
+	if raw, ok := claims["typ"]; ok && json.Unmarshal(raw, &typ) == nil && strings.EqualFold(typ, "Bearer") {
+		return &Refusal{Kind: ErrInvalid, Reason: "an access token (typ claim Bearer), not an ID token"}
+	}
+	return nil
+}
+
 func cmp(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
@@ -179,6 +197,7 @@ type state struct {
 	unavailable error  // the keys could not be fetched
 	reason      string // why the signature was refused
 	payload     []byte // the verified payload
+	typ         string // the typ of the protected header, if a string
 }
 
 type stateKey struct{}
@@ -199,6 +218,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 		return Identity{}, r
 	}
 	if r := v.checkAuthorizedParty(tok, claims); r != nil {
+		return Identity{}, r
+	}
+	if r := checkNotAccessToken(st.typ, claims); r != nil {
 		return Identity{}, r
 	}
 	email, err := emailOf(claims, v.cfg.EmailClaim, v.cfg.RequireEmailVerified)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -181,6 +182,41 @@ func TestVerifyAuthorizedParty(t *testing.T) {
 	}
 }
 
+// An access token of the same provider is not an ID token, even when it names the client as
+// audience and azp (Keycloak lists the clients whose roles the user holds): an API the app sends
+// it to could replay it for the user's private identity. Typed at+jwt (RFC 9068), or with
+// Keycloak's typ claim "Bearer", it is refused; Keycloak's ID tokens (typ "ID") stay valid.
+func TestVerifyRefusesAccessTokens(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{})
+	claims := func(typ any) map[string]any {
+		c := map[string]any{"aud": []string{"billing-api", aud}, "azp": aud, "email": "a@example.com", "email_verified": true}
+		if typ != nil {
+			c["typ"] = typ
+		}
+		return c
+	}
+	for name, c := range map[string]struct {
+		tok    idtokentest.Token
+		reason string
+	}{
+		"header typ at+jwt":             {idtokentest.Token{Typ: "at+jwt", Claims: claims(nil)}, "typ at+jwt"},
+		"header typ application/AT+JWT": {idtokentest.Token{Typ: "application/AT+JWT", Claims: claims(nil)}, "typ at+jwt"},
+		"ES256, header typ at+jwt":      {idtokentest.Token{Alg: "ES256", Typ: "at+jwt", Claims: claims(nil)}, "typ at+jwt"},
+		"Keycloak's typ claim Bearer":   {idtokentest.Token{Claims: claims("Bearer")}, "typ claim Bearer"},
+		"Keycloak's ID token":           {idtokentest.Token{Claims: claims("ID")}, ""},
+		"header typ JWT":                {idtokentest.Token{Claims: claims(nil)}, ""},
+	} {
+		_, err := verify(t, v, iss.Mint(t, c.tok))
+		if c.reason == "" {
+			require.NoError(t, err, name)
+			continue
+		}
+		requireRefused(t, err, idtoken.ErrInvalid, c.reason)
+	}
+}
+
 // identity_server.oidc.clock_skew is the leeway on exp; email_claim names the claim read;
 // require_email_verified false lets unverified emails through.
 func TestVerifyOptions(t *testing.T) {
@@ -279,6 +315,21 @@ func TestVerifyTimeClaimsAtTheSkewBoundaries(t *testing.T) {
 		}
 		requireRefused(t, err, idtoken.ErrInvalid, c.reason)
 	}
+}
+
+// An nbf beyond what a time holds is far in the future, not in the past: go-oidc reads 1e300
+// (and anything past int64 seconds) as the smallest int64, and time.Unix wraps 9.2e18 into the
+// far past, so a token its provider marked as never valid was accepted.
+func TestVerifyNbfBeyondTimeIsNotValidYet(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{})
+	for _, nbf := range []any{1e300, 1e19, 9.2e18, float64(time.Now().Add(time.Hour).Unix()) + 0.5} {
+		_, err := verify(t, v, iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "n@example.com", "email_verified": true, "nbf": nbf}}))
+		requireRefused(t, err, idtoken.ErrInvalid, "not valid yet")
+	}
+	_, err := verify(t, v, iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "n@example.com", "email_verified": true, "nbf": -1e300}}))
+	require.NoError(t, err, "an nbf far in the past")
 }
 
 // A rotated key works without a restart: the first token under the new kid refetches the set;
@@ -467,5 +518,34 @@ func TestVerifyDiscoveryRules(t *testing.T) {
 			require.ErrorAs(t, err, &r)
 			require.Contains(t, r.Cause.Error(), c.cause)
 		})
+	}
+}
+
+// A provider off this machine cannot point idvault at a service on it: a jwks_uri on a loopback
+// host is refused (the default client also refuses to connect to one, whatever the name:
+// transport_internal_test.go). The provider, https://idp.example.com, is a TLS server on
+// loopback that the client reaches under that name.
+func TestVerifyRemoteIssuerKeysNotOnThisMachine(t *testing.T) {
+	t.Parallel()
+	const issuer = "https://idp.example.com"
+	var jwksURI string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "jwks_uri": jwksURI})
+	}))
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	tr := client.Transport.(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':'):]
+	for _, uri := range []string{srv.URL + "/jwks", "https://localhost" + port + "/jwks", "http://[::1]" + port + "/jwks"} {
+		jwksURI = uri
+		v := idtoken.New(oidcConfig(issuer), idtoken.Options{Client: client})
+		_, err := verify(t, v, "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJhdWQiOiJ4In0.c2ln")
+		requireRefused(t, err, idtoken.ErrUnavailable, "cannot be fetched")
+		var r *idtoken.Refusal
+		require.ErrorAs(t, err, &r)
+		require.Contains(t, r.Cause.Error(), "is on this machine, and the issuer is not", uri)
 	}
 }

@@ -7,16 +7,20 @@ import (
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/httpguard"
+	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/requestid"
 )
 
 // errorHandler turns any error a handler returns into the interface's JSON error body. Errors
-// that are not *apierr.Error become internal_error; their text goes only to the log.
-func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+// that are not *apierr.Error become internal_error; their text goes only to the log. is, when
+// set, gives the identity server's error answers their CORS grant, including those answered
+// before any route ran.
+func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		if httpguard.DropSpare(c, err) {
 			return nil
 		}
+		is.GrantError(c)
 		e := apierr.FromFiber(err, apierr.BodyTooLarge)
 		requestid.Ensure(c)
 		if e.Code.Status >= 500 {
@@ -31,10 +35,10 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 
 // styleOf is the error body style of the request: the one its route set, except that the
 // identity server's paths always get {"error": "..."}, even when no route ran (wrong method,
-// body over the limit), since its clients parse that shape only.
+// body over the limit), since its clients parse that shape only. Its paths are matched as the
+// router matches them (any case, with or without a trailing slash).
 func styleOf(c *fiber.Ctx) apierr.Style {
-	switch c.Path() {
-	case "/identity", "/public_identity":
+	if idserver.Path(c.Path()) {
 		return apierr.StyleSimple
 	}
 	return apierr.StyleOf(c)

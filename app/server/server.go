@@ -89,7 +89,7 @@ func (s *Server) Close() { s.ready.close() }
 func New(d Deps) *Server {
 	proxies := clientip.ParseValid(d.Server.TrustedProxies)
 	s := &Server{deps: d, proxies: proxies, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
-	handleErr := errorHandler(d.Logger)
+	handleErr := errorHandler(d.Logger, d.IdentityServer)
 	readBuffer := ReadBufferSize(0)
 	if d.FakeAuth != nil {
 		readBuffer = ReadBufferSize(d.FakeAuth.MaxEmails())

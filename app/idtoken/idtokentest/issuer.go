@@ -114,6 +114,8 @@ type Token struct {
 	Alg string `json:"alg,omitempty"`
 	// Kid overrides the kid of the header ("-": no kid).
 	Kid string `json:"kid,omitempty"`
+	// Typ overrides the typ of the header (default JWT; with Sign "key" only).
+	Typ string `json:"typ,omitempty"`
 	// Sign: "key" (default: the current key of Alg), "foreign" (a key the provider does not
 	// publish, under Kid or the current kid), "none" (alg none), "hs256-public" (HS256 keyed
 	// with the RSA public key).

@@ -5,7 +5,8 @@
 //
 //   GET  /.well-known/openid-configuration   discovery (counted)
 //   GET  /jwks                                the public keys (counted)
-//   POST /mint    {claims, alg, kid?, sign?}   -> {"token"} (kid "-": a header without kid)
+//   POST /mint    {claims, alg, kid?, sign?, typ?} -> {"token"} (kid "-": a header without kid;
+//                 typ: the header's, default JWT)
 //                 sign: "key" (the current key of alg, default), "foreign" (a key the set does not
 //                 hold, under kid or the current kid), "none" (alg none, unsigned), "hs256-public"
 //                 (HS256 keyed with the current RSA public key, as PEM)
@@ -50,7 +51,7 @@ for (const alg of ['RS256', 'ES256']) {
 
 const b64url = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 
-async function mint({ claims = {}, alg = 'RS256', kid, sign = 'key' }) {
+async function mint({ claims = {}, alg = 'RS256', kid, sign = 'key', typ = 'JWT' }) {
   const current = keys[alg] ? keys[alg][keys[alg].length - 1] : null;
   const now = Math.floor(Date.now() / 1000);
   const body = { iss: issuer, iat: now, exp: now + 300, ...claims };
@@ -59,7 +60,7 @@ async function mint({ claims = {}, alg = 'RS256', kid, sign = 'key' }) {
   }
   switch (sign) {
     case 'key': {
-      const header = { alg, typ: 'JWT' };
+      const header = { alg, typ };
       if (kid !== '-') header.kid = kid ?? current.kid; // "-": no kid at all
       return new jose.SignJWT(body).setProtectedHeader(header).sign(current.privateKey);
     }
