@@ -458,3 +458,18 @@ func varies(resp apptest.Response) []string {
 	}
 	return names
 }
+
+// An ID token that its provider filled with groups or roles (12 KB here) reaches the identity
+// server when OIDC is on: here refused as malformed, 401 with the CORS grant a page can read,
+// not a 431 before routing, which carries none (server.ReadBufferSize: 8 KiB more with OIDC on).
+func TestLargeIDTokenReachesTheIdentityServer(t *testing.T) {
+	t.Parallel()
+	const origin = "http://localhost:3000"
+	headers := []string{"Authorization", "Bearer " + strings.Repeat("x", 12<<10), "Origin", origin}
+	body := map[string]any{"email": "big@example.com"}
+
+	on := newFixture(t, withOIDC(deadIssuer(t), origin))
+	resp := apptest.Do(t, on.http, http.MethodPost, "/identity", body, headers...)
+	require.Equal(t, http.StatusUnauthorized, resp.Status, "%s", resp.Body)
+	require.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"))
+}

@@ -64,12 +64,20 @@ type ConsoleSettings struct {
 }
 
 // ReadBufferSize is the request-header buffer (request line and headers) for a server whose
-// public_identities requests may list maxEmails emails: 8 KiB for the rest of the request and
-// 128 bytes per email (a 44-character address takes about 50 in the query). A longer request
-// line or header block is answered 431 request_header_too_large.
-func ReadBufferSize(maxEmails int) int {
-	const base, perEmail = 8 << 10, 128
-	return base + perEmail*max(maxEmails, 0)
+// public_identities requests may list maxEmails emails and that, with idTokens, takes clients'
+// ID tokens (identity_server.oidc): 8 KiB for the rest of the request, 128 bytes per email (a
+// 44-character address takes about 50 in the query) and 8 KiB more for an ID token in the
+// Authorization header (providers that put groups or roles in ID tokens pass 7 KB, and a larger
+// request gets a 431 that carries no CORS grant: a page sees only a failed fetch). A longer
+// request line or header block is answered 431 request_header_too_large. fasthttp keeps the
+// buffer per open connection: 8 KiB more each, 32 MiB at server.max_connections' 4096.
+func ReadBufferSize(maxEmails int, idTokens bool) int {
+	const base, perEmail, idToken = 8 << 10, 128, 8 << 10
+	n := base + perEmail*max(maxEmails, 0)
+	if idTokens {
+		n += idToken
+	}
+	return n
 }
 
 // Server is the HTTP application with its dependencies.
@@ -90,10 +98,11 @@ func New(d Deps) *Server {
 	proxies := clientip.ParseValid(d.Server.TrustedProxies)
 	s := &Server{deps: d, proxies: proxies, ready: newReadiness(d.Checks, d.Warnings, d.Logger)}
 	handleErr := errorHandler(d.Logger, d.IdentityServer)
-	readBuffer := ReadBufferSize(0)
+	maxEmails := 0
 	if d.FakeAuth != nil {
-		readBuffer = ReadBufferSize(d.FakeAuth.MaxEmails())
+		maxEmails = d.FakeAuth.MaxEmails()
 	}
+	readBuffer := ReadBufferSize(maxEmails, d.IdentityServer != nil && d.IdentityServer.OIDCIssuer() != "")
 	app := fiber.New(fiber.Config{
 		ReadBufferSize:        readBuffer,
 		AppName:               "idvault",

@@ -210,7 +210,7 @@ func TestHeaderTooLargeIsACatalogueError(t *testing.T) {
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte("GET /healthz?pad=" + strings.Repeat("x", ReadBufferSize(0)) + " HTTP/1.1\r\nHost: idvault\r\n\r\n"))
+	_, err = conn.Write([]byte("GET /healthz?pad=" + strings.Repeat("x", ReadBufferSize(0, false)) + " HTTP/1.1\r\nHost: idvault\r\n\r\n"))
 	require.NoError(t, err)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
