@@ -6,10 +6,10 @@
 // (iss exactly identity_server.oidc.issuer, aud holding the audience, the algorithm among
 // identity_server.oidc.algorithms, which never include none or HS*), and
 // github.com/go-jose/go-jose/v4 parses the token and checks its signature with the provider's
-// published keys. This package only fetches and caches those keys (keyset.go), checks exp and
-// nbf on the real clock (exp may have passed by identity_server.oidc.clock_skew; nbf may be
-// ahead by clock_skew, or go-oidc's 5 minutes when that is longer: go-oidc judges both at one
-// instant, which charged the skew against nbf) and reads the email (claims.go).
+// published keys. This package only fetches and caches those keys (keyset.go), checks exp,
+// nbf and iat on the real clock (exp may have passed by identity_server.oidc.clock_skew; nbf
+// and iat may be ahead by clock_skew, or go-oidc's 5 minutes when that is longer: go-oidc
+// judges exp and nbf at one instant, which charged the skew against nbf, and ignores iat) and reads the email (claims.go).
 //
 // Choices where the issue was silent:
 //

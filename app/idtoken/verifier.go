@@ -122,27 +122,39 @@ func New(cfg config.OIDC, o Options) *Verifier {
 // nbfLeeway is go-oidc's own leeway on nbf, kept when clock_skew is shorter.
 const nbfLeeway = 5 * time.Minute
 
-// checkTimes checks exp and nbf on the real clock: exp (required) may have passed by at most
-// clock_skew; nbf, when present, may be ahead by clock_skew, or 5 minutes (go-oidc's leeway)
-// when that is longer. Before, go-oidc judged both at now - clock_skew, so with a clock_skew
-// over 5 minutes a token just minted with nbf = now was refused as not valid yet.
+// checkTimes checks exp, nbf and iat on the real clock: exp (required) may have passed by at
+// most clock_skew; nbf and iat, when present, may be ahead by clock_skew, or 5 minutes
+// (go-oidc's leeway on nbf) when that is longer. Before, go-oidc judged exp and nbf at
+// now - clock_skew, so with a clock_skew over 5 minutes a token just minted with nbf = now was
+// refused as not valid yet. go-oidc does not look at iat; OpenID Connect Core (3.1.3.7, item
+// 10) lets a client refuse a token issued too far from the current time, and a token "issued"
+// in the future is one no provider with a working clock mints.
 func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessage) *Refusal {
 	now := v.now()
 	if tok.Expiry.IsZero() || tok.Expiry.Before(now.Add(-v.cfg.ClockSkew)) {
 		return &Refusal{Kind: ErrInvalid, Reason: "expired"}
 	}
-	raw, ok := claims["nbf"]
-	var nbf float64
-	if !ok || string(raw) == "null" || json.Unmarshal(raw, &nbf) != nil {
-		return nil // absent (go-oidc has refused an nbf that is not a number)
-	}
-	// Compared as numbers, not as times: go-oidc turns a number past int64 seconds (1e300) into
-	// the smallest int64, and time.Unix wraps one near it into the far past, so a token that is
-	// never valid would have passed both checks.
-	if math.Trunc(nbf) > float64(now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Unix()) {
+	latest := float64(now.Add(max(v.cfg.ClockSkew, nbfLeeway)).Unix())
+	if ahead(claims["nbf"], latest) {
 		return &Refusal{Kind: ErrInvalid, Reason: "not valid yet (nbf is in the future)"}
 	}
+	if ahead(claims["iat"], latest) {
+		return &Refusal{Kind: ErrInvalid, Reason: "issued in the future (iat)"}
+	}
 	return nil
+}
+
+// ahead reports whether the time claim raw (seconds since the epoch, absent or null: no) is
+// after latest. Compared as numbers, not as times: go-oidc turns a number past int64 seconds
+// (1e300) into the smallest int64, and time.Unix wraps one near it into the far past, so a
+// token that is never valid would have passed. go-oidc has refused nbf and iat that are not
+// numbers.
+func ahead(raw json.RawMessage, latest float64) bool {
+	var t float64
+	if raw == nil || string(raw) == "null" || json.Unmarshal(raw, &t) != nil {
+		return false
+	}
+	return math.Trunc(t) > latest
 }
 
 // checkAuthorizedParty applies OpenID Connect Core 1.0 section 3.1.3.7, items 4 and 5, which

@@ -332,6 +332,25 @@ func TestVerifyNbfBeyondTimeIsNotValidYet(t *testing.T) {
 	require.NoError(t, err, "an nbf far in the past")
 }
 
+// A token issued in the future (iat beyond the clock's leeway, as nbf) is refused; one issued
+// within the leeway, or long ago, is not.
+func TestVerifyIatInTheFutureIsRefused(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	v := idtoken.New(oidcConfig(iss.URL), idtoken.Options{})
+	mint := func(iat any) string {
+		return iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "i@example.com", "email_verified": true, "iat": iat}})
+	}
+	for _, iat := range []any{float64(time.Now().Add(time.Hour).Unix()), 1e300, 9.2e18} {
+		_, err := verify(t, v, mint(iat))
+		requireRefused(t, err, idtoken.ErrInvalid, "issued in the future")
+	}
+	for _, iat := range []any{float64(time.Now().Add(time.Minute).Unix()), float64(time.Now().Add(-time.Hour).Unix()), 0} {
+		_, err := verify(t, v, mint(iat))
+		require.NoError(t, err, "iat %v", iat)
+	}
+}
+
 // A rotated key works without a restart: the first token under the new kid refetches the set;
 // a key dropped from the set stops working once the set is refetched.
 func TestVerifyRotatedKey(t *testing.T) {
