@@ -11,11 +11,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// ErrDamaged: the data file's pages are not what bbolt wrote (a disk or file system fault, or a
-// program writing into the file): bbolt would read garbage, panic or fault. The error names the
-// file and says what to do; errors.Is(err, ErrDamaged) tells it from other storage errors.
-var ErrDamaged = errors.New("store: the data file is damaged")
-
 // damagedError is an ErrDamaged naming the file and what was found wrong.
 type damagedError struct {
 	path, detail string
@@ -46,9 +41,11 @@ func damaged(path string, detail any) error {
 // bbolt trusts the pages it maps: a damaged page makes it slice out of bounds, panic on an
 // assertion, or read an address past the mapping, which is a fatal fault unless the goroutine
 // asked for a panic instead (debug.SetPanicOnFault, meant for memory-mapped files). The setting
-// is the goroutine's and is restored on return; it costs a field write. A panic in the function
-// a transaction runs (a record decoded from garbage) is caught the same way: bbolt rolls the
-// transaction back on the way out.
+// is the goroutine's and is restored on return; it costs a field write. bbolt rolls the
+// transaction back on the way out. A memory fault, or a panic raised in bbolt's code (also when
+// the transaction's function called it: a cursor on a damaged page), is ErrDamaged; a panic
+// raised in idvault's own code is a bug, not the file: an error that fails that call alone (see
+// fromPanic).
 //
 // The code bbolt runs in goroutines of its own (the page walks of Tx.Check and of the freelist
 // rebuild at open) is out of reach: checkPages runs before them (see Open and VerifyFile).
@@ -122,4 +119,29 @@ func (d *damage) get() error {
 // view is db.View under guard.
 func (s *Store) view(fn func(*bolt.Tx) error) error {
 	return s.damage.note(guard(s.db.Path(), func() error { return s.db.View(fn) }))
+}
+
+// update is db.Update, but a panic rolls the transaction back as an error does (Tx.Rollback,
+// which drops the transaction's own pages), never through bbolt's rollback on a panic: with
+// NoFreelistSync that one rebuilds the freelist by walking every page in a goroutine of its own,
+// where a damaged page is a crash nothing can catch.
+func update(db *bolt.DB, fn func(*bolt.Tx) error) error {
+	tx, err := db.Begin(true)
+	if err != nil {
+		return err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = tx.Rollback() // fn or Commit panicked: release the writer lock
+		}
+	}()
+	if err := fn(tx); err != nil {
+		closed = true
+		_ = tx.Rollback()
+		return err
+	}
+	err = tx.Commit()
+	closed = true
+	return err
 }

@@ -217,7 +217,7 @@ func (g *groupCommit) safeUpdate(fn func(*bolt.Tx) error) error {
 			return err
 		}
 	}
-	err := guard(g.db.Path(), func() error { return g.db.Update(fn) })
+	err := guard(g.db.Path(), func() error { return update(g.db, fn) })
 	if g.damage != nil {
 		g.damage.note(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
+	"syscall"
 )
 
 // checkPages walks the page tree of the bbolt file at path (pageSize as bbolt read it from the
@@ -14,7 +14,8 @@ import (
 // safely: a page number past the end, a page whose header names another page, a page reached
 // twice (a loop), an unknown page type, an element or a key or value outside its page, keys out
 // of order, a bucket value too short, a tree deeper than maxTreeDepth, a freelist page out of
-// bounds. It reads the file with ReadAt, one page at a time, and trusts nothing it reads.
+// bounds. It maps the file read-only and trusts nothing it reads: every access is a bounds-checked
+// slice of the mapping (a file truncated meanwhile is a fault, which guard turns into an error).
 //
 // It runs before bbolt walks the tree in goroutines of its own, where a panic or a fault cannot
 // be caught (the freelist rebuild when the file opens for writing, Tx.Check): a file that passes
@@ -30,11 +31,21 @@ func checkPages(path string, pageSize int) error {
 	if err != nil {
 		return fmt.Errorf("store: check %s: %w", path, err)
 	}
-	w := &pageWalker{f: f, ps: pageSize}
-	if err := w.walk(st.Size()); err != nil {
-		return damaged(path, err)
+	if st.Size() < int64(2*pageSize) || int64(int(st.Size())) != st.Size() {
+		return damaged(path, fmt.Sprintf("%d bytes", st.Size()))
 	}
-	return nil
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("store: check %s: map: %w", path, err)
+	}
+	defer syscall.Munmap(data)
+	return guard(path, func() error {
+		w := &pageWalker{data: data, ps: pageSize}
+		if err := w.walk(); err != nil {
+			return damaged(path, err)
+		}
+		return nil
+	})
 }
 
 // maxTreeDepth bounds the depth of a B+tree (pages to a leaf, buckets nested): bbolt's trees
@@ -60,14 +71,14 @@ const (
 var ne = binary.NativeEndian
 
 type pageWalker struct {
-	f    *os.File
+	data []byte // the file, mapped
 	ps   int
 	hwm  uint64   // pages in use (the meta's pgid)
 	seen []uint64 // bit set of the pages reached
 }
 
 // walk picks the meta page bbolt uses, then checks the freelist page and the whole tree.
-func (w *pageWalker) walk(size int64) error {
+func (w *pageWalker) walk() error {
 	if w.ps < 1024 || w.ps > 1<<20 {
 		return fmt.Errorf("page size %d", w.ps)
 	}
@@ -75,8 +86,8 @@ func (w *pageWalker) walk(size int64) error {
 	if err != nil {
 		return err
 	}
-	if hwm < 2 || hwm > uint64(size)/uint64(w.ps) {
-		return fmt.Errorf("the meta page counts %d pages, the file holds %d", hwm, size/int64(w.ps))
+	if hwm < 2 || hwm > uint64(len(w.data)/w.ps) {
+		return fmt.Errorf("the meta page counts %d pages, the file holds %d", hwm, len(w.data)/w.ps)
 	}
 	w.hwm = hwm
 	w.seen = make([]uint64, (hwm+63)/64)
@@ -93,12 +104,11 @@ func (w *pageWalker) walk(size int64) error {
 func (w *pageWalker) meta() (root, freelist, hwm uint64, err error) {
 	type meta struct{ root, freelist, pgid, txid uint64 }
 	var metas []meta
-	buf := make([]byte, pageHeaderSize+64)
 	for i := range 2 {
-		if _, err := w.f.ReadAt(buf, int64(i*w.ps)); err != nil {
+		if len(w.data) < i*w.ps+pageHeaderSize+64 {
 			continue
 		}
-		m := buf[pageHeaderSize:]
+		m := w.data[i*w.ps+pageHeaderSize:]
 		h := fnv.New64a()
 		h.Write(m[:metaSumOffset])
 		if ne.Uint32(m[0:]) != metaMagic || ne.Uint32(m[4:]) != metaVersion || ne.Uint64(m[metaSumOffset:]) != h.Sum64() {
@@ -116,16 +126,13 @@ func (w *pageWalker) meta() (root, freelist, hwm uint64, err error) {
 	return m.root, m.freelist, m.pgid, nil
 }
 
-// page reads page id with its overflow pages and marks them reached. Its type is one of branch,
+// page returns page id with its overflow pages and marks them reached. Its type is one of branch,
 // leaf or freelist; the caller checks which.
 func (w *pageWalker) page(id uint64) ([]byte, error) {
 	if id < 2 || id >= w.hwm {
 		return nil, fmt.Errorf("page %d: out of bounds (%d pages)", id, w.hwm)
 	}
-	head := make([]byte, pageHeaderSize)
-	if _, err := w.f.ReadAt(head, int64(id)*int64(w.ps)); err != nil {
-		return nil, fmt.Errorf("page %d: %w", id, err)
-	}
+	head := w.data[id*uint64(w.ps):]
 	if got := ne.Uint64(head); got != id {
 		return nil, fmt.Errorf("page %d: its header says page %d", id, got)
 	}
@@ -142,11 +149,7 @@ func (w *pageWalker) page(id uint64) ([]byte, error) {
 		}
 		w.seen[p/64] |= 1 << (p % 64)
 	}
-	buf := make([]byte, (overflow+1)*uint64(w.ps))
-	if _, err := w.f.ReadAt(buf, int64(id)*int64(w.ps)); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("page %d: %w", id, err)
-	}
-	return buf, nil
+	return w.data[id*uint64(w.ps) : (id+overflow+1)*uint64(w.ps)], nil
 }
 
 // freelist checks a freelist page: in bounds, its IDs inside it, sorted and in bounds.
@@ -224,7 +227,7 @@ func (w *pageWalker) node(id uint64, lo, hi []byte, bucketDepth, depth int) ([]b
 		if err != nil {
 			return nil, fmt.Errorf("branch page %d element %d: %w", id, i, err)
 		}
-		children[i] = child{id: ne.Uint64(p[e+8:]), key: bytes.Clone(key)}
+		children[i] = child{id: ne.Uint64(p[e+8:]), key: key}
 	}
 	min, last := lo, []byte(nil)
 	for i, c := range children {
@@ -277,7 +280,7 @@ func (w *pageWalker) leaf(id uint64, p, lo, hi []byte, bucketDepth int, nested b
 			return nil, fmt.Errorf("leaf page %d element %d: flags %#x", id, i, flags)
 		}
 	}
-	return bytes.Clone(last), nil
+	return last, nil
 }
 
 // span returns the key of the element at offset e of p (pos and sizes as the element says),

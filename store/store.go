@@ -162,7 +162,7 @@ func precheck(path string, timeout time.Duration) error {
 // init creates the buckets, records or checks the schema version, and checks the master key
 // (keycheck.go), in one transaction: a refused file is left as it was.
 func (s *Store) init() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return update(s.db, func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("store: create bucket %s: %w", name, err)
@@ -238,7 +238,7 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	return s.damage.note(guard(s.db.Path(), func() error { return s.db.Update(fn) }))
+	return s.damage.note(guard(s.db.Path(), func() error { return update(s.db, fn) }))
 }
 
 // Path is the data file's path.
