@@ -105,6 +105,9 @@ func exercise(t *testing.T, s *Store, what string) bool {
 	}
 	require.ErrorIs(t, err, ErrDamaged, what+": ping")
 	require.Contains(t, err.Error(), s.Path(), what)
+	var short interface{ Cause() string } // what /readyz shows
+	require.ErrorAs(t, err, &short, what)
+	require.Equal(t, "data file damaged", short.Cause(), what)
 	require.ErrorIs(t, s.DeleteApp(app.ID), ErrDamaged, what+": a write after damage")
 	_, err = s.UpdateRecord(app.ID, "later@example.com", func(r *Record, _ bool) (bool, error) { r.UserID = "u"; return true, nil })
 	require.ErrorIs(t, err, ErrDamaged, what+": a grouped write after damage")
