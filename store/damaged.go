@@ -103,7 +103,8 @@ type damage struct {
 // note records err when it is an ErrDamaged, and returns err.
 func (d *damage) note(err error) error {
 	if err != nil && errors.Is(err, ErrDamaged) {
-		d.err.CompareAndSwap(nil, &err)
+		first := err // a copy, so that only this branch allocates
+		d.err.CompareAndSwap(nil, &first)
 	}
 	return err
 }
