@@ -164,7 +164,9 @@ func precheck(path string, timeout time.Duration) error {
 func (s *Store) init() error {
 	return update(s.db, func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			if _, err := tx.CreateBucketIfNotExists(name); errors.Is(err, bolterr.ErrIncompatibleValue) {
+				return damaged(s.db.Path(), fmt.Errorf("bucket %s: a value, not a bucket", name))
+			} else if err != nil {
 				return fmt.Errorf("store: create bucket %s: %w", name, err)
 			}
 		}
