@@ -208,9 +208,9 @@ func (g *groupCommit) commit(group []*groupWrite) {
 	}
 }
 
-// safeUpdate is db.Update under guard: a panic or a memory fault in it (a damaged page, or a
-// function tripping on a damaged value) is an ErrDamaged (the transaction is rolled back), so
-// that it cannot crash the server nor leave the writes queued behind it waiting forever.
+// safeUpdate is a write transaction (update) under guard: a panic or a memory fault in it is an
+// error, ErrDamaged when bbolt met a damaged page (the transaction is rolled back), so that it
+// cannot crash the server nor leave the writes queued behind it waiting forever.
 func (g *groupCommit) safeUpdate(fn func(*bolt.Tx) error) error {
 	if g.check != nil {
 		if err := g.check(); err != nil {

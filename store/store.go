@@ -235,7 +235,7 @@ func (s *Store) writable() error {
 	return s.checkFile()
 }
 
-// update is db.Update under guard, after writable.
+// update is a write transaction (update, damaged.go) under guard, after writable.
 func (s *Store) update(fn func(*bolt.Tx) error) error {
 	if err := s.writable(); err != nil {
 		return err
