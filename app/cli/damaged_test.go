@@ -29,6 +29,21 @@ func damagedDataDir(t *testing.T) (dir string, env []string, appID string) {
 	return dir, env, regexp.MustCompile(`APP_ID='([^']+)'`).FindStringSubmatch(out)[1]
 }
 
+// occurrences are the offsets of s in data (at least one).
+func occurrences(t *testing.T, data []byte, s string) []int {
+	t.Helper()
+	var at []int
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte(s))
+		if j < 0 {
+			break
+		}
+		at, i = append(at, i+j), i+j+1
+	}
+	require.NotEmpty(t, at)
+	return at
+}
+
 // overwrite writes b at off in the data file, as a disk fault would.
 func overwrite(t *testing.T, path string, off int64, b []byte) {
 	t.Helper()
@@ -48,10 +63,9 @@ func TestDamagedDataFileIsNamedByEveryCommand(t *testing.T) {
 	path := filepath.Join(dir, "idvault.db")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	at := bytes.Index(data, []byte(`"damage-probe"`))
-	require.Positive(t, at)
-	page := int64(at / 4096 * 4096)
-	overwrite(t, path, page+16, bytes.Repeat([]byte{0xA5, 0x17, 0xFF}, 16))
+	for _, at := range occurrences(t, data, `"damage-probe"`) { // the live page and any freed copy
+		overwrite(t, path, int64(at/4096*4096+16), bytes.Repeat([]byte{0xA5, 0x17, 0xFF}, 16))
+	}
 
 	for _, args := range [][]string{{"app", "list"}, {"app", "show", appID}, {"backup", "--out", filepath.Join(dir, "b.db")}, {"serve"}} {
 		out, errOut, code := apptest.RunCLI(t, dir, env, args...)
@@ -90,9 +104,9 @@ func TestRunningServerMeetingDamageTurnsNotReady(t *testing.T) {
 
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	at := bytes.Index(data, []byte(`"damage-probe"`))
-	require.Positive(t, at)
-	overwrite(t, path, int64(at), []byte("\"\x16\x00\x17"))
+	for _, at := range occurrences(t, data, `"damage-probe"`) {
+		overwrite(t, path, int64(at), []byte("\"\x16\x00\x17"))
+	}
 
 	code, body = listApps()
 	require.Equal(t, http.StatusInternalServerError, code, body)
