@@ -60,7 +60,7 @@ func (s *Store) CreateApp(a App) error {
 				Name string `json:"name"`
 			}
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("store: decode app: %w", err)
+				return damaged(s.db.Path(), fmt.Errorf("decode app: %w", err))
 			}
 			taken = taken || strings.EqualFold(r.Name, a.Name)
 			return nil
@@ -97,7 +97,7 @@ func (s *Store) putApp(b *bolt.Bucket, a App) error {
 func (s *Store) decodeApp(id, v []byte) (App, error) {
 	var r appRecord
 	if err := json.Unmarshal(v, &r); err != nil {
-		return App{}, fmt.Errorf("store: decode app: %w", err)
+		return App{}, damaged(s.db.Path(), fmt.Errorf("decode app: %w", err))
 	}
 	secret, err := s.seal.open(r.SealedSecret, adFor(bucketApps, id, "secret"))
 	if err != nil {
@@ -112,7 +112,7 @@ func (s *Store) decodeApp(id, v []byte) (App, error) {
 // App returns the app with that ID, or ErrNotFound.
 func (s *Store) App(id []byte) (App, error) {
 	var a App
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketApps).Get(id)
 		if v == nil {
 			return ErrNotFound
@@ -127,7 +127,7 @@ func (s *Store) App(id []byte) (App, error) {
 // Apps lists every stored app, ordered by ID.
 func (s *Store) Apps() ([]App, error) {
 	var apps []App
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketApps).ForEach(func(k, v []byte) error {
 			a, err := s.decodeApp(k, v)
 			if err != nil {

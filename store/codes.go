@@ -426,9 +426,15 @@ func (s *Store) SweepCodes(limit int) (int, error) {
 				}
 				appID := append([]byte(nil), k[:32]...)
 				idx := append(append([]byte(nil), appID...), kindIndex)
+				var prev []byte
 				for ik, _ := c.Seek(idx); ik != nil && bytes.HasPrefix(ik, idx); ik, _ = c.Seek(idx) {
 					if len(ik) != 33+8+macSize+8 || binary.BigEndian.Uint64(ik[33:]) > now {
 						break
+					}
+					if bytes.Equal(ik, prev) {
+						// A key still there once deleted is a damaged page: the sweep would
+						// delete it again and again.
+						return damaged(s.Path(), "sweep codes: a deleted key is still there")
 					}
 					if n == limit {
 						more = true
@@ -447,9 +453,14 @@ func (s *Store) SweepCodes(limit int) (int, error) {
 						return err
 					}
 					n++
+					prev = ik
 				}
 				// Past this app's index ('x' is the largest kind byte): the next app's first key.
-				k, _ = c.Seek(append(append([]byte(nil), appID...), kindIndex+1))
+				// A key before it (the page's keys out of order) would make the walk go round.
+				past := append(append([]byte(nil), appID...), kindIndex+1)
+				if k, _ = c.Seek(past); k != nil && bytes.Compare(k, past) < 0 {
+					return damaged(s.Path(), "sweep codes: keys out of order")
+				}
 			}
 			return nil
 		})

@@ -29,7 +29,14 @@ func CheckDataFile(path string) error {
 	if st.Size() == 0 {
 		return nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 50 * time.Millisecond})
+	var db *bolt.DB
+	err = guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 50 * time.Millisecond})
+		return err
+	})
+	if errors.Is(err, ErrDamaged) {
+		return err
+	}
 	if err == nil {
 		return db.Close()
 	}

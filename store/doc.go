@@ -19,4 +19,11 @@
 // that starts after it returns, a deleted app's records are dropped with it, and the cache holds
 // at most Options.RecordCacheBytes (DefaultRecordCacheBytes, 32 MiB). It holds private identities
 // in process memory, as a request handling them does; the file and its backups stay sealed.
+//
+// A damaged data file is an error, never a crash (damaged.go, pagecheck.go): bbolt trusts its
+// pages, so a damaged one makes it panic or read past its memory map. Open and VerifyFile walk
+// every page in use before bbolt does (bbolt's own walks run in goroutines where nothing can be
+// caught), every bbolt call runs under a guard that turns a panic or a memory fault into
+// ErrDamaged, and a value that does not decode is ErrDamaged too. The error names the file and
+// says what to do (restore it from a backup). Once met, Ping reports it and writes are refused.
 package store

@@ -27,4 +27,9 @@ var (
 	ErrAppDeleted = errors.New("store: the app was deleted")
 	// ErrSchema: the data file was written by a newer idvault.
 	ErrSchema = errors.New("store: unsupported schema version")
+	// ErrDamaged: the data file's pages or values are not what idvault wrote (a disk or file
+	// system fault, a program writing into the file): bbolt would read garbage, panic or fault.
+	// The error (damaged.go) names the file, what was found and what to do: restore it from a
+	// backup.
+	ErrDamaged = errors.New("store: the data file is damaged")
 )

@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +41,8 @@ type groupCommit struct {
 	db *bolt.DB
 	// check, when set, runs before each transaction; its error fails the writes (Store.checkFile).
 	check func() error
+	// damage, when set, records an ErrDamaged (Store.damage).
+	damage *damage
 
 	mu      sync.Mutex
 	queue   []*groupWrite
@@ -207,20 +208,20 @@ func (g *groupCommit) commit(group []*groupWrite) {
 	}
 }
 
-// safeUpdate is db.Update turning a panic in fn into an error (the transaction is rolled back),
-// so that one faulty write cannot leave the writes queued behind it waiting forever.
-func (g *groupCommit) safeUpdate(fn func(*bolt.Tx) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("store: write failed: panic: %v", r)
-		}
-	}()
+// safeUpdate is a write transaction (update) under guard: a panic or a memory fault in it is an
+// error, ErrDamaged when bbolt met a damaged page (the transaction is rolled back), so that it
+// cannot crash the server nor leave the writes queued behind it waiting forever.
+func (g *groupCommit) safeUpdate(fn func(*bolt.Tx) error) error {
 	if g.check != nil {
 		if err := g.check(); err != nil {
 			return err
 		}
 	}
-	return g.db.Update(fn)
+	err := guard(g.db.Path(), func() error { return update(g.db, fn) })
+	if g.damage != nil {
+		g.damage.note(err)
+	}
+	return err
 }
 
 func unwrapClean(err error) error {

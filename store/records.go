@@ -59,7 +59,7 @@ func (s *Store) PrivateRecord(appID []byte, email string) (Record, error) {
 func (s *Store) readRecord(appID []byte, email string, public bool) (Record, uint64, error) {
 	var r Record
 	var txid uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		txid = uint64(tx.ID())
 		r, err = s.getRecord(tx, appID, email, public)
@@ -77,7 +77,7 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string, public bool) 
 	}
 	d, err := decodeRecord(v)
 	if err != nil {
-		return Record{}, err
+		return Record{}, damaged(s.db.Path(), err)
 	}
 	r := Record{
 		AppID: append([]byte(nil), appID...), Email: email, UserID: string(d.userID),
@@ -202,7 +202,7 @@ func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 // CountRecords returns how many identity records an app has (admin views, metrics).
 func (s *Store) CountRecords(appID []byte) (int, error) {
 	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecords).Cursor()
 		for k, _ := c.Seek(appID); k != nil && hasPrefix(k, appID); k, _ = c.Next() {
 			n++

@@ -46,7 +46,7 @@ func (s *Store) Publics(appID []byte, emails []string) ([]Public, error) {
 // one read transaction, and caches them.
 func (s *Store) readPublics(appID []byte, emails []string, missing []int, out []Public) error {
 	var txid uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		txid = uint64(tx.ID())
 		c := tx.Bucket(bucketRecords).Cursor() // one cursor for every lookup: no allocation per email
 		key := make([]byte, 0, len(appID)+64)
@@ -70,7 +70,7 @@ func (s *Store) readPublics(appID []byte, emails []string, missing []int, out []
 			}
 			d, err := decodeRecord(v)
 			if err != nil {
-				return err
+				return damaged(s.db.Path(), err)
 			}
 			p := Public{Found: true, HasPermanent: len(d.permanent) > 0, HasProvisional: len(d.provisional) > 0, Registered: d.registered}
 			if p.PublicPermanent, err = open(d.publicPermanent, "public permanent"); err != nil {

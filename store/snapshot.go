@@ -58,6 +58,12 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 		return fail(err)
 	}
 	if err := VerifyFile(f.Name()); err != nil {
+		var d *damagedError
+		if errors.As(err, &d) {
+			// The copy is the data file's pages: name the data file, not the temporary copy.
+			_ = snap.Close()
+			return nil, s.damage.note(damaged(s.Path(), "its copy fails the check: "+d.detail))
+		}
 		return fail(err)
 	}
 	if fi, err := f.Stat(); err != nil || fi.Size() != n {

@@ -61,6 +61,8 @@ type Store struct {
 	deleted deletedApps
 	// opened is the data file as Open found it, for checkFile.
 	opened os.FileInfo
+	// damage is the first ErrDamaged met (damaged.go): Ping reports it, writes are refused.
+	damage damage
 }
 
 // Open opens (creating if needed) the data file, creates every bucket and checks the schema.
@@ -83,9 +85,21 @@ func Open(opts Options) (*Store, error) {
 			return nil, err // bbolt would take a device or a pipe for a file to write
 		}
 	}
-	db, err := bolt.Open(opts.Path, 0o600, &bolt.Options{
-		Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
+	if statErr == nil {
+		if err := precheck(opts.Path, opts.LockTimeout); err != nil {
+			return nil, err
+		}
+	}
+	var db *bolt.DB
+	err := guard(opts.Path, func() (err error) {
+		db, err = bolt.Open(opts.Path, 0o600, &bolt.Options{
+			Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
+		})
+		return err
 	})
+	if errors.Is(err, ErrDamaged) {
+		return nil, err
+	}
 	if errors.Is(err, bolterr.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, opts.Path)
 	}
@@ -111,8 +125,8 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
-	s.group.check = s.checkFile
-	if err := s.init(); err != nil {
+	s.group.check, s.group.damage = s.writable, &s.damage
+	if err := guard(opts.Path, s.init); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
 			return nil, fmt.Errorf("%w (%s): use the key file made with it", err, opts.Path)
@@ -123,12 +137,36 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
+// precheck checks the pages of an existing data file (checkPages) under a shared lock, before
+// bbolt opens it for writing and rebuilds its freelist by walking every page in a goroutine
+// where a damaged page is a crash. A file another process holds is ErrLocked; a file bbolt
+// cannot open at all is left to the open that follows, which names the error.
+func precheck(path string, timeout time.Duration) error {
+	var db *bolt.DB
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrDamaged):
+		return err
+	case errors.Is(err, bolterr.ErrTimeout):
+		return fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, path)
+	case err != nil:
+		return nil
+	}
+	defer db.Close()
+	return checkPages(path, db.Info().PageSize)
+}
+
 // init creates the buckets, records or checks the schema version, and checks the master key
 // (keycheck.go), in one transaction: a refused file is left as it was.
 func (s *Store) init() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return update(s.db, func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			if _, err := tx.CreateBucketIfNotExists(name); errors.Is(err, bolterr.ErrIncompatibleValue) {
+				return damaged(s.db.Path(), fmt.Errorf("bucket %s: a value, not a bucket", name))
+			} else if err != nil {
 				return fmt.Errorf("store: create bucket %s: %w", name, err)
 			}
 		}
@@ -161,12 +199,16 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the file is open and readable (used by /readyz).
+// Ping checks that the file is open and readable (used by /readyz); once a damaged page was met
+// (ErrDamaged), it reports that error until the store is closed.
 func (s *Store) Ping() error {
+	if err := s.damage.get(); err != nil {
+		return err
+	}
 	if err := s.checkFile(); err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return errors.New("store: meta bucket missing")
 		}
@@ -185,12 +227,20 @@ func (s *Store) checkFile() error {
 	return fmt.Errorf("%w: %s: restart idvault on the data file (restore it from a backup if it is gone)", ErrDataFileGone, s.db.Path())
 }
 
-// update is db.Update after checkFile.
-func (s *Store) update(fn func(*bolt.Tx) error) error {
-	if err := s.checkFile(); err != nil {
+// writable refuses a write to a damaged file or to one no longer at its path (checkFile).
+func (s *Store) writable() error {
+	if err := s.damage.get(); err != nil {
 		return err
 	}
-	return s.db.Update(fn)
+	return s.checkFile()
+}
+
+// update is a write transaction (update, damaged.go) under guard, after writable.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	return s.damage.note(guard(s.db.Path(), func() error { return update(s.db, fn) }))
 }
 
 // Path is the data file's path.
@@ -201,11 +251,14 @@ func (s *Store) Path() string { return s.db.Path() }
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	var n int64
 	ew := &errWriter{w: w}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		n, err = tx.WriteTo(ew)
 		return err
 	})
+	if errors.Is(err, ErrDamaged) {
+		return n, err
+	}
 	if err != nil {
 		if ew.err != nil {
 			// bbolt flattens the writer's error to text ("meta 0 copy: ..."); keep it
@@ -237,20 +290,36 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
 
-// VerifyFile opens a data file read-only and runs bbolt's consistency check on it (backups).
+// VerifyFile opens a data file read-only and runs bbolt's consistency check on it (backups),
+// after checkPages: a damaged file is an ErrDamaged, never a crash.
 func VerifyFile(path string) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	var db *bolt.DB
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+		return err
+	})
+	if errors.Is(err, ErrDamaged) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("store: verify %s: %w", path, err)
 	}
 	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
+	if err := checkPages(path, db.Info().PageSize); err != nil {
+		return err
+	}
+	return guard(path, func() error { return db.View(verifyTx(path)) })
+}
+
+// verifyTx is VerifyFile's transaction.
+func verifyTx(path string) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
-			return fmt.Errorf("store: verify %s: %w", path, err)
+			return damaged(path, err)
 		}
 		if tx.Bucket(bucketMeta) == nil {
 			return fmt.Errorf("store: verify %s: not an idvault data file", path)
 		}
 		return nil
-	})
+	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -325,6 +326,11 @@ func (s *Store) SweepThrottle(limit int) (int, error) {
 		}
 		if next == nil {
 			return deleted, nil
+		}
+		if from != nil && bytes.Compare(next, from) <= 0 {
+			// The walk did not move on (keys out of order): a damaged page, which would
+			// make the sweep go round for ever.
+			return deleted, damaged(s.Path(), "sweep throttle: keys out of order")
 		}
 		from = next
 	}

@@ -55,7 +55,8 @@ func (c Code) Msg(format string, args ...any) *Error {
 func (c Code) Wrap(cause error) *Error { return &Error{Code: c, Message: c.Message, Cause: cause} }
 
 // Internal wraps an unexpected error: the client sees internal_error, the log sees cause. When
-// cause is the server's storage refusing writes (a full disk or quota, a read-only file system),
+// cause is the server's storage refusing writes (a full disk or quota, a read-only file system,
+// a damaged data file: store.ErrDamaged),
 // the message says so, for the operator reading a client's report: "a retry may help" would
 // send them looking for a bug while nothing is stored until they act. When cause is the store
 // refusing a write because the request's app was deleted while the request ran, the client
@@ -68,6 +69,8 @@ func Internal(cause error) *Error {
 		return InternalError.Wrap(cause).withMessage(MsgStorageFull)
 	case errors.Is(cause, syscall.EROFS):
 		return InternalError.Wrap(cause).withMessage(MsgStorageReadOnly)
+	case errors.Is(cause, store.ErrDamaged):
+		return InternalError.Wrap(cause).withMessage(MsgStorageDamaged)
 	}
 	return InternalError.Wrap(cause)
 }
@@ -76,6 +79,7 @@ func Internal(cause error) *Error {
 const (
 	MsgStorageFull     = "internal error: the server's disk is full, nothing was stored; retry once its operator frees space"
 	MsgStorageReadOnly = "internal error: the server's data file is on a read-only file system, nothing was stored"
+	MsgStorageDamaged  = "internal error: the server's data file is damaged, nothing was stored; its operator must restore it from a backup"
 )
 
 func (e *Error) withMessage(m string) *Error { e.Message = m; return e }

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -9,13 +12,37 @@ import (
 	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/store"
 )
+
+// damagedLogEvery is how often a request failing on a damaged data file is logged.
+const damagedLogEvery = time.Minute
+
+// every says yes at most once per period.
+type every struct {
+	period time.Duration
+	last   atomic.Int64 // UnixNano of the last yes; 0: never
+}
+
+// due reports whether a period passed since the last yes, and if so counts now as one.
+func (e *every) due(now time.Time) bool {
+	last := e.last.Load()
+	if last != 0 && now.UnixNano()-last < int64(e.period) {
+		return false
+	}
+	return e.last.CompareAndSwap(last, now.UnixNano())
+}
 
 // errorHandler turns any error a handler returns into the interface's JSON error body. Errors
 // that are not *apierr.Error become internal_error; their text goes only to the log. is, when
 // set, gives the identity server's error answers their CORS grant, including those answered
 // before any route ran.
+//
+// A damaged data file (store.ErrDamaged) fails every request that meets it: one line per
+// damagedLogEvery names the file and what is damaged, not one per request (/readyz and the
+// store check's log line say it meanwhile).
 func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
+	damagedLog := &every{period: damagedLogEvery}
 	return func(c *fiber.Ctx, err error) error {
 		if httpguard.DropSpare(c, err) {
 			return nil
@@ -23,7 +50,7 @@ func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
 		is.GrantError(c)
 		e := apierr.FromFiber(err, apierr.BodyTooLarge)
 		requestid.Ensure(c)
-		if e.Code.Status >= 500 {
+		if e.Code.Status >= 500 && (!errors.Is(err, store.ErrDamaged) || damagedLog.due(time.Now())) {
 			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())
 		}
 		if e.RetryAfter > 0 {
