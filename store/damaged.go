@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -68,10 +69,19 @@ func fromPanic(path string, r any) error {
 		return damaged(path, r) // a memory fault: an address bbolt took from a page
 	}
 	if strings.HasPrefix(panicOrigin(), "go.etcd.io/bbolt") {
-		return damaged(path, r)
+		return damaged(path, withoutBytes(fmt.Sprint(r)))
 	}
 	return fmt.Errorf("store: transaction failed: panic: %v", r)
 }
+
+// hexBytes is a run of hex digits long enough to be bytes of the file rather than a page number
+// or flags.
+var hexBytes = regexp.MustCompile(`[0-9a-fA-F]{16,}`)
+
+// withoutBytes is a panic message of bbolt without the file's bytes some of them print in hex
+// ("misplaced bucket header: %x -> %x"): a record's key holds its email, which the log and the
+// error never show.
+func withoutBytes(msg string) string { return hexBytes.ReplaceAllLiteralString(msg, "(bytes left out)") }
 
 // panicOrigin names the function that panicked, from a deferred function recovering: the first
 // frame below runtime.gopanic that is not the runtime's.

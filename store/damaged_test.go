@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -279,4 +280,16 @@ func FuzzDamagedDataFile(f *testing.F) {
 		_, err = s.SweepThrottle(100)
 		requireNamed(t, err, "sweep throttle")
 	})
+}
+
+// A panic message of bbolt that prints the file's bytes in hex (a key: app ID and email) is kept
+// without them in the error, which goes to the log.
+func TestDamageMessageLeavesTheFileBytesOut(t *testing.T) {
+	t.Parallel()
+	key := hex.EncodeToString([]byte("app-id-0123456789u160@example.com"))
+	msg := withoutBytes("misplaced bucket header: 7265636f726473 -> " + key)
+	require.NotContains(t, msg, key)
+	require.NotContains(t, msg, hex.EncodeToString([]byte("@example.com")))
+	require.Equal(t, "misplaced bucket header: 7265636f726473 -> (bytes left out)", msg)
+	require.Equal(t, "invalid page type: 12: 10", withoutBytes("invalid page type: 12: 10"))
 }
