@@ -81,7 +81,9 @@ var hexBytes = regexp.MustCompile(`[0-9a-fA-F]{16,}`)
 // withoutBytes is a panic message of bbolt without the file's bytes some of them print in hex
 // ("misplaced bucket header: %x -> %x"): a record's key holds its email, which the log and the
 // error never show.
-func withoutBytes(msg string) string { return hexBytes.ReplaceAllLiteralString(msg, "(bytes left out)") }
+func withoutBytes(msg string) string {
+	return hexBytes.ReplaceAllLiteralString(msg, "(bytes left out)")
+}
 
 // panicOrigin names the function that panicked, from a deferred function recovering: the first
 // frame below runtime.gopanic that is not the runtime's.

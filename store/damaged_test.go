@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 )
 
 // goodDataFile writes a data file with one app, 300 identities, codes (some expired) and their
@@ -292,4 +293,34 @@ func TestDamageMessageLeavesTheFileBytesOut(t *testing.T) {
 	require.NotContains(t, msg, hex.EncodeToString([]byte("@example.com")))
 	require.Equal(t, "misplaced bucket header: 7265636f726473 -> (bytes left out)", msg)
 	require.Equal(t, "invalid page type: 12: 10", withoutBytes("invalid page type: 12: 10"))
+}
+
+// A sweep of the throttle bucket that finds its keys out of order (a page damaged under the open
+// store) latches the damage as any other ErrDamaged: /readyz reports it and writes are refused.
+func TestSweepThrottleOnKeysOutOfOrderLatchesTheDamage(t *testing.T) {
+	t.Parallel()
+	s, path := openTemp(t, newKey(t))
+	never := bytes.Repeat([]byte{0xff}, 16) // a window that ends after the sweep's now
+	require.NoError(t, s.update(func(tx *bolt.Tx) error {
+		for _, k := range []string{"sweep-order-a", "sweep-order-b", "sweep-order-c"} {
+			if err := tx.Bucket(bucketThrottle).Put([]byte(k), never); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	at := bytes.Index(data, []byte("sweep-order-c"))
+	require.Positive(t, at)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte("sweep-order-0"), int64(at)) // now below "sweep-order-b", after it
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	_, err = s.SweepThrottle(1)
+	require.ErrorIs(t, err, ErrDamaged)
+	require.ErrorIs(t, s.Ping(), ErrDamaged)
+	require.ErrorIs(t, s.DeleteApp(testApp(3).ID), ErrDamaged)
 }

@@ -329,8 +329,8 @@ func (s *Store) SweepThrottle(limit int) (int, error) {
 		}
 		if from != nil && bytes.Compare(next, from) <= 0 {
 			// The walk did not move on (keys out of order): a damaged page, which would
-			// make the sweep go round for ever.
-			return deleted, damaged(s.Path(), "sweep throttle: keys out of order")
+			// make the sweep go round for ever. Outside a transaction: latched here.
+			return deleted, s.damage.note(damaged(s.Path(), "sweep throttle: keys out of order"))
 		}
 		from = next
 	}
