@@ -85,6 +85,16 @@ func withoutBytes(msg string) string {
 	return hexBytes.ReplaceAllLiteralString(msg, "(bytes left out)")
 }
 
+// openGuarded is bolt.Open under guard: bbolt reads the meta pages (and, opening for writing, walks
+// the tree to rebuild the freelist) as it opens.
+func openGuarded(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	err = guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, o)
+		return err
+	})
+	return db, err
+}
+
 // panicOrigin names the function that panicked, from a deferred function recovering: the first
 // frame below runtime.gopanic that is not the runtime's.
 func panicOrigin() string {

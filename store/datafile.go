@@ -29,11 +29,7 @@ func CheckDataFile(path string) error {
 	if st.Size() == 0 {
 		return nil
 	}
-	var db *bolt.DB
-	err = guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 50 * time.Millisecond})
-		return err
-	})
+	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: 50 * time.Millisecond})
 	if errors.Is(err, ErrDamaged) {
 		return err
 	}

@@ -90,12 +90,8 @@ func Open(opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	var db *bolt.DB
-	err := guard(opts.Path, func() (err error) {
-		db, err = bolt.Open(opts.Path, 0o600, &bolt.Options{
-			Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
-		})
-		return err
+	db, err := openGuarded(opts.Path, &bolt.Options{
+		Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
 	})
 	if errors.Is(err, ErrDamaged) {
 		return nil, err
@@ -142,11 +138,7 @@ func Open(opts Options) (*Store, error) {
 // where a damaged page is a crash. A file another process holds is ErrLocked; a file bbolt
 // cannot open at all is left to the open that follows, which names the error.
 func precheck(path string, timeout time.Duration) error {
-	var db *bolt.DB
-	err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
-		return err
-	})
+	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	switch {
 	case errors.Is(err, ErrDamaged):
 		return err
@@ -293,11 +285,7 @@ func (s *Store) Now() time.Time { return s.now() }
 // VerifyFile opens a data file read-only and runs bbolt's consistency check on it (backups),
 // after checkPages: a damaged file is an ErrDamaged, never a crash.
 func VerifyFile(path string) error {
-	var db *bolt.DB
-	err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-		return err
-	})
+	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if errors.Is(err, ErrDamaged) {
 		return err
 	}
