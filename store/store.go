@@ -227,13 +227,9 @@ func (s *Store) writable() error {
 	return s.checkFile()
 }
 
-// update is a write transaction (update, damaged.go) under guard, after writable.
-func (s *Store) update(fn func(*bolt.Tx) error) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	return s.damage.note(guard(s.db.Path(), func() error { return update(s.db, fn) }))
-}
+// update is a write transaction of its own, outside the group commit but as it runs one
+// (groupCommit.safeUpdate: after writable, under guard, an ErrDamaged latched).
+func (s *Store) update(fn func(*bolt.Tx) error) error { return s.group.safeUpdate(fn) }
 
 // Path is the data file's path.
 func (s *Store) Path() string { return s.db.Path() }
