@@ -51,6 +51,10 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 		return nil, fmt.Errorf("store: snapshot: %w", err)
 	}
 	n, err := s.Backup(f)
+	if errors.Is(err, ErrDamaged) {
+		_ = snap.Close()
+		return nil, err // it names the data file and what to do, as every ErrDamaged
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -298,8 +298,17 @@ func VerifyFile(path string) error {
 // verifyTx is VerifyFile's transaction.
 func verifyTx(path string) func(tx *bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
+		// Every error is read, so that bbolt's checking goroutine, which sends them one at a
+		// time, ends with the transaction instead of waiting forever on a reader gone (one per
+		// failed backup, in a server that keeps running).
+		var first error
 		for err := range tx.Check() {
-			return damaged(path, err)
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return damaged(path, withoutBytes(first.Error()))
 		}
 		if tx.Bucket(bucketMeta) == nil {
 			return fmt.Errorf("store: verify %s: not an idvault data file", path)

@@ -1,12 +1,14 @@
 package idtoken
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"syscall"
 	"time"
 
@@ -22,24 +24,31 @@ func onLoopback(issuer string) bool {
 
 // newClient is the default client for the provider's documents: 10 s per fetch, at most 5
 // redirects, none to http off loopback. For an issuer that is not on this machine, nothing on
-// this machine is fetched: the jwks_uri and redirects may not name a loopback host, and no
-// connection is made to a loopback or unspecified address (a name resolving to 127.0.0.1), so a
-// provider, or whoever answers for it, cannot make idvault send requests to the services
-// listening on its own host (idvault's admin API, a database, a metadata proxy). Through a
-// proxy from the environment (HTTPS_PROXY...), which may well listen on loopback, only the
-// names are checked.
+// this machine or its link is fetched: the jwks_uri and redirects may not name a loopback host,
+// and no connection is made to a loopback, unspecified or link-local address (a name resolving
+// to 127.0.0.1, or to 169.254.169.254, a cloud's metadata service), so a provider, or whoever
+// answers for it, cannot make idvault send requests to the services listening on its own host
+// (idvault's admin API, a database, a metadata service). A proxy from the environment
+// (HTTPS_PROXY, HTTP_PROXY), which may well listen on loopback, is the one address exempt:
+// every other connection, including one NO_PROXY sends direct, is checked.
 func newClient(issuer string) *http.Client {
 	local := onLoopback(issuer)
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if !local {
+		guarded := &net.Dialer{Timeout: d.Timeout, KeepAlive: d.KeepAlive, Control: refuseThisMachine}
+		proxies := proxyAddrs()
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if proxies[addr] {
+				return d.DialContext(ctx, network, addr)
+			}
+			return guarded.DialContext(ctx, network, addr)
+		}
+	}
 	tr := &http.Transport{ // http.DefaultTransport's settings
-		Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext, ForceAttemptHTTP2: true,
+		Proxy: http.ProxyFromEnvironment, DialContext: dial, ForceAttemptHTTP2: true,
 		MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
 		ExpectContinueTimeout: time.Second,
-	}
-	if req, err := http.NewRequest(http.MethodGet, issuer, nil); !local && err == nil {
-		if proxy, err := tr.Proxy(req); err == nil && proxy == nil {
-			d.Control = refuseLoopback
-		}
 	}
 	return &http.Client{Timeout: 10 * time.Second, Transport: tr, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 5 {
@@ -49,10 +58,41 @@ func newClient(issuer string) *http.Client {
 	}}
 }
 
-// refuseLoopback is a dialer's Control for an issuer off this machine.
-func refuseLoopback(_, address string, _ syscall.RawConn) error {
-	if ap, err := netip.ParseAddrPort(address); err == nil && (ap.Addr().Unmap().IsLoopback() || ap.Addr().IsUnspecified()) {
-		return fmt.Errorf("idtoken: refused to connect to %s: the issuer is not on this machine, so its documents may not come from it", address)
+// proxyAddrs are the host:port of the proxies the environment names (HTTPS_PROXY, HTTP_PROXY,
+// either case), as the transport dials them.
+func proxyAddrs() map[string]bool {
+	addrs := map[string]bool{}
+	for _, name := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"} {
+		raw := os.Getenv(name)
+		if raw == "" {
+			continue
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" { // "proxy:3128", as Go's own reading allows
+			if u, err = url.Parse("http://" + raw); err != nil {
+				continue
+			}
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "socks5": "1080", "socks5h": "1080"}[u.Scheme]
+			if port == "" {
+				port = "80"
+			}
+		}
+		addrs[net.JoinHostPort(u.Hostname(), port)] = true
+	}
+	return addrs
+}
+
+// refuseThisMachine is a dialer's Control for an issuer off this machine.
+func refuseThisMachine(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return nil
+	}
+	if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() {
+		return fmt.Errorf("idtoken: refused to connect to %s: the issuer is not on this machine, so its documents may not come from it or its link", address)
 	}
 	return nil
 }

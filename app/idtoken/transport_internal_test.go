@@ -2,6 +2,7 @@ package idtoken
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,4 +46,48 @@ func TestDefaultClientFetchesNothingOnThisMachineForARemoteIssuer(t *testing.T) 
 	require.Zero(t, hits.Load(), "no request reached the loopback server")
 	require.NoError(t, get(newClient(srv.URL), srv.URL+"/jwks"), "an issuer on loopback is fetched")
 	require.Equal(t, int32(1), hits.Load())
+}
+
+// Link-local addresses (a cloud's metadata service at 169.254.169.254) are refused like loopback
+// for an issuer off this machine; other addresses, private ones included (a provider on the
+// company network), are not.
+func TestRemoteIssuerRefusesLinkLocalAddresses(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:443", "[::ffff:169.254.169.254]:80", "127.0.0.2:443", "[::]:443"} {
+		require.Error(t, refuseThisMachine("tcp", addr, nil), addr)
+	}
+	for _, addr := range []string{"10.0.0.7:443", "192.168.1.10:8443", "203.0.113.5:443", "[2001:db8::1]:443"} {
+		require.NoError(t, refuseThisMachine("tcp", addr, nil), addr)
+	}
+}
+
+// With a proxy in the environment, the proxy's own address is the one loopback address the
+// client of a remote issuer dials; a connection sent direct (NO_PROXY) to this machine is still
+// refused.
+func TestRemoteIssuerDialsOnlyTheProxyOnThisMachine(t *testing.T) {
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	t.Setenv("HTTPS_PROXY", "http://"+proxy.Addr().String())
+	t.Setenv("https_proxy", "")
+	t.Setenv("HTTP_PROXY", "")
+	t.Setenv("http_proxy", "")
+	require.Equal(t, map[string]bool{proxy.Addr().String(): true}, proxyAddrs())
+
+	dial := newClient("https://idp.example.com").Transport.(*http.Transport).DialContext
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := dial(ctx, "tcp", proxy.Addr().String())
+	require.NoError(t, err, "the proxy is dialled")
+	_ = c.Close()
+	_, err = dial(ctx, "tcp", other.Addr().String())
+	require.ErrorContains(t, err, "the issuer is not on this machine")
+
+	t.Setenv("HTTPS_PROXY", "proxy.internal:3128")
+	require.Equal(t, map[string]bool{"proxy.internal:3128": true}, proxyAddrs())
+	t.Setenv("HTTPS_PROXY", "https://proxy.internal")
+	require.Equal(t, map[string]bool{"proxy.internal:443": true}, proxyAddrs())
 }
