@@ -12,7 +12,11 @@ import (
 // a record on disk, about 12,000 a second). The app token, a trusted backend, is not limited;
 // nor are lookups of emails that have a record. A request takes a creation before the directory
 // is asked and gives it back (refund) when no record was created, so the limit holds under
-// concurrent requests without a lookup before the directory's own.
+// concurrent requests without a lookup before the directory's own. The price, for a user at the
+// last creation of the window only: while one request holds that creation for an email that
+// turns out to have a record, a concurrent request for a new email is answered 429 with the
+// window's Retry-After, though the creation is given back a moment later (the count itself
+// stays exact).
 //
 // The counts are in memory: a restart starts them again, which a flood cannot use (it cannot
 // restart the server), and the store is spared a write per lookup. Memory stays bounded by the
