@@ -94,16 +94,7 @@ func TestExitClientsConfigErrors(t *testing.T) {
 // written at all.
 func TestExitDecryptDeadServer(t *testing.T) {
 	t.Parallel()
-	var served atomic.Int32
-	var srv *httptest.Server
-	srv = apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
-		if served.Add(1) == 4 {
-			srv.Listener.Close()
-			srv.CloseClientConnections()
-			return
-		}
-		apptest.EchoDecrypt(w, r)
-	}, nil)
+	srv := apptest.DyingExit(t, 4)
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	writeFiles(t, in, 80)

@@ -77,16 +77,7 @@ func TestProbe(t *testing.T) {
 // error naming it: no file is reported as failed for it, and no part file stays.
 func TestDeadServerStopsTheRunOnce(t *testing.T) {
 	t.Parallel()
-	var served atomic.Int32
-	var srv *httptest.Server
-	srv = apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
-		if served.Add(1) == 5 {
-			srv.Listener.Close() // no new connection from now on
-			srv.CloseClientConnections()
-			return
-		}
-		apptest.EchoDecrypt(w, r)
-	}, nil)
+	srv := apptest.DyingExit(t, 5)
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
 	for i := range 60 {
 		write(t, filepath.Join(in, fmt.Sprintf("f%02d", i)), random(1000))
