@@ -13,6 +13,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/idvault/idvault/app/logging"
 )
 
 // Config bounds a Listener. Zero fields take the defaults.
@@ -58,7 +60,7 @@ type Listener struct {
 	mu     sync.Mutex
 	open   int
 	perIP  map[string]int
-	logged map[string]time.Time // refusal kind -> last log line
+	logged map[string]*logging.Every // kind -> when it was last logged
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -77,7 +79,7 @@ func Listen(ln net.Listener, cfg Config) *Listener {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Listener{Listener: ln, cfg: cfg, log: log, perIP: map[string]int{},
-		logged: map[string]time.Time{}, closed: make(chan struct{})}
+		logged: map[string]*logging.Every{}, closed: make(chan struct{})}
 }
 
 // Close closes the listener; a pending or later Accept returns net.ErrClosed.
@@ -181,13 +183,13 @@ func (l *Listener) refuse(c net.Conn) {
 // note logs msg at most once a minute per kind.
 func (l *Listener) note(kind, msg string, args ...any) {
 	l.mu.Lock()
-	last, now := l.logged[kind], time.Now()
-	due := now.Sub(last) >= time.Minute
-	if due {
-		l.logged[kind] = now
+	e := l.logged[kind]
+	if e == nil {
+		e = &logging.Every{Period: time.Minute}
+		l.logged[kind] = e
 	}
 	l.mu.Unlock()
-	if due {
+	if e.Due(time.Now()) {
 		l.log.Warn(msg, args...)
 	}
 }

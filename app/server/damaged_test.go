@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
@@ -35,10 +34,4 @@ func TestDamagedDataFileIsLoggedOncePerPeriod(t *testing.T) {
 	}
 	require.Equal(t, 1, strings.Count(logs.String(), "idvault.db"), logs.String())
 	require.Equal(t, 6, strings.Count(logs.String(), `"msg":"request failed"`), logs.String())
-
-	e := &every{period: time.Minute}
-	now := time.Now()
-	require.True(t, e.due(now))
-	require.False(t, e.due(now.Add(59*time.Second)))
-	require.True(t, e.due(now.Add(61*time.Second)))
 }

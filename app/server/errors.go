@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,27 +10,13 @@ import (
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/logging"
 	"github.com/idvault/idvault/app/requestid"
 	"github.com/idvault/idvault/store"
 )
 
 // damagedLogEvery is how often a request failing on a damaged data file is logged.
 const damagedLogEvery = time.Minute
-
-// every says yes at most once per period.
-type every struct {
-	period time.Duration
-	last   atomic.Int64 // UnixNano of the last yes; 0: never
-}
-
-// due reports whether a period passed since the last yes, and if so counts now as one.
-func (e *every) due(now time.Time) bool {
-	last := e.last.Load()
-	if last != 0 && now.UnixNano()-last < int64(e.period) {
-		return false
-	}
-	return e.last.CompareAndSwap(last, now.UnixNano())
-}
 
 // errorHandler turns any error a handler returns into the interface's JSON error body. Errors
 // that are not *apierr.Error become internal_error; their text goes only to the log. is, when
@@ -42,7 +27,7 @@ func (e *every) due(now time.Time) bool {
 // damagedLogEvery names the file and what is damaged, not one per request (/readyz and the
 // store check's log line say it meanwhile).
 func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
-	damagedLog := &every{period: damagedLogEvery}
+	damagedLog := &logging.Every{Period: damagedLogEvery}
 	return func(c *fiber.Ctx, err error) error {
 		if httpguard.DropSpare(c, err) {
 			return nil
@@ -50,7 +35,7 @@ func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
 		is.GrantError(c)
 		e := apierr.FromFiber(err, apierr.BodyTooLarge)
 		requestid.Ensure(c)
-		if e.Code.Status >= 500 && (!errors.Is(err, store.ErrDamaged) || damagedLog.due(time.Now())) {
+		if e.Code.Status >= 500 && (!errors.Is(err, store.ErrDamaged) || damagedLog.Due(time.Now())) {
 			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())
 		}
 		if e.RetryAfter > 0 {
