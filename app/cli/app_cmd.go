@@ -213,6 +213,7 @@ func oneApp(c *cmdline, extra func(), fn func(b appBackend, id []byte, asJSON bo
 	if extra != nil {
 		extra()
 	}
+	c.positional = func(arg string) bool { _, err := apps.ParseID(arg); return err == nil }
 	return func(_ context.Context, args []string) int {
 		if len(args) != 1 {
 			return c.usageError("want exactly one app ID")

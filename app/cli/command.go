@@ -67,6 +67,9 @@ type cmdline struct {
 	requiredShownOnly bool
 	// nonEmptyFlags may not be given an empty value (nonEmpty).
 	nonEmptyFlags []string
+	// positional, when set, recognises a positional argument that may begin with "-" (an app ID
+	// in its URL form, 1 time in 64): parseArgs takes it as one, not as an unknown flag.
+	positional func(arg string) bool
 }
 
 // require marks flags that must be given; parse refuses a command line without them.
@@ -166,6 +169,7 @@ func (p *prog) cmdlineFor(cmd *command, path string) *cmdline {
 // --help (printed once, on stdout), 2 after a usage error (printed on stderr).
 func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string, code int, ok bool) {
 	fs := c.FlagSet
+	pos, args = c.dashedPositionals(args)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -198,6 +202,38 @@ func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string,
 		}
 	}
 	return pos, 0, true
+}
+
+// dashedPositionals moves out of args, into pos, the arguments that begin with "-" but are
+// positional ones (c.positional) rather than flags: no flag of the command has that name, and
+// they are not the value of the flag before them. Arguments after "--" are left as they are.
+// They come first among the positional arguments (the commands that set c.positional take one).
+func (c *cmdline) dashedPositionals(args []string) (pos, rest []string) {
+	if c.positional == nil {
+		return nil, args
+	}
+	valueNext := false // the argument before is a flag that takes the next one as its value
+	for i, a := range args {
+		if a == "--" {
+			return pos, append(rest, args[i:]...)
+		}
+		name, hasValue := strings.TrimLeft(a, "-"), strings.Contains(a, "=")
+		name, _, _ = strings.Cut(name, "=")
+		isFlag := strings.HasPrefix(a, "-") && len(a) > 1
+		switch {
+		case valueNext:
+			valueNext = false
+			rest = append(rest, a)
+		case isFlag && c.Lookup(name) == nil && c.positional(a):
+			pos = append(pos, a)
+		default:
+			if f := c.Lookup(name); isFlag && f != nil && !hasValue && !isBoolFlag(f) {
+				valueNext = true
+			}
+			rest = append(rest, a)
+		}
+	}
+	return pos, rest
 }
 
 // usageError prints msg and the command's usage line on stderr and returns exitUsage.

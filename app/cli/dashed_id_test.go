@@ -1,0 +1,54 @@
+package cli_test
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/identity"
+	"github.com/idvault/idvault/store"
+)
+
+// An app ID whose URL form begins with "-" (1 in 64) is an app ID, not an unknown flag, before
+// or after the command's flags; a flag's value that looks like one stays that flag's value.
+func TestAppIDBeginningWithADashIsAnArgument(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := apptest.DataEnv(t, dir)
+	apptest.InitData(t, dir, env)
+	mk, _, err := store.LoadOrCreateMasterKey(filepath.Join(dir, "master.key"), filepath.Join(dir, "idvault.db"))
+	require.NoError(t, err)
+	st, err := store.Open(store.Options{Path: filepath.Join(dir, "idvault.db"), MasterKey: mk})
+	require.NoError(t, err)
+	var id []byte
+	for i := 0; i < 10000 && !strings.HasPrefix(base64.URLEncoding.EncodeToString(id), "-"); i++ {
+		id, _, err = identity.GenerateApp(rand.Reader)
+		require.NoError(t, err)
+	}
+	urlID := base64.URLEncoding.EncodeToString(id)
+	require.True(t, strings.HasPrefix(urlID, "-"), "no ID beginning with - in 10000 draws")
+	_, secret, err := identity.GenerateApp(rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, st.CreateApp(store.App{ID: id, Name: "dashed", Secret: secret, AuthTokenHash: make([]byte, 32)}))
+	require.NoError(t, st.Close())
+
+	for _, args := range [][]string{
+		{"app", "show", urlID},
+		{"app", "show", "--json", urlID},
+		{"app", "show", urlID, "--json"},
+		{"app", "show", "--", urlID},
+	} {
+		out, errOut, code := apptest.RunCLI(t, dir, env, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		require.Contains(t, out, "dashed", args)
+	}
+	// The value of --config: read as a path, not taken as the app ID.
+	_, errOut, code := apptest.RunCLI(t, dir, env, "app", "show", "--config", urlID, urlID)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, urlID, "the config path named")
+}
