@@ -13,11 +13,24 @@ import (
 // (skips otherwise) and a mount binary; the mount is removed when the test ends.
 func fullTmpfs(t *testing.T) (dir string, free func()) {
 	t.Helper()
+	dir = mountTmpfs(t, "64k")
+	fill := fillDisk(t, dir)
+	return dir, func() {
+		if err := os.Remove(fill); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size (mount's notation) on a new directory, removed when the test
+// ends. It needs root (skips otherwise) and a mount binary.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	dir = t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
@@ -25,26 +38,30 @@ func fullTmpfs(t *testing.T) (dir string, free func()) {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
+	return dir
+}
+
+// fillDisk writes a file in dir until the file system is full (at most 64 MiB) and returns its
+// path.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
 	fill := filepath.Join(dir, "fill")
 	f, err := os.Create(fill)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	chunk := make([]byte, 4096)
-	for i := 0; i < 1024; i++ { // 4 MiB at most: far more than the 64 KiB file system
+	for i := 0; i < 16384; i++ {
 		if _, err := f.Write(chunk); err != nil {
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatal(err)
 			}
-			break
+			return fill
 		}
 	}
-	f.Close()
-	return dir, func() {
-		if err := os.Remove(fill); err != nil {
-			t.Fatal(err)
-		}
-	}
+	t.Fatalf("%s is not full after 64 MiB", dir)
+	return ""
 }
 
 // A master key that cannot be written on a full disk leaves no empty key file behind: once

@@ -122,6 +122,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
 	s.group.check, s.group.damage = s.writable, &s.damage
+	s.group.ahead = &fileAhead{path: opts.Path, now: time.Now}
 	if err := guard(opts.Path, s.init); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {

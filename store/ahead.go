@@ -1,0 +1,106 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// fileAhead keeps the data file's blocks written, with zeros, a little beyond the pages in use,
+// so that a commit writing pages past the old end of the data writes into blocks the file system
+// already holds.
+//
+// bbolt grows its file with a truncate, which leaves a hole: the first write into a hole makes
+// the file system allocate a block and journal it, and the commit's fdatasync then waits for that
+// journal commit too. On ext4 here (measured with a program doing what a commit does: pages
+// written, fdatasync, the meta page written, fdatasync), a commit of 12 new pages took 0.65 ms
+// into a hole against 0.37 ms into written blocks, and one page written past the end of a file
+// cost 48 µs of CPU against 3 µs for one written over. An identity store grows with every new
+// identity, so most commits write such pages.
+//
+// keep runs inside the write transaction of a group commit, before bbolt allocates that
+// commit's pages: the writer lock is held, so no other commit writes to the file meanwhile, and
+// no page at or past tx.Size() (the pages in use) holds anything yet. The zeros go there only.
+// The room kept is a quarter of the data, between aheadMin and aheadMax, topped up when less
+// than half of it is left: a lone new store writes 256 KiB, a large one 8 MiB at a time (about
+// 20 ms here, once per 4 to 8 MiB of new data). The data file is therefore up to aheadMax larger
+// than its pages in use (bbolt's own growth already rounds it up by up to 16 MiB, as a hole);
+// backups copy the pages in use only.
+//
+// A failed extension (a full disk) is given back, the file truncated to its size before it, so
+// it never takes the last free space bbolt's own commits need, and is not tried again for
+// aheadRetry. The commit goes on either way: bbolt then grows the file itself, as it would
+// without this.
+type fileAhead struct {
+	path string
+	// upTo is how far the file is known to hold written blocks (0 until the first extension
+	// since the store opened); failedAt is the last failed extension.
+	upTo     int64
+	failedAt time.Time
+	now      func() time.Time
+}
+
+const (
+	aheadMin   = 256 << 10
+	aheadMax   = 8 << 20
+	aheadRetry = 10 * time.Second
+	// zeroChunk is the largest single write of zeros.
+	zeroChunk = 256 << 10
+)
+
+// aheadFor is the room kept past used bytes of pages in use: a quarter of them, within
+// [aheadMin, aheadMax], in whole 64 KiB.
+func aheadFor(used int64) int64 {
+	return min(max(used/4, aheadMin), aheadMax) &^ (64<<10 - 1)
+}
+
+// keep tops the written room up when less than half of it is left. It must run inside a write
+// transaction; it never fails the transaction.
+func (a *fileAhead) keep(tx *bolt.Tx) {
+	used := tx.Size()
+	want := aheadFor(used)
+	if a.upTo >= used+want/2 {
+		return
+	}
+	if !a.failedAt.IsZero() && a.now().Sub(a.failedAt) < aheadRetry {
+		return
+	}
+	to := used + want
+	if err := writeZeros(a.path, max(a.upTo, used), to); err != nil {
+		a.failedAt = a.now()
+		return
+	}
+	a.upTo, a.failedAt = to, time.Time{}
+}
+
+// writeZeros writes zeros over [from, to) of the file at path and syncs it. On an error the file
+// is truncated back to its size before the call.
+func writeZeros(path string, from, to int64) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil && to > st.Size() {
+			_ = f.Truncate(st.Size())
+		}
+	}()
+	zeros := make([]byte, min(to-from, zeroChunk))
+	for off := from; off < to; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), to-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			return fmt.Errorf("store: extend %s: %w", path, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("store: extend %s: %w", path, err)
+	}
+	return nil
+}
