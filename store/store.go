@@ -97,7 +97,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	if errors.Is(err, bolterr.ErrTimeout) {
-		return nil, fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, opts.Path)
+		return nil, lockedError(opts.Path)
 	}
 	if err != nil {
 		if errors.Is(statErr, fs.ErrNotExist) {
@@ -144,12 +144,17 @@ func precheck(path string, timeout time.Duration) error {
 	case errors.Is(err, ErrDamaged):
 		return err
 	case errors.Is(err, bolterr.ErrTimeout):
-		return fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, path)
+		return lockedError(path)
 	case err != nil:
 		return nil
 	}
 	defer db.Close()
 	return checkPages(path, db.Info().PageSize)
+}
+
+// lockedError is ErrLocked for the data file at path.
+func lockedError(path string) error {
+	return fmt.Errorf("%w: %s (is an idvault server running on it?)", ErrLocked, path)
 }
 
 // init creates the buckets, records or checks the schema version, and checks the master key
