@@ -34,12 +34,36 @@ import (
 // aheadRetry. The commit goes on either way: bbolt then grows the file itself, as it would
 // without this.
 type fileAhead struct {
-	path string
+	// f is the data file, opened once and checked to be the file bbolt opened: the zeros never
+	// follow a path that may have changed since.
+	f *os.File
 	// upTo is how far the file is known to hold written blocks (0 until the first extension
 	// since the store opened); failedAt is the last failed extension.
 	upTo     int64
 	failedAt time.Time
 	now      func() time.Time
+}
+
+// openAhead opens the data file at path for fileAhead, or returns nil (bbolt then grows the file
+// as it does alone) when it cannot be opened for writing or is not the file opened (the file
+// bbolt opened, as Open found it).
+func openAhead(path string, opened os.FileInfo) *fileAhead {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || !os.SameFile(st, opened) {
+		f.Close()
+		return nil
+	}
+	return &fileAhead{f: f, now: time.Now}
+}
+
+// close closes the file (a nil fileAhead does nothing).
+func (a *fileAhead) close() {
+	if a != nil {
+		a.f.Close()
+	}
 }
 
 const (
@@ -68,21 +92,16 @@ func (a *fileAhead) keep(tx *bolt.Tx) {
 		return
 	}
 	to := used + want
-	if err := writeZeros(a.path, max(a.upTo, used), to); err != nil {
+	if err := writeZeros(a.f, max(a.upTo, used), to); err != nil {
 		a.failedAt = a.now()
 		return
 	}
 	a.upTo, a.failedAt = to, time.Time{}
 }
 
-// writeZeros writes zeros over [from, to) of the file at path and syncs it. On an error the file
-// is truncated back to its size before the call.
-func writeZeros(path string, from, to int64) (err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+// writeZeros writes zeros over [from, to) of f and syncs it. On an error the file is truncated
+// back to its size before the call.
+func writeZeros(f *os.File, from, to int64) (err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -96,11 +115,11 @@ func writeZeros(path string, from, to int64) (err error) {
 	for off := from; off < to; off += int64(len(zeros)) {
 		n := min(int64(len(zeros)), to-off)
 		if _, err := f.WriteAt(zeros[:n], off); err != nil {
-			return fmt.Errorf("store: extend %s: %w", path, err)
+			return fmt.Errorf("store: extend %s: %w", f.Name(), err)
 		}
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("store: extend %s: %w", path, err)
+		return fmt.Errorf("store: extend %s: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func BenchmarkCommitPattern(b *testing.B) {
 			}
 			defer f.Close()
 			if written {
-				if err := writeZeros(f.Name(), 0, room); err != nil {
+				if err := writeZeros(f, 0, room); err != nil {
 					b.Fatal(err)
 				}
 			} else if err := f.Truncate(room); err != nil {

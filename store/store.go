@@ -122,7 +122,6 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
 	s.group.check, s.group.damage = s.writable, &s.damage
-	s.group.ahead = &fileAhead{path: opts.Path, now: time.Now}
 	if err := guard(opts.Path, s.init); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
@@ -130,6 +129,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, err
 	}
+	s.group.ahead = openAhead(opts.Path, opened)
 	removeStaleSnapshots(filepath.Dir(opts.Path))
 	return s, nil
 }
@@ -191,6 +191,7 @@ func (s *Store) init() error {
 // Close closes the data file. Pending writes have already been committed.
 func (s *Store) Close() error {
 	s.cache.close()
+	s.group.ahead.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
