@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/idvault/idvault/app/cli"
 )
@@ -33,16 +34,44 @@ var (
 var version, revision string
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals()...)
+	var stoppedBy os.Signal
+	stopped := make(chan struct{})
 	// The first Ctrl-C (or SIGTERM, or a hangup) asks the command to stop cleanly; the signals
 	// then get their default action back, so a second one ends the process at once.
-	go func() { <-ctx.Done(); stop() }()
+	go func() {
+		defer close(stopped)
+		if sig, ok := <-sigs; ok {
+			stoppedBy = sig
+			signal.Reset(stopSignals()...)
+			cancel()
+		}
+	}()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.Env{
 		Embedded: defaultConfig, Environ: os.Environ(), Stdin: os.Stdin,
 		Build: cli.ReadBuild(version, revision), License: license, Notices: notices,
 	})
-	stop()
+	signal.Stop(sigs)
+	close(sigs)
+	<-stopped
+	if code == 0 && stoppedBy == syscall.SIGHUP {
+		hangUp()
+	}
 	os.Exit(code)
+}
+
+// hangUp ends the process by SIGHUP, its default action, once a hangup has stopped the command
+// cleanly: whoever waits for the process sees that a hangup ended it (a shell's status 129),
+// not a success. So a supervisor that restarts a server only when it fails does not leave it down
+// after a stray `kill -HUP` (the unit `idvault init` writes has RestartForceExitStatus=SIGHUP,
+// since systemd counts SIGHUP, like SIGTERM, as a clean end).
+func hangUp() {
+	signal.Reset(syscall.SIGHUP)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	time.Sleep(time.Second) // the signal is delivered meanwhile; the exit below is a fallback
+	os.Exit(128 + int(syscall.SIGHUP))
 }
 
 // stopSignals are the signals that stop a command cleanly: Ctrl-C, SIGTERM, and SIGHUP (the

@@ -137,6 +137,8 @@ func (p *initFiles) systemdUnit() string {
 	w("Type=exec")
 	w("ExecStart=%s serve --config %s", arg(p.bin), arg(p.config))
 	w("Restart=on-failure")
+	w("# A stray kill -HUP stops idvault cleanly, then it ends by SIGHUP: restart it then too.")
+	w("RestartForceExitStatus=SIGHUP")
 	w("RestartSec=2s")
 	w("# The key and the token stay 0600 in %s; the service reads its own copies.", esc(p.dir))
 	w("LoadCredential=master.key:%s", esc(p.key))
