@@ -23,8 +23,13 @@ import (
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 )
 
-// floodChildEnv names the server a re-run of this test binary starts (TestFloodChild).
-const floodChildEnv = "IDVAULT_TEST_FLOOD_CHILD"
+// floodChildEnv names the server a re-run of this test binary starts (TestFloodChild), and
+// floodDirEnv its data directory: the parent test's, removed by the parent even when the child
+// is killed (a child's own TempDir would then be left behind).
+const (
+	floodChildEnv = "IDVAULT_TEST_FLOOD_CHILD"
+	floodDirEnv   = "IDVAULT_TEST_FLOOD_DIR"
+)
 
 // floodFileLimit is the open-file limit the child lowers itself to once it listens: far fewer
 // files than the connections of the flood, and fewer than its connection cap (which was fitted
@@ -44,7 +49,8 @@ func TestFloodChild(t *testing.T) {
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	dir := t.TempDir()
+	dir := os.Getenv(floodDirEnv)
+	require.NotEmpty(t, dir, floodDirEnv)
 	e := env(dir)
 	e.Embedded = embedded(t)
 	e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
@@ -136,7 +142,7 @@ type floodChild struct {
 func startFloodChild(t *testing.T, which string, environ []string) *floodChild {
 	t.Helper()
 	c := &floodChild{cmd: exec.Command(os.Args[0], "-test.run=^TestFloodChild$", "-test.count=1"), stderr: &apptest.LogBuffer{}}
-	c.cmd.Env = append(environ, floodChildEnv+"="+which)
+	c.cmd.Env = append(environ, floodChildEnv+"="+which, floodDirEnv+"="+t.TempDir())
 	stdout, err := c.cmd.StdoutPipe()
 	require.NoError(t, err)
 	c.cmd.Stderr = c.stderr
