@@ -41,7 +41,6 @@ type fileAhead struct {
 	// since the store opened); failedAt is the last failed extension.
 	upTo     int64
 	failedAt time.Time
-	now      func() time.Time
 }
 
 // openAhead opens the data file at path for fileAhead, or returns nil (bbolt then grows the file
@@ -56,7 +55,7 @@ func openAhead(path string, opened os.FileInfo) *fileAhead {
 		f.Close()
 		return nil
 	}
-	return &fileAhead{f: f, now: time.Now}
+	return &fileAhead{f: f}
 }
 
 // close closes the file (a nil fileAhead does nothing).
@@ -88,12 +87,12 @@ func (a *fileAhead) keep(tx *bolt.Tx) {
 	if a.upTo >= used+want/2 {
 		return
 	}
-	if !a.failedAt.IsZero() && a.now().Sub(a.failedAt) < aheadRetry {
+	if !a.failedAt.IsZero() && time.Since(a.failedAt) < aheadRetry {
 		return
 	}
 	to := used + want
 	if err := writeZeros(a.f, max(a.upTo, used), to); err != nil {
-		a.failedAt = a.now()
+		a.failedAt = time.Now()
 		return
 	}
 	a.upTo, a.failedAt = to, time.Time{}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package store
 
 import (
@@ -11,7 +13,9 @@ import (
 // BenchmarkCommitPattern writes what a bbolt commit writes, without bbolt: 12 new pages after
 // the data, fdatasync, the meta page, fdatasync, into a file whose room past the data is a hole
 // (as bbolt's truncate leaves it) or written blocks (as fileAhead leaves it). It reports each
-// commit's time and the process's CPU per page written: the reason for ahead.go.
+// commit's time and the process's CPU per page written: the reason for ahead.go. Linux only: it calls
+// fdatasync, as bbolt's commit does there, which darwin's syscall package lacks (without the
+// constraint the store's tests did not build for darwin, a release platform).
 func BenchmarkCommitPattern(b *testing.B) {
 	const pageSize, pages, room = 4096, 12, 256 << 20
 	for _, written := range []bool{false, true} {
