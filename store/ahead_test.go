@@ -20,9 +20,9 @@ func usedBytes(t *testing.T, s *Store) int64 {
 	return used
 }
 
-// firstHole is the offset of the first hole of the file at or after off (its size when it has
+// holeAt is the offset of the first hole of the file at or after off (its size when it has
 // none there).
-func firstHole(t *testing.T, path string, off int64) int64 {
+func holeAt(t *testing.T, path string, off int64) int64 {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestDataFileIsWrittenAheadOfItsData(t *testing.T) {
 	require.NoError(t, err)
 	want := used + aheadFor(used)/2
 	require.GreaterOrEqual(t, st.Size(), want, "the file should reach past the data by half the room kept")
-	require.GreaterOrEqual(t, firstHole(t, path, used), want,
+	require.GreaterOrEqual(t, holeAt(t, path, used), want,
 		"the room past the data should be written blocks, not a hole (file size %d, data %d)", st.Size(), used)
 
 	require.NoError(t, s.Close())
@@ -79,6 +79,9 @@ func TestDataFileIsWrittenAheadOfItsData(t *testing.T) {
 	s2, err := Open(Options{Path: path, MasterKey: mk})
 	require.NoError(t, err)
 	defer s2.Close()
+	st, err = os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, st.Size(), s2.group.ahead.upTo, "a restart should know the room written before, not write it again")
 	n, err := s2.CountRecords(appID)
 	require.NoError(t, err)
 	require.Equal(t, writers*each, n)

@@ -191,8 +191,9 @@ func (s *Store) init() error {
 // Close closes the data file. Pending writes have already been committed.
 func (s *Store) Close() error {
 	s.cache.close()
+	err := s.db.Close() // waits for a commit still running, whose extension needs the file
 	s.group.ahead.close()
-	if err := s.db.Close(); err != nil {
+	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil
