@@ -51,13 +51,32 @@ func Binary(t testing.TB) string {
 	return buildPath
 }
 
-// FreePort returns a free loopback TCP port.
+// FreePort returns a free loopback TCP port. It is free when FreePort returns, not reserved:
+// a test that needs a port nothing answers on uses DeadPort.
 func FreePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// DeadPort returns a loopback TCP port where connections are refused, as by a server that is
+// down, and that no other socket can take until release is called (or the test ends): a socket
+// is bound to it and never listens. A free port (FreePort) could meanwhile be taken by a server
+// of a test running in parallel, which would then answer. A test that starts a server on the
+// port later calls release just before.
+func DeadPort(t testing.TB) (port int, release func()) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	var once sync.Once
+	release = func() { once.Do(func() { syscall.Close(fd) }) }
+	t.Cleanup(release)
+	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	sa, err := syscall.Getsockname(fd)
+	require.NoError(t, err)
+	return sa.(*syscall.SockaddrInet4).Port, release
 }
 
 // Proc is a running idvault server process.

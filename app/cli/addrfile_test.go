@@ -78,7 +78,8 @@ func TestUnreachableServerIsExplained(t *testing.T) {
 	require.Contains(t, errOut, filepath.Join(dir, "idvault.db"))
 
 	// A stale record pointing nowhere.
-	require.NoError(t, os.WriteFile(addrFile, []byte("127.0.0.1:"+itoa(apptest.FreePort(t))+"\n"), 0o600))
+	dead, _ := apptest.DeadPort(t)
+	require.NoError(t, os.WriteFile(addrFile, []byte("127.0.0.1:"+itoa(dead)+"\n"), 0o600))
 	_, errOut, code = apptest.RunCLI(t, dir, env, "backup", "--out", filepath.Join(dir, "b.db"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "address from "+addrFile)

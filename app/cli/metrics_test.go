@@ -32,8 +32,9 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 func TestMetricsFromTheStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	deadSMTP, _ := apptest.DeadPort(t)
 	env := append(apptest.DataEnv(t, dir), "IDVAULT_VERIFICATION__ENABLED=true",
-		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", apptest.FreePort(t)), "IDVAULT_MAIL__TLS=none")
+		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", deadSMTP), "IDVAULT_MAIL__TLS=none")
 	p := apptest.Start(t, dir, env)
 	code, body := get(t, p.URL+"/metrics")
 	require.Equal(t, http.StatusOK, code)

@@ -46,7 +46,7 @@ func TestBinaryDeadIssuer(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	port := apptest.FreePort(t)
+	port, release := apptest.DeadPort(t)
 	p := apptest.Start(t, dir, oidcEnv(t, dir, port)) // waits for /healthz 200
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(p.URL + path)
@@ -62,6 +62,7 @@ func TestBinaryDeadIssuer(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "the app token works while the provider is down: %v", body)
 	want := body["serviceIdentity"]
 
+	release()
 	iss := idtokentest.Start(t, port)
 	tok := iss.IDToken(t, "RS256", audience, "dead@example.com")
 	deadline := time.Now().Add(15 * time.Second) // past the 2 s during which a failure is not retried

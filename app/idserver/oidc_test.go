@@ -35,8 +35,12 @@ func withOIDC(issuer string, origins ...string) func(*config.IdentityServer) {
 	}
 }
 
-// deadIssuer is an issuer URL on a loopback port nothing listens on.
-func deadIssuer(t *testing.T) string { return "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t)) }
+// deadIssuer is an issuer URL on a loopback port where connections are refused for the test's
+// length.
+func deadIssuer(t *testing.T) string {
+	port, _ := apptest.DeadPort(t)
+	return "http://127.0.0.1:" + strconv.Itoa(port)
+}
 
 // conformanceModes are the ways a backend or a client authenticates; the conformance tests
 // (the state machine, normalisation, errors) run in each: tokenless without OIDC, the app token

@@ -441,7 +441,7 @@ func TestVerifyKidFlood(t *testing.T) {
 // does not matter for known keys.
 func TestVerifyProviderDown(t *testing.T) {
 	t.Parallel()
-	port := apptest.FreePort(t)
+	port, release := apptest.DeadPort(t)
 	clock := newClock()
 	cfg := oidcConfig("http://127.0.0.1:" + itoa(port))
 	v := idtoken.New(cfg, idtoken.Options{Now: clock.Now, Client: &http.Client{Timeout: 5 * time.Second}})
@@ -451,6 +451,7 @@ func TestVerifyProviderDown(t *testing.T) {
 	require.ErrorAs(t, err, &r)
 	require.Contains(t, r.Cause.Error(), "discovery")
 
+	release()
 	iss := idtokentest.Start(t, port)
 	tok := iss.Mint(t, idtokentest.Token{Claims: map[string]any{"aud": aud, "email": "d@example.com", "email_verified": true,
 		"exp": time.Now().Add(3 * time.Hour).Unix()}})
