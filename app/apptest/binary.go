@@ -89,30 +89,51 @@ type Proc struct {
 	Stderr *LogBuffer
 }
 
-// DataEnv is the environment that puts a server's data in dir, on a free port.
+// DataEnv is the environment that puts a server's data in dir, listening on a loopback port the
+// system picks when it starts (Start finds it in the address file): a port chosen beforehand
+// could be taken meanwhile by a parallel test's server.
 func DataEnv(t testing.TB, dir string) []string {
 	return []string{
 		"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db"),
 		"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key"),
-		fmt.Sprintf("IDVAULT_SERVER__LISTEN=127.0.0.1:%d", FreePort(t)),
+		"IDVAULT_SERVER__LISTEN=127.0.0.1:0",
 		"IDVAULT_VERIFICATION__ENABLED=false",
 	}
 }
 
-// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. Every
-// answer the test process then gets from it is checked against the OpenAPI document
-// (openapi_transport.go). The process is killed when the test ends if still running.
+// Start runs `idvault serve` with env (see DataEnv) and waits until /healthz answers. On port 0
+// its address is the one the server writes to its address file (IDVAULT_STORE__PATH plus
+// ".addr") once it listens, read again until the server at it answers: a file left by an earlier
+// server in dir is replaced. Every answer the test process then gets from it is checked against
+// the OpenAPI document (openapi_transport.go). The process is killed when the test ends if
+// still running.
 func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	t.Helper()
-	url := ""
+	listen, data := "", ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "IDVAULT_SERVER__LISTEN="); ok {
-			url = "http://" + v
+			listen = v
+		}
+		if v, ok := strings.CutPrefix(kv, "IDVAULT_STORE__PATH="); ok {
+			data = v
 		}
 	}
-	require.NotEmpty(t, url, "env must set IDVAULT_SERVER__LISTEN")
-	CheckHost(strings.TrimPrefix(url, "http://"))
-	return StartBinary(t, dir, env, url, append([]string{"serve"}, args...)...)
+	require.NotEmpty(t, listen, "env must set IDVAULT_SERVER__LISTEN")
+	args = append([]string{"serve"}, args...)
+	if !strings.HasSuffix(listen, ":0") {
+		CheckHost(listen)
+		return StartBinary(t, dir, env, "http://"+listen, args...)
+	}
+	require.NotEmpty(t, data, "a server on port 0 needs IDVAULT_STORE__PATH (its address file)")
+	return startAt(t, dir, env, func() string {
+		raw, err := os.ReadFile(data + ".addr")
+		if err != nil {
+			return ""
+		}
+		addr := strings.TrimSpace(string(raw))
+		CheckHost(addr)
+		return "http://" + addr
+	}, args...)
 }
 
 // StartBinary runs the idvault binary with args, env (added to this process's) and dir, and
@@ -120,7 +141,13 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 // process is killed when the test ends if still running.
 func StartBinary(t testing.TB, dir string, env []string, url string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{URL: url, Dir: dir, Env: env, Stdout: &LogBuffer{}, Stderr: &LogBuffer{}}
+	return startAt(t, dir, env, func() string { return url }, args...)
+}
+
+// startAt is StartBinary with the server's URL asked of url until it answers ("" while unknown).
+func startAt(t testing.TB, dir string, env []string, url func() string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{Dir: dir, Env: env, Stdout: &LogBuffer{}, Stderr: &LogBuffer{}}
 	p.Cmd = exec.Command(Binary(t), args...)
 	p.Cmd.Env = append(os.Environ(), env...)
 	p.Cmd.Dir = dir
@@ -134,14 +161,16 @@ func StartBinary(t testing.TB, dir string, env []string, url string, args ...str
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(p.URL + "/healthz")
-		if err != nil && strings.Contains(err.Error(), "openapi.json:") {
-			t.Fatal(err)
-		}
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
+		if p.URL = url(); p.URL != "" {
+			resp, err := http.Get(p.URL + "/healthz")
+			if err != nil && strings.Contains(err.Error(), "openapi.json:") {
+				t.Fatal(err)
+			}
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return p
+				}
 			}
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -74,14 +74,12 @@ func TestHangupStopsServeCleanlyUnlessIgnored(t *testing.T) {
 	cmd.Stderr = &errb
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	var url string
-	for _, kv := range env {
-		if addr, ok := strings.CutPrefix(kv, "IDVAULT_SERVER__LISTEN="); ok {
-			url = "http://" + addr
+	healthy := func() bool { // at the address the server writes once it listens (port 0)
+		addr, err := os.ReadFile(filepath.Join(dir, "idvault.db.addr"))
+		if err != nil {
+			return false
 		}
-	}
-	healthy := func() bool {
-		resp, err := http.Get(url + "/healthz")
+		resp, err := http.Get("http://" + strings.TrimSpace(string(addr)) + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 		}
