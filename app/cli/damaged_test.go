@@ -3,7 +3,6 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -88,16 +87,9 @@ func TestRunningServerMeetingDamageTurnsNotReady(t *testing.T) {
 	dir, env, _ := damagedDataDir(t)
 	path := filepath.Join(dir, "idvault.db")
 	srv := apptest.Start(t, dir, env)
-	token := srv.AdminToken(t)
 	listApps := func() (int, string) {
-		req, err := http.NewRequest(http.MethodGet, srv.URL+"/admin/apps", nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		code, body := adminDo(t, srv, http.MethodGet, "/admin/apps", nil)
+		return code, string(body)
 	}
 	code, body := listApps()
 	require.Equal(t, http.StatusOK, code, body)

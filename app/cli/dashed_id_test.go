@@ -3,7 +3,6 @@ package cli_test
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,11 +20,11 @@ func TestAppIDBeginningWithADashIsAnArgument(t *testing.T) {
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
 	apptest.InitData(t, dir, env)
-	mk, _, err := store.LoadOrCreateMasterKey(filepath.Join(dir, "master.key"), filepath.Join(dir, "idvault.db"))
-	require.NoError(t, err)
-	st, err := store.Open(store.Options{Path: filepath.Join(dir, "idvault.db"), MasterKey: mk})
-	require.NoError(t, err)
-	var id []byte
+	st := openDataDir(t, dir)
+	var (
+		id  []byte
+		err error
+	)
 	for i := 0; i < 10000 && !strings.HasPrefix(base64.URLEncoding.EncodeToString(id), "-"); i++ {
 		id, _, err = identity.GenerateApp(rand.Reader)
 		require.NoError(t, err)
