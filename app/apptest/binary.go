@@ -68,7 +68,14 @@ func FreePort(t testing.TB) int {
 // port later calls release just before.
 func DeadPort(t testing.TB) (port int, release func()) {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// Close-on-exec under ForkLock, as package net does where SOCK_CLOEXEC is missing (darwin):
+	// a server process started meanwhile by a parallel test does not inherit the socket.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	require.NoError(t, err)
 	var once sync.Once
 	release = func() { once.Do(func() { syscall.Close(fd) }) }

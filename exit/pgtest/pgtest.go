@@ -229,7 +229,7 @@ func (c *cluster) run(cred *syscall.Credential) error {
 		"-c", "shared_buffers=32MB", "-c", "max_connections=100", "-c", "logging_collector=off")
 	cmd.Dir = c.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT, Setpgid: true}
+	cmd.SysProcAttr = serverAttr(cred)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting postgres: %w", err)
 	}
