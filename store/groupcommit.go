@@ -60,8 +60,10 @@ type groupCommit struct {
 	noLinger bool
 
 	// commits and writes count the transactions run and the writes they held, busy the time
-	// spent running them (benchmarks and tests read them to see the grouping).
-	commits, writes, busy atomic.Int64
+	// spent running them (benchmarks and tests read them to see the grouping); pages and disk
+	// are bbolt's count of the pages those commits wrote and its time writing them with the meta
+	// page, both fdatasyncs included.
+	commits, writes, busy, pages, disk atomic.Int64
 }
 
 type groupWrite struct {
@@ -187,7 +189,9 @@ func (g *groupCommit) commit(group []*groupWrite) {
 		g.lastGroup, g.lastTime, g.lastEnd = len(group), took, time.Now()
 		g.mu.Unlock()
 	}()
+	var last *bolt.Tx
 	err := g.safeUpdate(func(tx *bolt.Tx) error {
+		last = tx
 		for _, w := range group {
 			w.err = w.fn(tx)
 			var ce cleanError
@@ -203,6 +207,9 @@ func (g *groupCommit) commit(group []*groupWrite) {
 		return nil
 	})
 	if err == nil {
+		st := last.Stats()
+		g.pages.Add(st.GetPageCount())
+		g.disk.Add(int64(st.GetWriteTime()))
 		return
 	}
 	if len(group) == 1 {
@@ -243,12 +250,18 @@ type CommitStats struct {
 	Commits int64         // transactions committed
 	Writes  int64         // writes they held: Writes/Commits is the mean group size
 	Busy    time.Duration // time spent in them (fsyncs included): Busy/Commits is a commit's time
+	// Pages is how many pages those commits wrote (bbolt's count, the meta pages aside), Disk
+	// the part of Busy bbolt spent writing them and the meta page, both fdatasyncs included.
+	Pages int64
+	Disk  time.Duration
 }
 
 // RecordCommits returns the counters of the group commit, the write path of identity records and
 // of verification codes (sends, uses and withdrawals of codes, with their throttle counters).
 func (s *Store) RecordCommits() CommitStats {
-	return CommitStats{Commits: s.group.commits.Load(), Writes: s.group.writes.Load(), Busy: time.Duration(s.group.busy.Load())}
+	g := s.group
+	return CommitStats{Commits: g.commits.Load(), Writes: g.writes.Load(), Busy: time.Duration(g.busy.Load()),
+		Pages: g.pages.Load(), Disk: time.Duration(g.disk.Load())}
 }
 
 func newGroupCommit(db *bolt.DB) *groupCommit {

@@ -91,6 +91,9 @@ type row struct {
 	routes, echoes tally
 	cryptoRate     rate
 	commits        store.CommitStats // the group commit's work during the route's turns
+	// disk is the disk floor of the route's commits (creation rows): as many commits of as many
+	// pages, written and synced alone (diskFloor).
+	disk rate
 }
 
 // base is the baseline's rate: the echo's, or the series bound with the crypto floor.
@@ -252,6 +255,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 		}
 	}
 	turns := max(1, int(time.Duration(seconds)*time.Second/slice))
+	var floor *diskFloor // made at the first creation row's turn
 	for range rounds {
 		for _, r := range rows {
 			for i := range turns {
@@ -274,6 +278,14 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				r.commits.Commits += s1.Commits - s0.Commits
 				r.commits.Writes += s1.Writes - s0.Writes
 				r.commits.Busy += s1.Busy - s0.Busy
+				r.commits.Pages += s1.Pages - s0.Pages
+				r.commits.Disk += s1.Disk - s0.Disk
+				if n := s1.Commits - s0.Commits; r.crypto != nil && n > 0 && !noBare {
+					if floor == nil {
+						floor = newDiskFloor(b, filepath.Dir(env.Store.Path()))
+					}
+					r.disk.add(floor.run(b, float64(s1.Pages-s0.Pages)/float64(n), int(min(n, 50))))
+				}
 				if i%2 == 0 {
 					base()
 				}
@@ -365,13 +377,22 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 			fmt.Fprintf(&sb, " %s: C = %s/s, E = %s/s.", r.figure, thousands(r.cryptoRate.perSecond()), thousands(r.echoes.perSecond()))
 		}
 		if n := r.commits.Commits; n > 0 {
-			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit.", r.figure,
-				float64(r.commits.Writes)/float64(n), float64(r.commits.Busy.Microseconds())/1000/float64(n))
+			c := r.commits
+			group := float64(c.Writes) / float64(n)
+			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit, of it %.2f ms in bbolt's writing of its %.1f pages and meta page with their two fdatasyncs (those alone, back to back, would allow %s writes per second)", r.figure,
+				group, ms(c.Busy)/float64(n), ms(c.Disk)/float64(n), float64(c.Pages)/float64(n), thousands(group*1000*float64(n)/ms(c.Disk)))
+			if r.disk.n > 0 {
+				fmt.Fprintf(&sb, "; as many pages written at random places of a scratch file on the same disk, with the same two fdatasyncs: %.2f ms", ms(r.disk.elapsed)/float64(r.disk.n))
+			}
+			sb.WriteString(".")
 		}
 	}
 	sb.WriteString("\n")
 	return sb.String()
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // perRequest is a CPU time per request in µs, as the table prints it ("-" without requests).
 func perRequest(cpu time.Duration, n int64) string {
