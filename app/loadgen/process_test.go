@@ -231,9 +231,9 @@ func requests(s spec) (loadgen.Request, error) {
 	case "known":
 		return postEmail("/identity", func(i int64) string { return knownEmail(int(i % 100)) }), nil
 	case "new":
-		return postEmail("/identity", func(i int64) string { return fmt.Sprintf("n%d-%d@example.com", s.Run, i) }), nil
+		return postEmail("/identity", func(i int64) string { return newEmail("n", s.Run, i) }), nil
 	case "public-new":
-		return postEmail("/public_identity", func(i int64) string { return fmt.Sprintf("p%d-%d@example.com", s.Run, i) }), nil
+		return postEmail("/public_identity", func(i int64) string { return newEmail("p", s.Run, i) }), nil
 	case "get":
 		return func(_ int64, req *fasthttp.Request) { req.SetRequestURI(s.URI) }, nil
 	case "post":
@@ -249,6 +249,15 @@ func requests(s spec) (loadgen.Request, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown kind of turn %q", s.Kind)
+}
+
+// newEmail is the i-th new email of a run: unique (the run and i), and in an order of keys
+// unrelated to i's (its first part, i times a constant odd number modulo 2^32, is a bijection of
+// i that scatters consecutive values), as real addresses arrive: each lands in a leaf of the
+// store's B+tree of its own, where emails numbered in order would all be appended to its last
+// leaves.
+func newEmail(prefix string, run, i int64) string {
+	return fmt.Sprintf("%08x.%s%d-%d@example.com", uint32(i)*2654435761, prefix, run, i)
 }
 
 // knownEmail is the i-th of the 100 emails the benchmark creates before it starts.
