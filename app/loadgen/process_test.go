@@ -251,13 +251,16 @@ func requests(s spec) (loadgen.Request, error) {
 	return nil, fmt.Errorf("unknown kind of turn %q", s.Kind)
 }
 
-// newEmail is the i-th new email of a run: unique (the run and i), and in an order of keys
-// unrelated to i's (its first part, i times a constant odd number modulo 2^32, is a bijection of
-// i that scatters consecutive values), as real addresses arrive: each lands in a leaf of the
-// store's B+tree of its own, where emails numbered in order would all be appended to its last
-// leaves.
+// newEmail is the i-th new email of a run: unique (the run and i), and in no order of keys (its
+// first part is i mixed by splitmix64's finalizer), as real addresses arrive: each lands in a leaf
+// of the store's B+tree of its own, where emails numbered in order would all be appended to its
+// last leaves.
 func newEmail(prefix string, run, i int64) string {
-	return fmt.Sprintf("%08x.%s%d-%d@example.com", uint32(i)*2654435761, prefix, run, i)
+	z := uint64(i) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return fmt.Sprintf("%08x.%s%d-%d@example.com", uint32(z>>32), prefix, run, i)
 }
 
 // knownEmail is the i-th of the 100 emails the benchmark creates before it starts.
