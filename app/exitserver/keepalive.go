@@ -54,16 +54,19 @@ func (k *keptConns) remove(c net.Conn) {
 	k.n.Store(int32(len(k.conns)))
 }
 
-// closeAll refuses later additions and ends the wait for a request of those kept that have
-// not received a byte of one: their header read fails at once, and the connection is closed
-// without an answer (a spare one). A request under way is left to finish.
+// closeAll refuses later additions and closes those kept that have not received a byte of a
+// request: the HTTP server's wait for their headers ends at once, without an answer (a spare
+// connection). A request under way is left to finish. They are closed rather than given a past
+// read deadline: the HTTP server sets its own deadline when it starts reading a connection, and
+// one handed back just before Shutdown could have its past deadline replaced by the header
+// limit, which Shutdown would then wait for.
 func (k *keptConns) closeAll() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.closing = true
 	for c := range k.conns {
 		if netguard.ReadNothing(c) {
-			_ = c.SetReadDeadline(time.Now())
+			_ = c.Close()
 		}
 	}
 }
