@@ -96,8 +96,10 @@ func (s *Store) getRecord(tx *bolt.Tx, appID []byte, email string, public bool) 
 	if !public {
 		fields = fields[:2]
 	}
+	var plain []byte // reused, wiped at the end
+	defer func() { clear(plain[:cap(plain)]) }()
 	for _, f := range fields {
-		if *f.out, err = s.seal.openString(f.sealed, adFor(bucketRecords, key, f.name)); err != nil {
+		if *f.out, plain, err = s.openIdentity(plain, f.sealed, adFor(bucketRecords, key, f.name), d.packed); err != nil {
 			return Record{}, fmt.Errorf("store: record %s identity: %w", f.name, err)
 		}
 	}
@@ -166,9 +168,9 @@ func (s *Store) updateOne(tx *bolt.Tx, now time.Time, appID []byte, email string
 	return r, seq, nil
 }
 
-// putRecord seals the record's identities and stores it. Each identity is sealed straight into
-// the record's value (one buffer for the whole record, one associated-data buffer reused),
-// rather than into a buffer of its own that the encoding then copies.
+// putRecord packs and seals the record's identities and stores it. Each identity is sealed
+// straight into the record's value (one buffer for the whole record, one associated-data buffer
+// and one packing buffer reused, the packing buffer wiped at the end).
 func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 	key := recordKey(r.AppID, r.Email)
 	fields := [...]struct{ clear, name string }{
@@ -177,9 +179,11 @@ func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 		{r.PublicPermanent, "public permanent"},
 		{r.PublicProvisional, "public provisional"},
 	}
+	packed := make([]byte, 0, 2*len(r.PermanentIdentity)+64)
+	defer func() { clear(packed[:cap(packed)]) }()
 	size := recordHeaderSize + 5*binary.MaxVarintLen64 + len(r.UserID)
 	for _, f := range fields {
-		size += sealedSize(len(f.clear))
+		size += sealedSize(len(f.clear) + 1)
 	}
 	out := appendRecordHeader(make([]byte, 0, size), r.Registered, r.CreatedAt, r.UpdatedAt)
 	out = appendRecordField(out, []byte(r.UserID))
@@ -189,10 +193,19 @@ func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 			out = appendRecordField(out, nil)
 			continue
 		}
-		out = binary.AppendUvarint(out, uint64(sealedSize(len(f.clear))))
+		if cap(packed) < len(f.clear)+1 {
+			clear(packed[:cap(packed)])
+			packed = make([]byte, 0, len(f.clear)+1)
+		}
+		if s.noPack {
+			packed = append(append(packed[:0], packRaw), f.clear...)
+		} else {
+			packed = packIdentity(packed[:0], f.clear)
+		}
+		out = binary.AppendUvarint(out, uint64(sealedSize(len(packed))))
 		ad = appendAD(ad[:0], bucketRecords, key, f.name)
 		var err error
-		if out, err = s.seal.appendSeal(out, f.clear, ad); err != nil {
+		if out, err = s.seal.appendSeal(out, packed, ad); err != nil {
 			return err
 		}
 	}

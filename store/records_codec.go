@@ -9,15 +9,21 @@ import (
 )
 
 // recordFormat is the first byte of a record value in the current layout. Records written
-// before it are JSON objects (first byte '{'); both are read, only this one is written.
+// before it are in layout 2 or JSON objects (first byte '{'); all are read, only this one is
+// written.
 //
 // Layout: recordFormat(1) || flags(1, bit 0 = registered) || created(8) || updated(8) (Unix
 // nanoseconds, big-endian) || then five fields, each uvarint(length) || bytes: user ID (clear),
 // sealed permanent, sealed provisional, sealed public permanent, sealed public provisional.
+// In layout 3 each identity is packed before it is sealed (records_pack.go); in layout 2 it is
+// sealed as it is.
 //
 // The JSON layout spent more time in encoding/json (base64 and validation of ~1 KiB per record)
 // than the rest of a read did; this one decodes by slicing.
-const recordFormat = 2
+const recordFormat = 3
+
+// recordUnpacked is layout 2: the same as 3 with identities sealed as they are.
+const recordUnpacked = 2
 
 // recordDisk is a record as stored: identities sealed, the rest in clear.
 type recordDisk struct {
@@ -26,6 +32,8 @@ type recordDisk struct {
 	publicPermanent, publicProvisional []byte
 	registered                         bool
 	createdAt, updatedAt               time.Time
+	// packed: the identities were packed before they were sealed (layout 3).
+	packed bool
 }
 
 func (d recordDisk) encode() []byte {
@@ -35,6 +43,9 @@ func (d recordDisk) encode() []byte {
 		size += binary.MaxVarintLen64 + len(f)
 	}
 	out := appendRecordHeader(make([]byte, 0, size), d.registered, d.createdAt, d.updatedAt)
+	if !d.packed {
+		out[0] = recordUnpacked
+	}
 	for _, f := range fields {
 		out = appendRecordField(out, f)
 	}
@@ -70,10 +81,11 @@ func decodeRecord(v []byte) (recordDisk, error) {
 	if len(v) > 0 && v[0] == '{' {
 		return decodeRecordJSON(v)
 	}
-	if len(v) < recordHeaderSize || v[0] != recordFormat || v[1] > 1 {
+	if len(v) < recordHeaderSize || (v[0] != recordFormat && v[0] != recordUnpacked) || v[1] > 1 {
 		return recordDisk{}, errRecordLayout
 	}
 	d := recordDisk{
+		packed:     v[0] == recordFormat,
 		registered: v[1] == 1,
 		createdAt:  time.Unix(0, int64(binary.BigEndian.Uint64(v[2:]))).UTC(),
 		updatedAt:  time.Unix(0, int64(binary.BigEndian.Uint64(v[10:]))).UTC(),

@@ -51,16 +51,14 @@ func (s *Store) readPublics(appID []byte, emails []string, missing []int, out []
 		c := tx.Bucket(bucketRecords).Cursor() // one cursor for every lookup: no allocation per email
 		key := make([]byte, 0, len(appID)+64)
 		var ad, plain []byte // reused: one allocation per identity, for its string
-		open := func(sealed []byte, field string) (string, error) {
-			if len(sealed) == 0 {
-				return "", nil
-			}
+		open := func(sealed []byte, field string, packed bool) (string, error) {
 			ad = appendAD(ad[:0], bucketRecords, key, field)
+			var id string
 			var err error
-			if plain, err = s.seal.openTo(plain[:0], sealed, ad); err != nil {
+			if id, plain, err = s.openIdentity(plain, sealed, ad, packed); err != nil {
 				return "", fmt.Errorf("store: record %s identity: %w", field, err)
 			}
-			return string(plain), nil
+			return id, nil
 		}
 		for _, i := range missing {
 			key = append(append(key[:0], appID...), emails[i]...)
@@ -73,10 +71,10 @@ func (s *Store) readPublics(appID []byte, emails []string, missing []int, out []
 				return damaged(s.db.Path(), err)
 			}
 			p := Public{Found: true, HasPermanent: len(d.permanent) > 0, HasProvisional: len(d.provisional) > 0, Registered: d.registered}
-			if p.PublicPermanent, err = open(d.publicPermanent, "public permanent"); err != nil {
+			if p.PublicPermanent, err = open(d.publicPermanent, "public permanent", d.packed); err != nil {
 				return err
 			}
-			if p.PublicProvisional, err = open(d.publicProvisional, "public provisional"); err != nil {
+			if p.PublicProvisional, err = open(d.publicProvisional, "public provisional", d.packed); err != nil {
 				return err
 			}
 			out[i] = p

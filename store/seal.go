@@ -4,7 +4,6 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"fmt"
-	"unsafe"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -35,8 +34,8 @@ func (s *sealer) seal(plain, ad []byte) ([]byte, error) {
 	return s.aead.Seal(out, out[1:1+chacha20poly1305.NonceSizeX], plain, ad), nil
 }
 
-// sealedSize is the size of the sealed form of a value of n bytes (0 stays 0: an empty
-// string is stored empty, see sealString).
+// sealedSize is the size of the sealed form of a value of n bytes (0 stays 0: a record's empty
+// identity is stored empty).
 func sealedSize(n int) int {
 	if n == 0 {
 		return 0
@@ -46,7 +45,7 @@ func sealedSize(n int) int {
 
 // appendSeal appends the sealed form of plain (sealedSize(len(plain)) bytes, the layout of
 // seal) to dst.
-func (s *sealer) appendSeal(dst []byte, plain string, ad []byte) ([]byte, error) {
+func (s *sealer) appendSeal(dst, plain, ad []byte) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, sealVersion)
 	dst = append(dst, make([]byte, chacha20poly1305.NonceSizeX)...)
@@ -55,10 +54,7 @@ func (s *sealer) appendSeal(dst []byte, plain string, ad []byte) ([]byte, error)
 		return nil, fmt.Errorf("store: seal: %w", err)
 	}
 	// Seal appends after the nonce (its output starts at len(dst)), so the two do not overlap.
-	// It only reads its plaintext, so plain's bytes are passed as they are: a []byte copy would
-	// be one more allocation per identity, and one more copy of a private identity left in the
-	// heap, unwiped, until the memory is reused.
-	return s.aead.Seal(dst, nonce, unsafe.Slice(unsafe.StringData(plain), len(plain)), ad), nil
+	return s.aead.Seal(dst, nonce, plain, ad), nil
 }
 
 // open decrypts a value made by seal with the same ad.
@@ -77,22 +73,6 @@ func (s *sealer) openTo(dst, sealed, ad []byte) ([]byte, error) {
 		return nil, ErrSealed
 	}
 	return plain, nil
-}
-
-// sealString and openString are the forms used by records: an empty string stays empty.
-func (s *sealer) sealString(v string, ad []byte) ([]byte, error) {
-	if v == "" {
-		return nil, nil
-	}
-	return s.seal([]byte(v), ad)
-}
-
-func (s *sealer) openString(b, ad []byte) (string, error) {
-	if len(b) == 0 {
-		return "", nil
-	}
-	p, err := s.open(b, ad)
-	return string(p), err
 }
 
 // adFor builds the associated data for a sealed field: bucket, key and field name.
