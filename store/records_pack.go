@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"unsafe"
 )
 
@@ -40,9 +41,12 @@ var packKeys = [...]string{
 
 var errPacked = errors.New("store: unpack identity: truncated or unknown layout")
 
-// packIdentity appends s packed to dst. The decoded secrets it goes through are wiped before it
-// returns; what it appends is the caller's to wipe.
+// packIdentity appends s packed, at most len(s)+1 bytes, to dst. The decoded secrets it goes
+// through are wiped before it returns; what it appends is the caller's to wipe. dst is grown
+// first, if need be, to hold len(s)+1 more bytes, so that no copy of a secret is left in an
+// array that append outgrew.
 func packIdentity(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s)+1)
 	start := len(dst)
 	var doc []byte
 	defer func() { clear(doc) }()
