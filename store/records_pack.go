@@ -239,6 +239,10 @@ func (s *Store) openIdentity(scratch, sealed, ad []byte, packed bool) (string, [
 	if len(sealed) == 0 {
 		return "", scratch, nil
 	}
+	if cap(scratch) < len(sealed) { // too small for what opens: wiped, not left behind by openTo
+		clear(scratch[:cap(scratch)])
+		scratch = make([]byte, 0, len(sealed))
+	}
 	p, err := s.seal.openTo(scratch[:0], sealed, ad)
 	if err != nil {
 		return "", scratch, err
