@@ -179,12 +179,16 @@ func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 		{r.PublicPermanent, "public permanent"},
 		{r.PublicProvisional, "public provisional"},
 	}
-	packed := make([]byte, 0, 2*len(r.PermanentIdentity)+64)
-	defer func() { clear(packed[:cap(packed)]) }()
 	size := recordHeaderSize + 5*binary.MaxVarintLen64 + len(r.UserID)
+	largest := 0
 	for _, f := range fields {
 		size += sealedSize(len(f.clear) + 1)
+		largest = max(largest, len(f.clear))
 	}
+	// Made for the largest identity (packing takes at most one byte more), so never regrown with
+	// an identity in it.
+	packed := make([]byte, 0, largest+1)
+	defer func() { clear(packed[:cap(packed)]) }()
 	out := appendRecordHeader(make([]byte, 0, size), r.Registered, r.CreatedAt, r.UpdatedAt)
 	out = appendRecordField(out, []byte(r.UserID))
 	ad := make([]byte, 0, len(bucketRecords)+len(key)+len("public provisional")+2)
@@ -192,10 +196,6 @@ func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 		if f.clear == "" {
 			out = appendRecordField(out, nil)
 			continue
-		}
-		if cap(packed) < len(f.clear)+1 {
-			clear(packed[:cap(packed)])
-			packed = make([]byte, 0, len(f.clear)+1)
 		}
 		if s.noPack {
 			packed = append(append(packed[:0], packRaw), f.clear...)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"unsafe"
 )
 
@@ -40,9 +41,12 @@ var packKeys = [...]string{
 
 var errPacked = errors.New("store: unpack identity: truncated or unknown layout")
 
-// packIdentity appends s packed to dst. The decoded secrets it goes through are wiped before it
-// returns; what it appends is the caller's to wipe.
+// packIdentity appends s packed, at most len(s)+1 bytes, to dst. The decoded secrets it goes
+// through are wiped before it returns; what it appends is the caller's to wipe. dst is grown
+// first, if need be, to hold len(s)+1 more bytes, so that no copy of a secret is left in an
+// array that append outgrew.
 func packIdentity(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s)+1)
 	start := len(dst)
 	var doc []byte
 	defer func() { clear(doc) }()
@@ -234,6 +238,10 @@ func packedBytes(b []byte) (v, rest []byte, err error) {
 func (s *Store) openIdentity(scratch, sealed, ad []byte, packed bool) (string, []byte, error) {
 	if len(sealed) == 0 {
 		return "", scratch, nil
+	}
+	if cap(scratch) < len(sealed) { // too small for what opens: wiped, not left behind by openTo
+		clear(scratch[:cap(scratch)])
+		scratch = make([]byte, 0, len(sealed))
 	}
 	p, err := s.seal.openTo(scratch[:0], sealed, ad)
 	if err != nil {

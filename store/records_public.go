@@ -50,7 +50,7 @@ func (s *Store) readPublics(appID []byte, emails []string, missing []int, out []
 		txid = uint64(tx.ID())
 		c := tx.Bucket(bucketRecords).Cursor() // one cursor for every lookup: no allocation per email
 		key := make([]byte, 0, len(appID)+64)
-		var ad, plain []byte // reused: one allocation per identity, for its string
+		var ad, plain []byte // reused: allocations per identity are its string and, packed, its unpacking
 		open := func(sealed []byte, field string, packed bool) (string, error) {
 			ad = appendAD(ad[:0], bucketRecords, key, field)
 			var id string
