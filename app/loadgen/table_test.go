@@ -379,8 +379,11 @@ func table(rows []*row, date time.Time, seconds, rounds int) string {
 		if n := r.commits.Commits; n > 0 {
 			c := r.commits
 			group := float64(c.Writes) / float64(n)
-			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit, of it %.2f ms in bbolt's writing of its %.1f pages and meta page with their two fdatasyncs (those alone, back to back, would allow %s writes per second)", r.figure,
-				group, ms(c.Busy)/float64(n), ms(c.Disk)/float64(n), float64(c.Pages)/float64(n), thousands(group*1000*float64(n)/ms(c.Disk)))
+			fmt.Fprintf(&sb, " %s: %.1f writes per commit, %.2f ms per commit, of it %.2f ms in bbolt's writing of its %.1f pages and meta page with their two fdatasyncs", r.figure,
+				group, ms(c.Busy)/float64(n), ms(c.Disk)/float64(n), float64(c.Pages)/float64(n))
+			if c.Disk > 0 {
+				fmt.Fprintf(&sb, " (those alone, back to back, would allow %s writes per second)", thousands(group*1000*float64(n)/ms(c.Disk)))
+			}
 			if r.disk.n > 0 {
 				fmt.Fprintf(&sb, "; as many pages written at random places of a scratch file on the same disk, with the same two fdatasyncs: %.2f ms", ms(r.disk.elapsed)/float64(r.disk.n))
 			}
