@@ -256,6 +256,16 @@ type CommitStats struct {
 	Disk  time.Duration
 }
 
+// Add returns the counters of c and d together; Sub, those of c since d (both taken from
+// RecordCommits, d earlier).
+func (c CommitStats) Add(d CommitStats) CommitStats {
+	return CommitStats{c.Commits + d.Commits, c.Writes + d.Writes, c.Busy + d.Busy, c.Pages + d.Pages, c.Disk + d.Disk}
+}
+
+func (c CommitStats) Sub(d CommitStats) CommitStats {
+	return c.Add(CommitStats{-d.Commits, -d.Writes, -d.Busy, -d.Pages, -d.Disk})
+}
+
 // RecordCommits returns the counters of the group commit, the write path of identity records and
 // of verification codes (sends, uses and withdrawals of codes, with their throttle counters).
 func (s *Store) RecordCommits() CommitStats {

@@ -122,10 +122,11 @@ func identityRecordWrites(b *testing.B, packed bool) {
 	}
 	b.ReportMetric(float64(size)/float64(stored+writers*per), "file-bytes/record")
 	st := s.RecordCommits()
-	if n := float64(st.Commits - before.Commits); n > 0 {
-		b.ReportMetric(float64(st.Writes-before.Writes)/n, "writes/commit")
-		b.ReportMetric(float64((st.Busy-before.Busy).Microseconds())/1000/n, "ms/commit")
-		b.ReportMetric(float64(st.Pages-before.Pages)/n, "pages/commit")
-		b.ReportMetric(float64((st.Disk-before.Disk).Microseconds())/1000/n, "disk-ms/commit")
+	if st = st.Sub(before); st.Commits > 0 {
+		n := float64(st.Commits)
+		b.ReportMetric(float64(st.Writes)/n, "writes/commit")
+		b.ReportMetric(float64(st.Busy.Microseconds())/1000/n, "ms/commit")
+		b.ReportMetric(float64(st.Pages)/n, "pages/commit")
+		b.ReportMetric(float64(st.Disk.Microseconds())/1000/n, "disk-ms/commit")
 	}
 }

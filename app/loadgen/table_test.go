@@ -275,16 +275,13 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				s0 := env.Store.RecordCommits()
 				r.routes.run(r.route)
 				s1 := env.Store.RecordCommits()
-				r.commits.Commits += s1.Commits - s0.Commits
-				r.commits.Writes += s1.Writes - s0.Writes
-				r.commits.Busy += s1.Busy - s0.Busy
-				r.commits.Pages += s1.Pages - s0.Pages
-				r.commits.Disk += s1.Disk - s0.Disk
-				if n := s1.Commits - s0.Commits; r.crypto != nil && n > 0 && !noBare {
+				turn := s1.Sub(s0)
+				r.commits = r.commits.Add(turn)
+				if n := turn.Commits; r.crypto != nil && n > 0 && !noBare {
 					if floor == nil {
 						floor = newDiskFloor(b, filepath.Dir(env.Store.Path()))
 					}
-					r.disk.add(floor.run(b, float64(s1.Pages-s0.Pages)/float64(n), int(min(n, 50))))
+					r.disk.add(floor.run(b, float64(turn.Pages)/float64(n), int(min(n, 50))))
 				}
 				if i%2 == 0 {
 					base()
