@@ -198,7 +198,7 @@ func (s *Store) putRecord(tx *bolt.Tx, r Record) error {
 			continue
 		}
 		if s.noPack {
-			packed = append(append(packed[:0], packRaw), f.clear...)
+			packed = packRawIdentity(packed[:0], f.clear)
 		} else {
 			packed = packIdentity(packed[:0], f.clear)
 		}

@@ -60,7 +60,12 @@ func packIdentity(dst []byte, s string) []byte {
 		}
 	}
 	clear(out[start:])
-	return append(append(dst[:start], packRaw), s...)
+	return packRawIdentity(dst[:start], s)
+}
+
+// packRawIdentity appends s in the raw coding: as it is, after packRaw.
+func packRawIdentity(dst []byte, s string) []byte {
+	return append(append(dst, packRaw), s...)
 }
 
 // packJSONIdentity appends the members of s after dst, or reports false when s is not the
