@@ -18,7 +18,7 @@ func TestIDsAreDistinctRandomUUIDs(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for range each {
-				got[w] = append(got[w], ids.next())
+				got[w] = append(got[w], newID())
 			}
 		})
 	}
