@@ -141,9 +141,12 @@ func Open(opts Options) (*Store, error) {
 
 // precheck checks the pages of an existing data file (checkPages) under a shared lock, before
 // bbolt opens it for writing and rebuilds its freelist by walking every page in a goroutine
-// where a damaged page is a crash. A file another process holds is ErrLocked; a file bbolt
-// cannot open at all is left to the open that follows, which names the error.
+// where a damaged page is a crash. It first reads the file into the page cache page by page
+// (cacheByPage), which that check would otherwise do with readahead. A file another process
+// holds is ErrLocked; a file bbolt cannot open at all is left to the open that follows, which
+// names the error.
 func precheck(path string, timeout time.Duration) error {
+	cacheByPage(path) // before anything maps it (pagecache_linux.go)
 	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	switch {
 	case errors.Is(err, ErrDamaged):

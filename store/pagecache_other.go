@@ -1,0 +1,7 @@
+//go:build !linux
+
+package store
+
+// cacheByPage keeps the data file in the page cache page by page on Linux (pagecache_linux.go);
+// elsewhere the cache is left to the system.
+func cacheByPage(string) {}
