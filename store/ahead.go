@@ -16,8 +16,8 @@ import (
 // bbolt grows its file with a truncate, which leaves a hole: the first write into a hole makes
 // the file system allocate a block and journal it, and the commit's fdatasync then waits for that
 // journal commit too. On ext4 here, BenchmarkCommitPattern (what a commit writes, without bbolt:
-// 12 new pages, fdatasync, the meta page, fdatasync) takes 0.40 to 0.56 ms per commit into a hole
-// against 0.31 to 0.36 ms into written blocks, and 14 to 27 µs of CPU per page against 9 to 16. An
+// 12 new pages, fdatasync, the meta page, fdatasync) takes 0.39 to 0.56 ms per commit into a hole
+// against 0.31 to 0.36 ms into written blocks, and 13 to 27 µs of CPU per page against 9 to 16. An
 // identity store grows with every new identity, so most commits write such pages.
 //
 // keep runs inside the write transaction of a group commit, before bbolt allocates that
