@@ -5,9 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // BenchmarkScatteredPages writes what a commit of new identities writes, without bbolt: 74 pages
@@ -38,26 +36,14 @@ func BenchmarkScatteredPages(b *testing.B) {
 				b.Fatal(err)
 			}
 			page := make([]byte, pageSize)
-			cpu0 := processCPU()
-			b.ResetTimer()
-			start := time.Now()
-			for range b.N {
+			elapsed, cpu := runCommits(b, f, func(int) error {
 				for range pages {
 					if _, err := f.WriteAt(page, pageSize*rand.Int64N(size/pageSize)); err != nil {
-						b.Fatal(err)
+						return err
 					}
 				}
-				if err := syscall.Fdatasync(int(f.Fd())); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := f.WriteAt(page, 0); err != nil {
-					b.Fatal(err)
-				}
-				if err := syscall.Fdatasync(int(f.Fd())); err != nil {
-					b.Fatal(err)
-				}
-			}
-			elapsed, cpu := time.Since(start), processCPU()-cpu0
+				return nil
+			})
 			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/commit")
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu_ms/commit")
 		})
