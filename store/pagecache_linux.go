@@ -9,12 +9,12 @@ import (
 // Keeping the data file's pages in the page cache one by one.
 //
 // Linux caches a file in folios: 4 KiB pages, or, on a file system that supports it (XFS, and
-// ext4 on recent kernels: ext4 on Linux 6.18 here), runs of pages (large folios). A
-// file read with readahead or written in large writes is cached in large folios, and a 4 KiB
-// write into one costs the whole folio: BenchmarkScatteredPages (a commit's pattern, 74 pages
-// written at random places of an 80 MiB file, fdatasync, one page, fdatasync) takes 2.7 ms per
-// commit, 2.4 ms of it CPU, when the file was read with readahead, against 0.9 ms and 0.35 ms
-// when it was cached page by page. bbolt writes page by page at scattered places, so the data file is kept
+// ext4 on recent kernels: ext4 on Linux 6.18 here), runs of pages (large folios). A file read
+// with readahead or written in large writes is cached in large folios, and a 4 KiB write into
+// one costs the whole folio: BenchmarkScatteredPages (a commit's pattern, 74 pages written at
+// random places of an 80 MiB file, fdatasync, one page, fdatasync) takes 2.7 ms per commit,
+// 2.4 ms of it CPU, when the file was read with readahead, against 0.9 ms and 0.35 ms when it was
+// cached page by page. bbolt writes page by page at scattered places, so the data file is kept
 // in 4 KiB folios: Open reads it into the cache with cacheByPage before anything maps it, and
 // the zeros written ahead of the data go 4 KiB at a time (fileAhead). What maps it afterwards
 // faults page by page: bbolt's mapping is MADV_RANDOM, and the page check's walk in tree order
@@ -22,10 +22,10 @@ import (
 
 // cacheByPage puts the file at path in the page cache in 4 KiB folios: it drops what the cache
 // holds of it (FADV_DONTNEED, after an fdatasync: clean pages no process maps), then reads it
-// back, up to its size when opened, in 1 MiB reads with readahead off
-// (FADV_RANDOM), which fill the cache page by page at the speed of a sequential read. It is
-// advice only: anything but a regular file is left alone (opened without blocking, should a
-// pipe have taken the file's place), an error leaves the cache as it was, and the open goes on.
+// back, up to its size when opened, in 1 MiB reads with readahead off (FADV_RANDOM), which fill
+// the cache page by page at the speed of a sequential read. It is advice only: anything but a
+// regular file is left alone (opened without blocking, should a pipe have taken the file's
+// place), an error leaves the cache as it was, and the open goes on.
 func cacheByPage(path string) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 // BenchmarkOpenPageCheck measures what the page check (checkPages) adds to opening a data file
 // of 100,000 identities: one op is one check; it reports the file's size and, measured in the
 // same run, bbolt's own open for writing (which rebuilds the freelist by walking the same pages)
-// and the ratio of the two, and the time cacheByPage takes to drop the file from the page cache and
-// read it back page by page (Linux; pagecache_linux.go). A store's Open runs all three.
+// and the ratio of the two, and the time cacheByPage takes to drop the file from the page cache
+// and read it back page by page (Linux; pagecache_linux.go). A store's Open runs all three.
 func BenchmarkOpenPageCheck(b *testing.B) {
 	s, path := openTemp(b, newKey(b))
 	app := testApp(9)
