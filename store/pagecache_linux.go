@@ -25,7 +25,8 @@ import (
 // back, up to its size when opened, in 1 MiB reads with readahead off (FADV_RANDOM), which fill
 // the cache page by page at the speed of a sequential read. It is advice only: anything but a
 // regular file is left alone (opened without blocking, should a pipe have taken the file's
-// place), an error leaves the cache as it was, and the open goes on.
+// place), so is a file a running server holds, an error leaves the cache as it was, and the open
+// goes on.
 func cacheByPage(path string) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -37,6 +38,12 @@ func cacheByPage(path string) {
 		return
 	}
 	fd := int(f.Fd())
+	// A file another process holds for writing (bbolt's exclusive flock: a running server) is
+	// left as it is: the open fails with ErrLocked anyway, and the pages are that process's.
+	if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) != nil {
+		return
+	}
+	defer unix.Flock(fd, unix.LOCK_UN)
 	// FADV_DONTNEED drops clean pages only: a file copied in and not yet written out (a backup
 	// restored with cp) is first.
 	if unix.Fdatasync(fd) != nil || unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED) != nil ||

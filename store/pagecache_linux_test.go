@@ -83,6 +83,17 @@ func TestCacheByPageLeavesNoLargeFolio(t *testing.T) {
 	require.Zero(t, largeFolioPages(t, path), "pages still cached in large folios after cacheByPage")
 }
 
+func TestCacheByPageLeavesAHeldFileAlone(t *testing.T) {
+	path := writeInLargeWrites(t, 8<<20)
+	before := largeFolioPages(t, path)
+	held, err := os.Open(path) // a server holding the file, as bbolt does: an exclusive flock
+	require.NoError(t, err)
+	defer held.Close()
+	require.NoError(t, unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+	cacheByPage(path)
+	require.Equal(t, before, largeFolioPages(t, path), "cacheByPage dropped a held file's pages")
+}
+
 func TestZerosAheadAreCachedByPage(t *testing.T) {
 	writeInLargeWrites(t, 8<<20) // skips where large folios never happen
 	path := filepath.Join(t.TempDir(), "ahead")
