@@ -21,9 +21,9 @@ import (
 // is not read as sequential.
 
 // cacheByPage puts the file at path in the page cache in 4 KiB folios: it drops what the cache
-// holds of it (FADV_DONTNEED, after an fdatasync: clean pages no process maps), then reads it
-// back, up to its size when opened, in 1 MiB reads with readahead off (FADV_RANDOM), which fill
-// the cache page by page at the speed of a sequential read. It is advice only: anything but a
+// holds of it (FADV_DONTNEED, after an fdatasync: clean pages no process maps), then reads its
+// data back, up to its size when opened and skipping holes, in 1 MiB reads with readahead off
+// (FADV_RANDOM), which fill the cache page by page at the speed of a sequential read. It is advice only: anything but a
 // regular file is left alone (opened without blocking, should a pipe have taken the file's
 // place), so is a file a running server holds, an error leaves the cache as it was, and the open
 // goes on.
@@ -52,10 +52,16 @@ func cacheByPage(path string) {
 	}
 	buf := make([]byte, 1<<20)
 	for off := int64(0); off < st.Size(); {
-		n, err := f.ReadAt(buf[:min(int64(len(buf)), st.Size()-off)], off)
+		// Holes are skipped (bbolt grows its file with a truncate): they hold nothing to cache,
+		// and a sparse file of any size is read in the time of its data.
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err != nil || data >= st.Size() { // ENXIO: no data past off
+			return
+		}
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), st.Size()-data)], data)
 		if n == 0 || err != nil {
 			return
 		}
-		off += int64(n)
+		off = data + int64(n)
 	}
 }

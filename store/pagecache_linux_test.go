@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -81,6 +82,39 @@ func TestCacheByPageLeavesNoLargeFolio(t *testing.T) {
 	path := writeInLargeWrites(t, 8<<20)
 	cacheByPage(path)
 	require.Zero(t, largeFolioPages(t, path), "pages still cached in large folios after cacheByPage")
+}
+
+func TestCacheByPageReadsDataNotHoles(t *testing.T) {
+	const size, data = 1 << 30, 1 << 20
+	path := filepath.Join(t.TempDir(), "sparse")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	ones := bytes.Repeat([]byte{1}, data)
+	_, err = f.WriteAt(ones, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt(ones, size-data) // a 1 GiB file: its two ends hold data, the rest a hole
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	dropCache(t, path)
+	cacheByPage(path)
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	require.NoError(t, err)
+	defer syscall.Munmap(m)
+	ps := os.Getpagesize()
+	resident := make([]byte, size/ps)
+	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(m))),
+		uintptr(len(m)), uintptr(unsafe.Pointer(unsafe.SliceData(resident))))
+	require.Zero(t, errno, "mincore")
+	count := func(from, to int) (n int) {
+		for _, r := range resident[from/ps : to/ps] {
+			n += int(r & 1)
+		}
+		return n
+	}
+	require.Equal(t, data/ps, count(0, data), "the data at the start is not cached")
+	require.Equal(t, data/ps, count(size-data, size), "the data at the end is not cached")
+	require.Zero(t, count(data, size-data), "the hole was read into the cache")
 }
 
 func TestCacheByPageLeavesAHeldFileAlone(t *testing.T) {
