@@ -20,6 +20,9 @@ import (
 // faults page by page: bbolt's mapping is MADV_RANDOM, and the page check's walk in tree order
 // is not read as sequential.
 
+// cachesByPage says that cacheByPage does something here.
+const cachesByPage = true
+
 // cacheByPage puts the file at path in the page cache in 4 KiB folios: it drops what the cache
 // holds of it (FADV_DONTNEED, after an fdatasync: clean pages no process maps), then reads its
 // data back, up to its size when opened and skipping holes, in 1 MiB reads with readahead off

@@ -128,6 +128,14 @@ func TestCacheByPageLeavesAHeldFileAlone(t *testing.T) {
 	require.Equal(t, before, largeFolioPages(t, path), "cacheByPage dropped a held file's pages")
 }
 
+func TestNewStoreIsCachedByPage(t *testing.T) {
+	writeInLargeWrites(t, 8<<20) // skips where large folios never happen
+	s, path := openTemp(t, newKey(t))
+	require.NoError(t, s.CreateApp(testApp(7))) // a commit: a meta page written
+	require.NoError(t, s.Close())
+	require.Zero(t, largeFolioPages(t, path), "a new data file's first pages cached in a large folio")
+}
+
 func TestZerosAheadAreCachedByPage(t *testing.T) {
 	writeInLargeWrites(t, 8<<20) // skips where large folios never happen
 	path := filepath.Join(t.TempDir(), "ahead")

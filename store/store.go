@@ -95,9 +95,8 @@ func Open(opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	db, err := openGuarded(opts.Path, &bolt.Options{
-		Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
-	})
+	boltOpts := &bolt.Options{Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType}
+	db, err := openGuarded(opts.Path, boltOpts)
 	if errors.Is(err, ErrDamaged) {
 		return nil, err
 	}
@@ -114,6 +113,18 @@ func Open(opts Options) (*Store, error) {
 			return nil, cerr // a directory or no bbolt file, named as such
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
+	}
+	if cachesByPage && errors.Is(statErr, fs.ErrNotExist) {
+		// bbolt wrote the new file's first four pages (the meta pages among them, which every
+		// commit writes) in one write, which the page cache holds in a large folio: closed and
+		// opened again, the file is cached page by page (pagecache_linux.go).
+		db.Close()
+		cacheByPage(opts.Path)
+		if db, err = openGuarded(opts.Path, boltOpts); errors.Is(err, bolterr.ErrTimeout) {
+			return nil, lockedError(opts.Path)
+		} else if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
+		}
 	}
 	opened, err := os.Stat(opts.Path)
 	if err != nil {
