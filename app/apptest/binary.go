@@ -132,15 +132,20 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 		return StartBinary(t, dir, env, "http://"+listen, args...)
 	}
 	require.NotEmpty(t, data, "a server on port 0 needs IDVAULT_STORE__PATH (its address file)")
-	return startAt(t, dir, env, func() string {
-		raw, err := os.ReadFile(data + ".addr")
-		if err != nil {
-			return ""
-		}
-		addr := strings.TrimSpace(string(raw))
-		CheckHost(addr)
-		return "http://" + addr
-	}, args...)
+	return startAt(t, dir, env, func() string { return AddrURL(data) }, args...)
+}
+
+// AddrURL is the URL of the server whose data file is at dataPath, from the address file it
+// writes once it listens (dataPath plus ".addr"); "" while there is none. As for the servers
+// Start starts, this process's requests to it are checked against openapi.json (CheckHost).
+func AddrURL(dataPath string) string {
+	raw, err := os.ReadFile(dataPath + ".addr")
+	if err != nil {
+		return ""
+	}
+	addr := strings.TrimSpace(string(raw))
+	CheckHost(addr)
+	return "http://" + addr
 }
 
 // StartBinary runs the idvault binary with args, env (added to this process's) and dir, and

@@ -75,11 +75,11 @@ func TestHangupStopsServeCleanlyUnlessIgnored(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	healthy := func() bool { // at the address the server writes once it listens (port 0)
-		addr, err := os.ReadFile(filepath.Join(dir, "idvault.db.addr"))
-		if err != nil {
+		url := apptest.AddrURL(filepath.Join(dir, "idvault.db"))
+		if url == "" {
 			return false
 		}
-		resp, err := http.Get("http://" + strings.TrimSpace(string(addr)) + "/healthz")
+		resp, err := http.Get(url + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 		}
