@@ -12,7 +12,6 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/identity"
-	"github.com/idvault/idvault/store"
 )
 
 // A second app with the name of another (in any case) is refused with a clear message, whether
@@ -83,14 +82,9 @@ func TestAppNamesArePrintable(t *testing.T) {
 // app's name follows the same rule, and the command refuses the file naming the key.
 func TestAppListEscapesUnprintableNames(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	env := apptest.DataEnv(t, dir)
-	apptest.InitData(t, dir, env)
-	st := openDataDir(t, dir)
-	id, secret, err := identity.GenerateApp(rand.Reader)
+	id, _, err := identity.GenerateApp(rand.Reader)
 	require.NoError(t, err)
-	require.NoError(t, st.CreateApp(store.App{ID: id, Name: "evil\u009b2J\u202e", Secret: secret, AuthTokenHash: make([]byte, 32)}))
-	require.NoError(t, st.Close())
+	dir, env := dataDirWithApp(t, id, "evil\u009b2J\u202e")
 	for _, args := range [][]string{{"app", "list"}, {"app", "show", base64.URLEncoding.EncodeToString(id)}} {
 		out, errOut, code := apptest.RunCLI(t, dir, env, args...)
 		require.Equal(t, 0, code, errOut)

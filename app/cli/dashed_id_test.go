@@ -10,17 +10,12 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/identity"
-	"github.com/idvault/idvault/store"
 )
 
 // An app ID whose URL form begins with "-" (1 in 64) is an app ID, not an unknown flag, before
 // or after the command's flags; a flag's value that looks like one stays that flag's value.
 func TestAppIDBeginningWithADashIsAnArgument(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	env := apptest.DataEnv(t, dir)
-	apptest.InitData(t, dir, env)
-	st := openDataDir(t, dir)
 	var (
 		id  []byte
 		err error
@@ -31,10 +26,7 @@ func TestAppIDBeginningWithADashIsAnArgument(t *testing.T) {
 	}
 	urlID := base64.URLEncoding.EncodeToString(id)
 	require.True(t, strings.HasPrefix(urlID, "-"), "no ID beginning with - in 10000 draws")
-	_, secret, err := identity.GenerateApp(rand.Reader)
-	require.NoError(t, err)
-	require.NoError(t, st.CreateApp(store.App{ID: id, Name: "dashed", Secret: secret, AuthTokenHash: make([]byte, 32)}))
-	require.NoError(t, st.Close())
+	dir, env := dataDirWithApp(t, id, "dashed")
 
 	for _, args := range [][]string{
 		{"app", "show", urlID},
