@@ -70,9 +70,7 @@ func BenchmarkCodeSends(b *testing.B) {
 					took[p] += time.Since(start)
 					sent[p] += per * senders
 					if path.name == "group" {
-						after := s.RecordCommits()
-						groupStats.Commits += after.Commits - before.Commits
-						groupStats.Writes += after.Writes - before.Writes
+						groupStats = groupStats.Add(s.RecordCommits().Sub(before))
 					}
 				}
 			}

@@ -150,9 +150,9 @@ func TestConcurrentSendsShareCommitsAndNothingIsLost(t *testing.T) {
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
-	after := s.RecordCommits()
-	require.Equal(t, int64(senders*each), after.Writes-before.Writes)
-	require.Less(t, after.Commits-before.Commits, after.Writes-before.Writes, "some sends shared a commit")
+	d := s.RecordCommits().Sub(before)
+	require.Equal(t, int64(senders*each), d.Writes)
+	require.Less(t, d.Commits, d.Writes, "some sends shared a commit")
 
 	// 32 sends at once to one address: exactly its window's 5 pass.
 	var passed atomic.Int32
@@ -238,9 +238,9 @@ func (h *heldGroup) done() {
 	close(h.release)
 	require.NoError(h.t, <-h.held)
 	h.wg.Wait()
-	after := h.s.RecordCommits()
-	require.EqualValues(h.t, 1, after.Commits-h.before.Commits, "the queued writes made one group")
-	require.EqualValues(h.t, h.queued, after.Writes-h.before.Writes)
+	d := h.s.RecordCommits().Sub(h.before)
+	require.EqualValues(h.t, 1, d.Commits, "the queued writes made one group")
+	require.EqualValues(h.t, h.queued, d.Writes)
 }
 
 // probe is a write beside the code writes of a group: it counts its runs, puts a key in the meta
