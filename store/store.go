@@ -194,8 +194,10 @@ func (s *Store) init() error {
 			if err := meta.Put([]byte("created"), []byte(s.now().UTC().Format(time.RFC3339))); err != nil {
 				return err
 			}
-		case len(v) != 8 || binary.BigEndian.Uint64(v) > SchemaVersion:
+		case len(v) != 8:
 			return fmt.Errorf("%w: file has %x, this idvault reads up to %d", ErrSchema, v, SchemaVersion)
+		case binary.BigEndian.Uint64(v) > SchemaVersion:
+			return fmt.Errorf("%w: file has %d, this idvault reads up to %d", ErrSchema, binary.BigEndian.Uint64(v), SchemaVersion)
 		}
 		if err := s.checkMasterKey(tx); err != nil {
 			return err

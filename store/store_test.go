@@ -226,6 +226,8 @@ func TestSchemaFromTheFutureIsRefused(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err := Open(Options{Path: path, MasterKey: mk})
 	require.ErrorIs(t, err, ErrSchema)
+	// The operator reads both versions as numbers (store/OPERATIONS.md, Upgrade).
+	require.Contains(t, err.Error(), fmt.Sprintf("file has 99, this idvault reads up to %d", SchemaVersion))
 }
 
 func TestMasterKeyFile(t *testing.T) {

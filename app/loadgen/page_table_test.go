@@ -73,3 +73,18 @@ func TestPerformancePageHoldsTheGeneratedTable(t *testing.T) {
 	require.Contains(t, table, "cores (GOMAXPROCS", "the table names the machine it ran on")
 	require.Contains(t, table, "| figure | baseline (same run) |")
 }
+
+// The page's prose speaks in the present tense: figures come from the table, and how they moved
+// from one run to the next belongs in commit messages, not on the page.
+func TestPerformancePageHoldsNoRunHistory(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "PERFORMANCE.md"))
+	require.NoError(t, err)
+	page := string(raw)
+	prose := page[:strings.Index(page, tableBegin)] + page[strings.Index(page, tableEnd):]
+	for _, history := range []string{"the run of", "alternated", "tried and left out", "changes measured",
+		"went from", "earlier runs", "this round", "before this change"} {
+		require.NotContains(t, strings.ToLower(prose), history, "app/PERFORMANCE.md's prose tells run history")
+	}
+	require.NotRegexp(t, `\b[0-2]?[0-9]:[0-5][0-9]\b`, prose, "a time of day in the prose: the table's header names its run")
+}
