@@ -15,18 +15,18 @@ import (
 //
 // bbolt grows its file with a truncate, which leaves a hole: the first write into a hole makes
 // the file system allocate a block and journal it, and the commit's fdatasync then waits for that
-// journal commit too. On ext4 here, BenchmarkCommitPattern (what a commit writes, without bbolt:
-// 12 new pages, fdatasync, the meta page, fdatasync) takes 0.39 to 0.56 ms per commit into a hole
-// against 0.31 to 0.36 ms into written blocks, and 13 to 27 µs of CPU per page against 9 to 16. An
-// identity store grows with every new identity, so most commits write such pages.
+// journal commit too: BenchmarkCommitPattern (what a commit writes, without bbolt: 12 new pages,
+// fdatasync, the meta page, fdatasync) compares commits into a hole with commits into written
+// blocks, on the file system of the test's temporary directory. An identity store grows with
+// every new identity, so most commits write such pages.
 //
 // keep runs inside the write transaction of a group commit, before bbolt allocates that
 // commit's pages: the writer lock is held, so no other commit writes to the file meanwhile, and
 // no page at or past tx.Size() (the pages in use) holds anything yet. The zeros go there only.
 // The room kept is a quarter of the data, between aheadMin and aheadMax, topped up when less
 // than half of it is left: a lone new store writes 256 KiB, a large one 8 MiB at a time, in
-// 4 KiB writes (9 to 11 ms here, against 6 to 8 ms in 256 KiB writes, which would leave the pages
-// cached in large folios: see pagecache_linux.go; once per 4 to 8 MiB of new data). The data file
+// 4 KiB writes (slower than large writes, which would leave the pages cached in large folios:
+// see pagecache_linux.go; once per 4 to 8 MiB of new data). The data file
 // is therefore up to aheadMax larger than its pages in use (bbolt's own growth already rounds it
 // up by up to 16 MiB, as a hole); backups copy the pages in use only.
 //

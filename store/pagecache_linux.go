@@ -9,13 +9,12 @@ import (
 // Keeping the data file's pages in the page cache one by one.
 //
 // Linux caches a file in folios: 4 KiB pages, or, on a file system that supports it (XFS, and
-// ext4 on recent kernels: ext4 on Linux 6.18 here), runs of pages (large folios). A file read
-// with readahead or written in large writes is cached in large folios, and a 4 KiB write into
-// one costs the whole folio: BenchmarkScatteredPages (a commit's pattern, 74 pages written at
-// random places of an 80 MiB file, fdatasync, one page, fdatasync) takes 2.5 to 2.9 ms per
-// commit, 2.4 to 2.6 ms of it CPU, when the file was read with readahead, against 0.9 to 1.1 ms
-// and 0.35 to 0.47 ms when it was cached page by page. bbolt writes page by page at scattered places, so the data file is kept
-// in 4 KiB folios: Open reads it into the cache with cacheByPage before anything maps it, and
+// ext4 on recent kernels), runs of pages (large folios). A file read with readahead or written
+// in large writes is cached in large folios, and a 4 KiB write into one costs the whole folio:
+// BenchmarkScatteredPages times a commit's pattern (pages written at random places of a file,
+// fdatasync, one page, fdatasync) into a file read with readahead and into one cached page by
+// page, and the first costs several times the CPU of the second. bbolt writes page by page at
+// scattered places, so the data file is kept in 4 KiB folios: Open reads it into the cache with cacheByPage before anything maps it, and
 // the zeros written ahead of the data go 4 KiB at a time (fileAhead). What maps it afterwards
 // faults page by page: bbolt's mapping is MADV_RANDOM, and the page check's walk in tree order
 // is not read as sequential.

@@ -38,7 +38,8 @@ func CountImported(ctx context.Context, dsn string) ([]TableRows, error) {
 // Forget deletes every row of ImportTables in one transaction (holding the tables against
 // concurrent imports), then rewrites the tables (VACUUM FULL) so that their files no longer
 // hold the deleted keys. It returns the rows deleted per table. Copies may remain where
-// PostgreSQL keeps history (write-ahead log, backups, free disk blocks): the README says so.
+// PostgreSQL keeps history (write-ahead log, backups, free disk blocks): the exit tool's guide
+// (exit/README.md, Forget) says so.
 // An exit server running on the database keeps the keys it has resolved in memory until it
 // stops.
 func Forget(ctx context.Context, dsn string) ([]TableRows, error) {
