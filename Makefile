@@ -36,7 +36,7 @@ export IDVAULT_OPENAPI_TOOLS_DIR := $(OPENAPI_TOOLS_DIR)
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST      ?= dist
 
-# `make pg` starts a throwaway PostgreSQL for the exit tool's walkthrough (README, The exit tool).
+# `make pg` starts a throwaway PostgreSQL for the exit tool's walkthrough (exit/README.md).
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
