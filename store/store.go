@@ -239,7 +239,7 @@ func (s *Store) Ping() error {
 
 // checkFile reports ErrDataFileGone when the data file's path no longer names the file open since
 // Open: one stat, before each write transaction and in Ping (readiness). Without it, a data file
-// deleted under a running server took writes with 200 and lost them all at the next start.
+// deleted under a running server would take writes with 200 and lose them all at the next start.
 func (s *Store) checkFile() error {
 	st, err := os.Stat(s.db.Path())
 	if err == nil && os.SameFile(st, s.opened) {
