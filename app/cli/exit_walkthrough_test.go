@@ -47,7 +47,7 @@ func TestExitGuideWalkthrough(t *testing.T) {
 	listen := fmt.Sprintf("127.0.0.1:%d", apptest.FreePort(t))
 	// The cluster's directory must be reachable by the postgres OS user when running as root
 	// (t.TempDir's parent is 0700): a directory of its own under the system's temp directory.
-	pgParent, err := os.MkdirTemp("", "idvault-readme-pg-")
+	pgParent, err := os.MkdirTemp("", "idvault-exit-guide-pg-")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(pgParent, 0o755))
 	t.Cleanup(func() { os.RemoveAll(pgParent) })
