@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +244,71 @@ func TestForgetWaitsForOlderSnapshot(t *testing.T) {
 			require.Empty(t, keysInFiles(t, conn, keys))
 		})
 	}
+}
+
+// withUser returns dsn with its user replaced (pgtest trusts every local login).
+func withUser(t *testing.T, dsn, user string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.User = url.User(user)
+	return u.String()
+}
+
+// A role that cannot rewrite the tables, or (when their statistics hold keys) pg_statistic,
+// is refused before anything is deleted; the owner of the tables alone is enough when their
+// statistics hold no key.
+func TestForgetRefusesRoleThatCannotRewrite(t *testing.T) {
+	dsn, conn, keys := imported(t)
+	var role string
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT 'forget_' || current_database()`).Scan(&role))
+	for _, sql := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT SELECT, DELETE ON ALL TABLES IN SCHEMA public TO " + role,
+	} {
+		_, err := conn.Exec(t.Context(), sql)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		for _, sql := range []string{"REASSIGN OWNED BY " + role + " TO postgres", "DROP OWNED BY " + role, "DROP ROLE " + role} {
+			_, err := conn.Exec(context.Background(), sql)
+			require.NoError(t, err)
+		}
+	})
+	count := func() int {
+		var n int
+		require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*) FROM exit_user_keys").Scan(&n))
+		return n
+	}
+	rows := count()
+	asRole := withUser(t, dsn, role)
+
+	_, err := exitdb.Forget(t.Context(), asRole, exitdb.ForgetOptions{})
+	require.ErrorContains(t, err, "nothing deleted: rewriting a table and replacing its statistics needs its owner, the database owner (postgres) or a superuser")
+	require.ErrorContains(t, err, "exit_user_keys (owner postgres)")
+	require.Equal(t, rows, count())
+
+	// The role owns the tables, whose statistics hold keys: pg_statistic is beyond it.
+	for _, table := range exitdb.ImportTables {
+		for _, sql := range []string{"ALTER TABLE " + table + " OWNER TO " + role, "ALTER TABLE " + table + " SET (autovacuum_enabled = false)", "ANALYZE " + table} {
+			_, err := conn.Exec(t.Context(), sql)
+			require.NoError(t, err)
+		}
+	}
+	_, err = exitdb.Forget(t.Context(), asRole, exitdb.ForgetOptions{})
+	require.ErrorContains(t, err, "nothing deleted: the statistics of exit_group_keys, exit_identities, exit_provisional_keys, exit_user_keys hold values of their rows")
+	require.ErrorContains(t, err, "database owner (postgres)")
+	require.Equal(t, rows, count())
+
+	// Without statistics holding keys, the owner of the tables forgets.
+	_, err = conn.Exec(t.Context(), `DELETE FROM pg_statistic WHERE starelid IN (SELECT oid FROM pg_class WHERE relname LIKE 'exit\_%')`)
+	require.NoError(t, err)
+	_, err = exitdb.Forget(t.Context(), asRole, exitdb.ForgetOptions{})
+	require.NoError(t, err)
+	require.Zero(t, count())
+	found := keysInFiles(t, conn, keys)
+	// The statistics this test deleted stay in pg_statistic's file (beyond this role).
+	delete(found, "pg_statistic")
+	delete(found, "pg_statistic (TOAST)")
+	require.Empty(t, found)
 }

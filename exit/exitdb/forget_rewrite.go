@@ -105,7 +105,7 @@ func (f *forgetter) checkPrivileges(ctx context.Context, tables []string) (catal
 		return false, dbError(ctx, "forget: check the statistics", err)
 	}
 	if len(held) > 0 && !catalog {
-		return false, fmt.Errorf("exit database: forget: nothing deleted: the statistics of %s hold values of their rows (keys), "+
+		return false, fmt.Errorf("exit database: forget: nothing deleted: the statistics of %s hold values of their rows (keys among them), "+
 			"and PostgreSQL keeps the replaced statistics in pg_statistic until it is rewritten, which needs the database owner (%s) "+
 			"or a superuser: run forget as one of them", strings.Join(held, ", "), dbOwner)
 	}
