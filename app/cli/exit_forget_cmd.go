@@ -102,7 +102,7 @@ const leftByDesign = `idvault exit forget: copies it does not reach, by design:
 // them, how to end each, and the command to rerun.
 func printHeld(w io.Writer, e *exitdb.HeldError) {
 	fmt.Fprintf(w, "idvault exit forget: the rows are deleted, but the files of %s may still hold them: "+
-		"PostgreSQL keeps them for snapshots older than the delete (waited %s, --wait)\n",
+		"PostgreSQL keeps them for snapshots older than the delete (after waiting %s; --wait sets how long)\n",
 		strings.Join(e.Relations, ", "), e.Waited.Round(time.Second))
 	if len(e.Holders) == 0 {
 		fmt.Fprintln(w, "idvault exit forget: no older snapshot or lock is left now")
