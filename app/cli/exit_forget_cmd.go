@@ -74,12 +74,17 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 		printRows(p.stdout, deleted)
 	}
 	var held *exitdb.HeldError
-	if errors.As(err, &held) {
+	switch {
+	case errors.As(err, &held):
 		printHeld(p.stderr, held)
 		return exitFail
-	}
-	if err != nil {
-		fmt.Fprintf(p.stderr, "idvault exit forget: %v\n", err)
+	case err != nil && deleted == nil:
+		fmt.Fprintln(p.stderr, failure("exit forget", err)+"; nothing deleted")
+		return exitFail
+	case err != nil:
+		// Deleted (the counts are above), but not all rewritten or replaced.
+		fmt.Fprintln(p.stderr, failure("exit forget", err))
+		fmt.Fprintln(p.stderr, "idvault exit forget: not done: the rows are deleted, but their keys may still be in the tables' files or statistics: rerun: idvault exit forget --yes (with the same --db)")
 		return exitFail
 	}
 	fmt.Fprintf(p.stderr, "idvault exit forget: deleted %d rows: the imported identities and every key derived from them; "+

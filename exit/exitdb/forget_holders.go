@@ -111,17 +111,17 @@ func holders(ctx context.Context, conn *pgx.Conn, xid string, catalog bool) ([]H
 			coalesce(xact_start, backend_start)
 		FROM pg_stat_activity
 		WHERE pid <> pg_backend_pid() AND (datid IS NULL OR datname = current_database())
-			AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::xid))
-				OR (backend_xid IS NOT NULL AND age(backend_xid) >= age($1::xid)))
+			AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::text::xid))
+				OR (backend_xid IS NOT NULL AND age(backend_xid) >= age($1::text::xid)))
 		UNION ALL
 		SELECT 'prepared transaction', 0, owner, '', gid, prepared
 		FROM pg_prepared_xacts
-		WHERE database = current_database() AND age(transaction) >= age($1::xid)
+		WHERE database = current_database() AND age(transaction) >= age($1::text::xid)
 		UNION ALL
 		SELECT 'replication slot', coalesce(active_pid, 0), '', '', slot_name::text, NULL
 		FROM pg_replication_slots
-		WHERE (xmin IS NOT NULL AND age(xmin) >= age($1::xid))
-			OR ($2 AND catalog_xmin IS NOT NULL AND age(catalog_xmin) >= age($1::xid))
+		WHERE (xmin IS NOT NULL AND age(xmin) >= age($1::text::xid))
+			OR ($2 AND catalog_xmin IS NOT NULL AND age(catalog_xmin) >= age($1::text::xid))
 		ORDER BY 1, 2, 5`, xid, catalog)
 	if err != nil {
 		return nil, err

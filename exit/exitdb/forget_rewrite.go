@@ -73,9 +73,9 @@ func warningsIn(notices []*pgconn.Notice) error {
 	return fmt.Errorf("exit database: forget: PostgreSQL warned: %s", strings.Join(msgs, "; "))
 }
 
-// checkPrivileges refuses (before anything is deleted) a role that may not rewrite and
-// analyse tables, and one that may not rewrite pg_statistic when the statistics of tables
-// hold values of their rows. It returns whether the role may rewrite pg_statistic (it owns
+// checkPrivileges refuses a role that may not rewrite and analyse tables, and one that may not
+// rewrite pg_statistic when the statistics of tables hold values of their rows; Forget calls
+// it before deleting anything. It returns whether the role may rewrite pg_statistic (it owns
 // the database or is a superuser).
 func (f *forgetter) checkPrivileges(ctx context.Context, tables []string) (catalog bool, err error) {
 	var dbOwner string
@@ -96,7 +96,7 @@ func (f *forgetter) checkPrivileges(ctx context.Context, tables []string) (catal
 			return false, dbError(ctx, "forget: check privileges", err)
 		}
 		if len(notOwned) > 0 {
-			return false, fmt.Errorf("exit database: forget: nothing deleted: rewriting a table and replacing its statistics needs its owner, "+
+			return false, fmt.Errorf("exit database: forget: rewriting a table and replacing its statistics needs its owner, "+
 				"the database owner (%s) or a superuser, and this role is none for %s: run forget as one of them", dbOwner, strings.Join(notOwned, ", "))
 		}
 	}
@@ -105,7 +105,7 @@ func (f *forgetter) checkPrivileges(ctx context.Context, tables []string) (catal
 		return false, dbError(ctx, "forget: check the statistics", err)
 	}
 	if len(held) > 0 && !catalog {
-		return false, fmt.Errorf("exit database: forget: nothing deleted: the statistics of %s hold values of their rows (keys among them), "+
+		return false, fmt.Errorf("exit database: forget: the statistics of %s hold values of their rows (keys among them), "+
 			"and PostgreSQL keeps the replaced statistics in pg_statistic until it is rewritten, which needs the database owner (%s) "+
 			"or a superuser: run forget as one of them", strings.Join(held, ", "), dbOwner)
 	}
