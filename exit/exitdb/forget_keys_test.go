@@ -21,6 +21,10 @@ import (
 // (pg_read_binary_file of pg_relation_filepath, after a CHECKPOINT), searched for the bytes of
 // every private key the import stored.
 
+// untilDone waits for older snapshots as the command does by default: autovacuum's ANALYZE of
+// the freshly loaded dump holds one for a moment.
+var untilDone = exitdb.ForgetOptions{Wait: time.Minute}
+
 // imported imports every identity of the generated dump and returns the database's DSN, a
 // superuser connection to it, and every private key the import stored.
 func imported(t *testing.T) (string, *pgx.Conn, [][]byte) {
@@ -131,7 +135,7 @@ func TestForgetClearsStatistics(t *testing.T) {
 	require.Positive(t, catalogs)
 	require.NotEmpty(t, keysInFiles(t, conn, keys))
 
-	_, err = exitdb.Forget(t.Context(), dsn, exitdb.ForgetOptions{})
+	_, err = exitdb.Forget(t.Context(), dsn, untilDone)
 	require.NoError(t, err)
 	views, catalogs = keysInStats(t, conn, keys)
 	require.Zero(t, views, "keys left in pg_stats")
@@ -143,7 +147,7 @@ func TestForgetClearsStatistics(t *testing.T) {
 	require.Zero(t, rows, "the statistics describe no row")
 
 	// Forgetting again (nothing to delete) keeps it so.
-	_, err = exitdb.Forget(t.Context(), dsn, exitdb.ForgetOptions{})
+	_, err = exitdb.Forget(t.Context(), dsn, untilDone)
 	require.NoError(t, err)
 	require.Empty(t, keysInFiles(t, conn, keys))
 }
@@ -303,7 +307,7 @@ func TestForgetRefusesRoleThatCannotRewrite(t *testing.T) {
 	// Without statistics holding keys, the owner of the tables forgets.
 	_, err = conn.Exec(t.Context(), `DELETE FROM pg_statistic WHERE starelid IN (SELECT oid FROM pg_class WHERE relname LIKE 'exit\_%')`)
 	require.NoError(t, err)
-	_, err = exitdb.Forget(t.Context(), asRole, exitdb.ForgetOptions{})
+	_, err = exitdb.Forget(t.Context(), asRole, untilDone)
 	require.NoError(t, err)
 	require.Zero(t, count())
 	found := keysInFiles(t, conn, keys)

@@ -63,7 +63,7 @@ func TestForgetDeletesEveryImportedKey(t *testing.T) {
 		require.Equal(t, before[c.Table], count(c.Table), "counting deleted rows of %s", c.Table)
 	}
 
-	deleted, err := exitdb.Forget(t.Context(), l.dsn, exitdb.ForgetOptions{})
+	deleted, err := exitdb.Forget(t.Context(), l.dsn, untilDone)
 	require.NoError(t, err)
 	require.Len(t, deleted, len(exitdb.ImportTables))
 	for _, d := range deleted {
@@ -77,7 +77,7 @@ func TestForgetDeletesEveryImportedKey(t *testing.T) {
 	_, _, err = decryptFile(t, fresh, okFile)
 	require.ErrorIs(t, err, encryption.ErrKeyNotFound)
 
-	again, err := exitdb.Forget(t.Context(), l.dsn, exitdb.ForgetOptions{})
+	again, err := exitdb.Forget(t.Context(), l.dsn, untilDone)
 	require.NoError(t, err)
 	for _, d := range again {
 		require.Zero(t, d.Rows)
