@@ -26,9 +26,9 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 		"pg_dump, a prepared transaction, a replication slot) makes PostgreSQL keep the deleted rows in\n"+
 		"the files: forget waits for it (--wait), then exits 1 naming each (pid, user, application,\n"+
 		"since when) with the rows deleted but possibly still in the files; end them and rerun.\n\n"+
-		"Run it as the owner of the exit database or a superuser (the owner of the tables is enough when\n"+
-		"their statistics hold no key); anyone else is refused before anything is deleted. Stop the exit\n"+
-		"servers first: a running server keeps the keys it resolved in memory. A database without any\n"+
+		"Run it as the owner of the exit database (with SELECT, INSERT and DELETE on those tables, which\n"+
+		"their owner has) or a superuser: anyone else is refused before anything is deleted. Stop the\n"+
+		"exit servers first: a running server keeps the keys it resolved in memory. A database without any\n"+
 		"of those tables is refused (exit 1): no exit server ever ran on it, so it is not the exit\n"+
 		"database. Copies outside the live tables are not reached (write-ahead log, backups, the\n"+
 		"server log): the summary lists them.")

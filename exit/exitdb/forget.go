@@ -2,6 +2,7 @@ package exitdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -55,9 +56,9 @@ type ForgetOptions struct {
 // opts.Wait, then returns a *HeldError naming them; the rows are deleted by then, and
 // running Forget again once the holders are gone finishes the work.
 //
-// It returns the rows deleted per table. The role must own the tables (or the database, or be
-// a superuser); when their statistics held keys, it must own the database or be a superuser,
-// to rewrite pg_statistic: otherwise Forget refuses before deleting anything. Copies remain
+// It returns the rows deleted per table. The role must own the database or be a superuser (to
+// rewrite pg_statistic), and may select, insert and delete rows of the tables: otherwise Forget
+// refuses before deleting anything. Copies remain
 // where PostgreSQL keeps history (write-ahead log, backups, free disk blocks, the server log):
 // the exit guide says so. An exit server running on the database keeps the keys it has
 // resolved in memory until it stops.
@@ -80,8 +81,7 @@ func Forget(ctx context.Context, dsn string, opts ForgetOptions) ([]TableRows, e
 	if len(tables) == 0 {
 		return out, nil
 	}
-	catalog, err := f.checkPrivileges(ctx, tables)
-	if err != nil {
+	if err := f.checkPrivileges(ctx, tables); err != nil {
 		return nil, err
 	}
 	xid, err := f.deleteRows(ctx, out)
@@ -89,6 +89,14 @@ func Forget(ctx context.Context, dsn string, opts ForgetOptions) ([]TableRows, e
 		return nil, dbError(ctx, "forget imported keys", err)
 	}
 	if err := f.rewriteUntilClean(ctx, xid, tables, false); err != nil {
+		var held *HeldError
+		if errors.As(err, &held) {
+			// Meanwhile, pg_stats shows no key to those who may read the tables (the
+			// sample skips the deleted rows); the rerun rewrites pg_statistic.
+			if _, serr := replaceStats(ctx, f.conn, tables); serr == nil {
+				f.takeNotices()
+			}
+		}
 		return out, err
 	}
 	if xid, err = replaceStats(ctx, f.conn, tables); err != nil {
@@ -105,7 +113,7 @@ func Forget(ctx context.Context, dsn string, opts ForgetOptions) ([]TableRows, e
 		return out, fmt.Errorf("exit database: forget: rows deleted, but the statistics of %s still hold their values after ANALYZE",
 			strings.Join(left, ", "))
 	}
-	return out, f.rewriteUntilClean(ctx, xid, tables, catalog)
+	return out, f.rewriteUntilClean(ctx, xid, tables, true)
 }
 
 // deleteRows deletes every row of the tables of out that exist, in one transaction, sets

@@ -73,43 +73,38 @@ func warningsIn(notices []*pgconn.Notice) error {
 	return fmt.Errorf("exit database: forget: PostgreSQL warned: %s", strings.Join(msgs, "; "))
 }
 
-// checkPrivileges refuses a role that may not rewrite and analyse tables, and one that may not
-// rewrite pg_statistic when the statistics of tables hold values of their rows; Forget calls
-// it before deleting anything. It returns whether the role may rewrite pg_statistic (it owns
-// the database or is a superuser).
-func (f *forgetter) checkPrivileges(ctx context.Context, tables []string) (catalog bool, err error) {
+// checkPrivileges refuses a role that may not do every step of Forget, before anything is
+// deleted: rewriting pg_statistic needs the database owner or a superuser (who may also
+// rewrite and analyse the tables, whoever owns them), and the placeholder row needs SELECT,
+// INSERT and DELETE on the tables. pg_statistic is rewritten whether or not the tables'
+// statistics hold values now: those an earlier run replaced may still be in its file.
+func (f *forgetter) checkPrivileges(ctx context.Context, tables []string) error {
+	var may bool
 	var dbOwner string
-	err = f.conn.QueryRow(ctx, `SELECT r.rolsuper OR pg_has_role(d.datdba, 'USAGE'), pg_get_userbyid(d.datdba)
-		FROM pg_database d, pg_roles r WHERE d.datname = current_database() AND r.rolname = current_user`).Scan(&catalog, &dbOwner)
+	err := f.conn.QueryRow(ctx, `SELECT r.rolsuper OR pg_has_role(d.datdba, 'USAGE'), pg_get_userbyid(d.datdba)
+		FROM pg_database d, pg_roles r WHERE d.datname = current_database() AND r.rolname = current_user`).Scan(&may, &dbOwner)
 	if err != nil {
-		return false, dbError(ctx, "forget: check privileges", err)
+		return dbError(ctx, "forget: check privileges", err)
 	}
-	if !catalog {
-		rows, err := f.conn.Query(ctx, `SELECT t || ' (owner ' || pg_get_userbyid(c.relowner) || ')'
-			FROM unnest($1::text[]) AS t JOIN pg_class c ON c.oid = to_regclass(t)
-			WHERE NOT pg_has_role(c.relowner, 'USAGE') ORDER BY 1`, tables)
-		if err != nil {
-			return false, dbError(ctx, "forget: check privileges", err)
-		}
-		notOwned, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return false, dbError(ctx, "forget: check privileges", err)
-		}
-		if len(notOwned) > 0 {
-			return false, fmt.Errorf("exit database: forget: rewriting a table and replacing its statistics needs its owner, "+
-				"the database owner (%s) or a superuser, and this role is none for %s: run forget as one of them", dbOwner, strings.Join(notOwned, ", "))
-		}
+	if !may {
+		return fmt.Errorf("exit database: forget: it rewrites pg_statistic, whose file keeps the statistics PostgreSQL replaces "+
+			"(ANALYZE's samples of the keys among them), and that needs the owner of the database (%s) or a superuser: run forget as one of them", dbOwner)
 	}
-	held, err := statsWithValues(ctx, f.conn, tables)
+	rows, err := f.conn.Query(ctx, `SELECT t FROM unnest($1::text[]) AS t
+		WHERE NOT (has_table_privilege(t, 'SELECT') AND has_table_privilege(t, 'INSERT') AND has_table_privilege(t, 'DELETE'))
+		ORDER BY 1`, tables)
 	if err != nil {
-		return false, dbError(ctx, "forget: check the statistics", err)
+		return dbError(ctx, "forget: check privileges", err)
 	}
-	if len(held) > 0 && !catalog {
-		return false, fmt.Errorf("exit database: forget: the statistics of %s hold values of their rows (keys among them), "+
-			"and PostgreSQL keeps the replaced statistics in pg_statistic until it is rewritten, which needs the database owner (%s) "+
-			"or a superuser: run forget as one of them", strings.Join(held, ", "), dbOwner)
+	lacking, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return dbError(ctx, "forget: check privileges", err)
 	}
-	return catalog, nil
+	if len(lacking) > 0 {
+		return fmt.Errorf("exit database: forget: it deletes the rows of %s and analyses a placeholder row there, "+
+			"which needs SELECT, INSERT and DELETE on them: grant them to this role, or run forget as their owner", strings.Join(lacking, ", "))
+	}
+	return nil
 }
 
 // rewriteUntilClean rewrites tables (and pg_statistic with catalog) until none of their files
