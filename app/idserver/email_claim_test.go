@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
@@ -52,7 +53,7 @@ func TestIDTokenOtherEmailClaimNeedsTheVerifiedEmail(t *testing.T) {
 				f.keep(r.ServiceIdentity)
 				return
 			}
-			requireError(t, resp, http.StatusForbidden, c.message)
+			requireError(t, resp, apierr.EmailNotVerified, c.message)
 		})
 	}
 	require.Equal(t, 5, idTokenCount(t, f, "unverified"))

@@ -77,7 +77,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	st.typ, _ = h.ExtraHeaders[jose.HeaderType].(string)
 	keys, err := k.current(ctx)
 	if err != nil {
-		st.unavailable = err
+		st.unavailable, st.retryAfter = err, k.retryIn()
 		return nil, err
 	}
 	payload, known, err := verifyWith(jws, keys, h)
@@ -87,7 +87,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 		refetched, ferr := k.refetch(ctx)
 		switch {
 		case ferr != nil:
-			st.unavailable = ferr
+			st.unavailable, st.retryAfter = ferr, k.retryIn()
 			return nil, ferr
 		case refetched:
 			payload, known, err = verifyWith(jws, k.snapshot(), h)
@@ -185,6 +185,17 @@ func (k *keySet) fetch(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("idtoken: waiting for the provider's keys: %w", ctx.Err())
 	}
+}
+
+// retryIn is how long after a failed fetch the provider is not asked again (0 once that has
+// passed).
+func (k *keySet) retryIn() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lastErr == nil {
+		return 0
+	}
+	return max(k.retryAfterFailure-k.now().Sub(k.failedAt), 0)
 }
 
 // start returns the fetch in flight, or starts one; nil within retryAfterFailure of a failed

@@ -38,6 +38,9 @@ type Refusal struct {
 	Kind   error
 	Reason string
 	Cause  error
+	// RetryAfter, for ErrUnavailable, is how long until the provider is asked again (0: at
+	// once).
+	RetryAfter time.Duration
 }
 
 func (r *Refusal) Error() string { return r.Kind.Error() + ": " + r.Reason }
@@ -205,11 +208,12 @@ func cmp(d, def time.Duration) time.Duration {
 // state is what the key set learnt while go-oidc verified a token (go-oidc reports key set
 // errors as text only).
 type state struct {
-	reached     bool   // the token parsed with an accepted algorithm
-	unavailable error  // the keys could not be fetched
-	reason      string // why the signature was refused
-	payload     []byte // the verified payload
-	typ         string // the typ of the protected header, if a string
+	reached     bool          // the token parsed with an accepted algorithm
+	unavailable error         // the keys could not be fetched
+	retryAfter  time.Duration // with unavailable: until the provider is asked again
+	reason      string        // why the signature was refused
+	payload     []byte        // the verified payload
+	typ         string        // the typ of the protected header, if a string
 }
 
 type stateKey struct{}
@@ -247,7 +251,7 @@ func (v *Verifier) refusal(err error, st *state) *Refusal {
 	invalid := func(reason string) *Refusal { return &Refusal{Kind: ErrInvalid, Reason: reason, Cause: err} }
 	switch {
 	case st.unavailable != nil:
-		return &Refusal{Kind: ErrUnavailable, Reason: "the identity provider's keys cannot be fetched", Cause: st.unavailable}
+		return &Refusal{Kind: ErrUnavailable, Reason: "the identity provider's keys cannot be fetched", Cause: st.unavailable, RetryAfter: st.retryAfter}
 	case !st.reached:
 		return invalid("malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)")
 	case st.payload == nil:
