@@ -47,6 +47,10 @@
 //     "application/" prefix or not, any case), or whose typ claim is "Bearer" (Keycloak's
 //     access tokens; its ID tokens say "ID"), is invalid. Other providers' access tokens carry
 //     neither mark and are told apart only by their audience.
+//   - exp, nbf and iat must be JSON numbers: "nbf": "1767225600" (a string) is invalid, as is an
+//     address claim (email_claim, and email beside it) with white space, control or invisible
+//     format characters around the address (" victim@example.com", U+00A0, U+3000, U+200B):
+//     neither is trimmed or skipped into meaning what it looks like.
 //   - Reasons shown to clients say what was wrong (expired, another audience...) and never
 //     hold the token, the subject or the email.
 package idtoken
