@@ -17,7 +17,9 @@
 //     token needs keys; its "issuer" must equal the configured issuer, and its jwks_uri must
 //     be https (http only on a loopback address), like the issuer itself. For an issuer off
 //     this machine, nothing on it is fetched: a jwks_uri or redirect naming a loopback host is
-//     refused, and the default client connects to no loopback address (transport.go).
+//     refused, and the default client connects to no loopback or link-local address, nor to an
+//     address of this machine's own interfaces unless on the issuer's own host and port
+//     (transport.go).
 //   - The key set is kept in memory. A token whose kid is unknown (or a token without kid
 //     that no cached key verifies) triggers at most one refetch
 //     per 10 s (the first one after start at once, so a rotated key works at once); a set
