@@ -333,7 +333,8 @@ func TestIDTokenProviderUnavailable(t *testing.T) {
 }
 
 // CORS: a listed origin's preflight is answered 204 with the grant; its answers (errors too)
-// carry Access-Control-Allow-Origin; another origin gets no grant; answers vary on Origin.
+// carry Access-Control-Allow-Origin; another origin gets no grant, and the refusal is logged
+// with the origin; answers vary on Origin.
 func TestCORS(t *testing.T) {
 	t.Parallel()
 	iss := idtokentest.Start(t, 0)
@@ -373,6 +374,15 @@ func TestCORS(t *testing.T) {
 	require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"), "the page can read the error")
 	resp = idRequest(t, f, http.MethodPost, "/identity", "cors@example.com", tok, "Origin", other)
 	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+
+	// Each refusal is logged with its origin, never with the token: a 405 preflight in the
+	// request log is a refused origin, not a routing bug.
+	logs := f.env.LogBuf.String()
+	require.Contains(t, logs, `msg="cors: origin not in identity_server.cors_origins, no grant" origin=https://evil.example.com preflight=true route=/identity`)
+	require.Contains(t, logs, `origin=https://evil.example.com preflight=false route=/identity`)
+	require.Contains(t, logs, `origin=null preflight=true`)
+	require.NotContains(t, logs, "origin=https://app.example.com ", "a listed origin is not a refusal")
+	require.NotContains(t, logs, tok)
 
 	// Other routes get no grant; without cors_origins nothing is granted.
 	for _, path := range []string{"/healthz", "/identities", "/IDENTITY/x", "/public_identity//"} {
