@@ -22,9 +22,14 @@
 //     (transport.go).
 //   - The key set is kept in memory. A token whose kid is unknown (or a token without kid
 //     that no cached key verifies) triggers at most one refetch
-//     per 10 s (the first one after start at once, so a rotated key works at once); a set
-//     older than an hour is refreshed in the background on its next use, and kept if that
-//     fails. After a failed fetch the provider is not asked again for 2 s.
+//     per 10 s (the first one after start at once, so a rotated key works at once). A set is
+//     used for the max-age of its Cache-Control (less its Age), bounded by
+//     identity_server.oidc.keys_min_age and keys_max_age (1m and 15m by default; no-store or
+//     no-cache give the lower bound, no max-age the upper one): from three quarters of that
+//     age it is refreshed in the background, past it the refresh is waited for, so a key the
+//     provider removed is refused within the age; a set whose refresh fails is kept. After a
+//     failed fetch the provider is not asked again for 2 s (the Retry-After of
+//     identity_provider_unavailable).
 //   - A key is used for a token when its kid matches (any key when the token has no kid), its
 //     "use" is absent or "sig", and its "alg", when present, is the token's. Keys of unknown
 //     types in the set are skipped.

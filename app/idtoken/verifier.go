@@ -66,8 +66,6 @@ type Options struct {
 	Now func() time.Time
 	// RefetchInterval: at most one key set refetch for unknown kids per interval (default 10 s).
 	RefetchInterval time.Duration
-	// MaxKeyAge: a key set older than this is refreshed on its next use (default 1 h).
-	MaxKeyAge time.Duration
 	// RetryAfterFailure: after a failed fetch, the provider is not asked again for this long
 	// (default 2 s); tokens that need it are answered ErrUnavailable at once.
 	RetryAfterFailure time.Duration
@@ -94,7 +92,6 @@ func New(cfg config.OIDC, o Options) *Verifier {
 		o.Now = time.Now
 	}
 	o.RefetchInterval = cmp(o.RefetchInterval, 10*time.Second)
-	o.MaxKeyAge = cmp(o.MaxKeyAge, time.Hour)
 	o.RetryAfterFailure = cmp(o.RetryAfterFailure, 2*time.Second)
 	if o.Fetches == nil {
 		o.Fetches = func(string) {}
@@ -111,7 +108,10 @@ func New(cfg config.OIDC, o Options) *Verifier {
 	}
 	ks := &keySet{
 		issuer: cfg.Issuer, algs: algs, client: o.Client, now: o.Now, log: o.Logger,
-		refetchInterval: o.RefetchInterval, maxAge: o.MaxKeyAge, retryAfterFailure: o.RetryAfterFailure,
+		refetchInterval: o.RefetchInterval, retryAfterFailure: o.RetryAfterFailure,
+		// identity_server.oidc.keys_min_age and keys_max_age; a config made in code without them
+		// takes the defaults.
+		minAge: cmp(cfg.KeysMinAge, time.Minute), maxAge: max(cmp(cfg.KeysMaxAge, 15*time.Minute), cmp(cfg.KeysMinAge, time.Minute)),
 		fetches: o.Fetches,
 	}
 	v := oidc.NewVerifier(cfg.Issuer, ks, &oidc.Config{

@@ -145,6 +145,14 @@ func (i *Issuer) Rotate(tb testing.TB, alg string, keepOld bool) string {
 	return out.Kid
 }
 
+// KeySetHeaders sets the headers of the key set's answers from now on (Cache-Control, Age...),
+// over the default Cache-Control: no-store.
+func (i *Issuer) KeySetHeaders(tb testing.TB, headers map[string]string) {
+	tb.Helper()
+	var out struct{}
+	i.call(tb, http.MethodPost, "/jwks_headers", map[string]any{"headers": headers}, &out)
+}
+
 // Fetches returns how many times the key set (and the discovery document) were fetched.
 func (i *Issuer) Fetches(tb testing.TB) (jwks, discovery int) {
 	tb.Helper()
