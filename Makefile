@@ -1,6 +1,7 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need when missing (`make deps`: MailDev, jose, oidc-provider and the OpenAPI tools
-# from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt).
+# test, installing what the tests need when missing (`make deps`: MailDev, jose, oidc-provider and
+# the OpenAPI tools from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and
+# make from apt).
 
 GO        ?= go
 BIN       ?= ./idvault
