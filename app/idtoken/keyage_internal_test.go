@@ -35,3 +35,22 @@ func TestKeyAge(t *testing.T) {
 		require.Equal(t, c.want, keyAge(c.header, lo, hi), name)
 	}
 }
+
+// Whatever the headers say, keyAge never panics and stays within its bounds. The table's
+// headers are the seeds.
+func FuzzKeyAge(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"max-age=300", ""}, {`public, MAX-AGE="300"`, ""}, {"no-store", ""}, {"max-age=-5", ""},
+		{"max-age=99999999999999999999", ""}, {"max-age=9223372036854775807", "1"}, {"max-age=300", "900"},
+		{"max-age=800", "200"}, {"s-maxage=120", ""}, {",,=,max-age=,", "-1"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	const lo, hi = time.Minute, 15 * time.Minute
+	f.Fuzz(func(t *testing.T, cacheControl, age string) {
+		got := keyAge(http.Header{"Cache-Control": {cacheControl}, "Age": {age}}, lo, hi)
+		if got < lo || got > hi {
+			t.Fatalf("keyAge(%q, Age %q) = %s, outside [%s, %s]", cacheControl, age, got, lo, hi)
+		}
+	})
+}
