@@ -60,7 +60,9 @@ func TestVerifyRemovedKeyIsRefusedWithinTheKeySetsAge(t *testing.T) {
 }
 
 // Past its age, a set whose refresh fails is kept: an outage of the provider does not stop
-// tokens under the keys it had published.
+// tokens under the keys it had published. While the provider stays down, the set is refreshed
+// in the background (a request does not wait for the failing fetch), and once the provider is
+// back its current keys replace the set.
 func TestVerifyKeySetPastItsAgeIsKeptWhileTheProviderIsDown(t *testing.T) {
 	t.Parallel()
 	iss := idtokentest.Start(t, 0)
@@ -73,5 +75,22 @@ func TestVerifyKeySetPastItsAgeIsKeptWhileTheProviderIsDown(t *testing.T) {
 	iss.Stop()
 	clock.Add(16 * time.Minute)
 	_, err = verify(t, v, tok)
-	require.NoError(t, err)
+	require.NoError(t, err, "the refresh failed: the old set serves")
+
+	// The provider is back on its port, with other keys: the next use after the 2 s without
+	// fetches starts a refresh in the background and is answered from the old set; once the
+	// refresh is in, the old key is refused.
+	back := idtokentest.Start(t, iss.Port)
+	clock.Add(3 * time.Second)
+	_, err = verify(t, v, tok)
+	require.NoError(t, err, "answered from the old set while the refresh runs")
+	deadline := time.Now().Add(20 * time.Second)
+	for err == nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond) // the refresh runs on its own
+		_, err = verify(t, v, tok)
+	}
+	requireRefused(t, err, idtoken.ErrInvalid, "does not publish")
+	jwks, discovery := back.Fetches(t)
+	require.Contains(t, []int{1, 2}, jwks, "one background refresh, then the old key's kid refetched at most once")
+	require.Zero(t, discovery, "discovery is not read again")
 }

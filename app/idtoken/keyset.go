@@ -34,7 +34,8 @@ const maxDocument = 1 << 20
 // keys_min_age, keys_max_age). From three quarters of its age on, a use refreshes it in the
 // background; past its age, a use waits for the refresh, so a key the provider removed is
 // refused within the age while the provider answers. If the refresh fails, the old set is kept
-// (and the failure logged): an outage of the provider does not stop tokens under known keys.
+// (and the failure logged), and refreshed in the background until a fetch succeeds: an outage
+// of the provider neither stops tokens under known keys nor makes each request wait.
 type keySet struct {
 	issuer string
 	algs   []jose.SignatureAlgorithm
@@ -139,15 +140,17 @@ func (k *keySet) snapshot() []jose.JSONWebKey {
 
 // current returns the cached keys, fetching them on first use; from three quarters of their
 // age on it refreshes them in the background, and past their age it waits for the refresh
-// (the old set is kept when that fails: run logs the failure).
+// (the old set is kept when that fails: run logs the failure). While the last fetch failed, a
+// set past its age is used at once and refreshed in the background: during an outage of the
+// provider, requests do not each wait for a connection that times out.
 func (k *keySet) current(ctx context.Context) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
-	keys, age, ttl := k.keys, k.now().Sub(k.loadedAt), k.ttl
-	if keys != nil && age > ttl-ttl/4 && age <= ttl {
+	keys, age, ttl, failing := k.keys, k.now().Sub(k.loadedAt), k.ttl, k.lastErr != nil
+	if keys != nil && (age > ttl-ttl/4 && age <= ttl || age > ttl && failing) {
 		k.start()
 	}
 	k.mu.Unlock()
-	if keys != nil && age <= ttl {
+	if keys != nil && (age <= ttl || failing) {
 		return keys, nil
 	}
 	if err := k.fetch(ctx); err != nil {
