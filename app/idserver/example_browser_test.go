@@ -24,7 +24,8 @@ import (
 // the real binary, in Chromium: from an allowed origin it signs in (authorization code with
 // PKCE), waits out a 503 while the provider is down (Retry-After), fetches its identity (the
 // record the backend gets), registers, fetches a public identity, is told apart 403 forbidden
-// (another email), 401 (a refused token: sign in again) and 403 email_not_verified; from an
+// (another email), 401 (a refused token: sign in again), 403 email_not_verified and
+// no_email_claim; from an
 // origin not in identity_server.cors_origins, its call is refused by CORS and idvault logs the
 // origin. A screenshot per step goes to test-output/.
 func TestBrowserExample(t *testing.T) {
@@ -110,6 +111,14 @@ func TestBrowserExample(t *testing.T) {
 	require.Equal(t, "email_not_verified", code)
 	require.Equal(t, "Your provider has not verified your email: verify it there, then sign in again.", text)
 	pg.shot("example-unverified.png")
+
+	// A user the provider gives no email: 403 no_email_claim.
+	require.Equal(t, "Signed in as noemail-nina (not verified by the provider).", pg.signIn("switch", "noemail-nina", prov.URL))
+	pg.clear()
+	pg.click("identity")
+	code, text = pg.result("identity-result")
+	require.Equal(t, "no_email_claim", code)
+	require.Equal(t, "Your provider did not put your email in the ID token (it needs the email scope, and the email in the ID token).", text)
 
 	// The same page on an origin not in identity_server.cors_origins: signed in, but its call
 	// is refused by the browser, and nothing is stored.

@@ -17,8 +17,8 @@ var providerScript []byte
 
 // Provider is a running oidc-provider: a real OpenID provider with a login page (any login,
 // any password; "alice" is alice@example.com, a login starting with "unverified" has
-// email_verified false), one public client, authorization code with PKCE, and the email in the
-// ID token.
+// email_verified false, one starting with "noemail" no email), one public client, authorization
+// code with PKCE, and the email in the ID token.
 type Provider struct {
 	*Issuer
 	// ClientID is the client's ID (the audience of its ID tokens).

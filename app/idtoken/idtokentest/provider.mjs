@@ -10,7 +10,8 @@
 //
 // Sign-in is oidc-provider's development login page: any login and any password. The login is
 // the account: "alice" is alice@example.com, verified; a login that starts with "unverified"
-// has email_verified false; a login with an "@" is that address. Consent is granted at once for
+// has email_verified false, one that starts with "noemail" no email at all; a login with an "@"
+// is that address. Consent is granted at once for
 // the openid and email scopes (a first-party app). The ID token carries email and
 // email_verified (conformIdTokenClaims false): idvault reads them there, never at userinfo.
 import { createServer } from 'node:http';
@@ -48,7 +49,7 @@ function account(id) {
   const email = id.includes('@') ? id : id + '@example.com';
   return {
     accountId: id,
-    claims: async () => ({ sub: id, email, email_verified: !id.startsWith('unverified') }),
+    claims: async () => (id.startsWith('noemail') ? { sub: id } : { sub: id, email, email_verified: !id.startsWith('unverified') }),
   };
 }
 
