@@ -23,11 +23,10 @@ import (
 // The browser example (app/idtoken/example) against a real OpenID provider (oidc-provider) and
 // the real binary, in Chromium: from an allowed origin it signs in (authorization code with
 // PKCE), waits out a 503 while the provider is down (Retry-After), fetches its identity (the
-// record the backend gets), registers, fetches a public identity, is told apart 403 forbidden
-// (another email), 401 (a refused token: sign in again), 403 email_not_verified and
-// no_email_claim; from an
-// origin not in identity_server.cors_origins, its call is refused by CORS and idvault logs the
-// origin. A screenshot per step goes to test-output/.
+// record the backend gets), registers, fetches a public identity, and tells apart 403
+// forbidden (another email), 401 (a refused token: sign in again), 403 email_not_verified and
+// no_email_claim; from an origin not in identity_server.cors_origins, its call is refused by
+// CORS and idvault logs the origin. A screenshot per step goes to test-output/.
 func TestBrowserExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary, oidc-provider and chromium")
