@@ -28,9 +28,11 @@ import (
 const interruptRows = 150_000
 
 // The README's pipeline (psql \copy TO STDOUT | idvault exit decrypt-records | psql \copy FROM
-// STDIN) stopped midway, once PostgreSQL has received decrypted rows, by the two stops a user
-// meets: the exit server killed (SIGKILL; decrypt-records stops once --retry-budget is spent)
-// and decrypt-records interrupted (SIGINT). Each time decrypt-records ends its output on a
+// STDIN) stopped midway, once PostgreSQL has received decrypted rows, by the stops a user meets:
+// the exit server killed (SIGKILL; decrypt-records stops once --retry-budget is spent),
+// decrypt-records interrupted (SIGINT), and Ctrl-C at the terminal (SIGINT to the pipeline's
+// process group; the loading psql, under setsid, does not get it: cancelled itself, its COPY's
+// error would print the row it was storing). Each time decrypt-records ends its output on a
 // whole record and then the stop line, so the COPY fails on that line: the table holds 0
 // rows, and neither psql's output nor the PostgreSQL server log holds a clear value (a cut
 // record would have been printed in COPY's error CONTEXT, in both). The same check finds a
@@ -46,7 +48,7 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 	dir := t.TempDir()
 
 	url := "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
-	srv := startExitBinary(t, l, url)
+	startExitBinary(t, l, url)
 	c := exitclient.New(url, token)
 	ctx := context.Background()
 	_, err := c.Import(ctx, identities(t, l.dir), exitclient.ImportOptions{})
@@ -112,16 +114,19 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 			pid := childRunning(t, pipeline.Process.Pid, "decrypt-records")
 			require.NoError(t, syscall.Kill(pid, syscall.SIGINT))
 		}},
+		{"Ctrl-C to the pipeline", "130", func(t *testing.T, _ *apptest.Proc, pipeline *exec.Cmd) {
+			require.NoError(t, syscall.Kill(-pipeline.Process.Pid, syscall.SIGINT))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if srv == nil { // the first case killed it: another over the same database
-				url = "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
-				srv = startExitBinary(t, l, url)
-			}
+			// A server of its own (the first case kills it), over the same database.
+			url := "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
+			srv := startExitBinary(t, l, url)
 			// exit/README.md's lines; --retry-budget shortens the wait for a dead server.
 			script := strings.Replace(readmeBlock(t), "--errors errors.jsonl", "--errors errors.jsonl --retry-budget 3s", 1)
 			pipeline := exec.Command("bash", "-c", script)
 			pipeline.Dir = dir
+			pipeline.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a process group, as a terminal's job
 			pipeline.Env = append(env, "URL="+url)
 			var out bytes.Buffer
 			pipeline.Stdout, pipeline.Stderr = &out, &out
@@ -139,9 +144,6 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 				loaded, _ = strconv.Atoi(sql(`SELECT coalesce(max(tuples_processed), 0) FROM pg_stat_progress_copy WHERE relid = 'messages_clear'::regclass`))
 			}
 			tc.stop(t, srv, pipeline)
-			if tc.name == "server SIGKILL" {
-				srv = nil
-			}
 			<-ended
 
 			text := out.String()
