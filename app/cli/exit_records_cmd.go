@@ -155,7 +155,11 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	}
 	// The server, its token and its database are checked before anything is read or written.
 	if err := c.Probe(ctx); err != nil {
-		return stopLine(clientStopped(ctx, p, cmd, err, "nothing written", nil))
+		nothing := "nothing written"
+		if stdout != nil {
+			nothing = "nothing written but the stop line"
+		}
+		return stopLine(clientStopped(ctx, p, cmd, err, nothing, nil))
 	}
 	var r io.Reader = p.env.Stdin
 	inputUnchanged := func() error { return nil }

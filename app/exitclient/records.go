@@ -300,8 +300,13 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	// buffer's size), and what is held when the run stops is dropped: standard output stopped at
 	// any point ends on a whole record, and StopWriter's line after it is the one a loader fails
 	// on (a cut record would be printed by the loader's error, its clear values with it).
+	// The CSV header goes out at once: a stop line in its place would be skipped as the header
+	// by a loader told there is one (psql's HEADER), which would then load nothing and succeed.
 	ow := recordOut{w: out, buf: make([]byte, 0, outChunk+outChunk/4)}
 	ow.buf = append(ow.buf, rr.preamble()...)
+	if err := ow.flush(); err != nil {
+		return abort(err)
+	}
 	for b := range pending {
 		select {
 		case <-b.done:

@@ -64,10 +64,16 @@ func StopLine(reason string) []byte {
 
 // Stop writes the stop line for reason. After a record that has no line end (the input's last)
 // it starts a line of its own; inside a CSV quoted field left open (an unreadable last record
-// passed through as it came), it goes on in that field without its quote, which would close it.
+// passed through as it came), it goes on in that field without its quote, which would close it;
+// in CSV with nothing written before it, a line without quotes comes first, in the header's
+// place.
 func (s *StopWriter) Stop(reason string) error {
 	line := StopLine(reason)
 	switch {
+	case s.csv && s.n == 0:
+		// Nothing written, not even a CSV header (the server was found down before the input
+		// was read): a loader told there is a header line would skip the stop line as one.
+		line = append([]byte("idvault exit decrypt-records: STOPPED before any record (this line stands for the header)\n"), line...)
 	case s.quoted:
 		line = line[1:]
 	case s.n > 0 && s.last != '\n':

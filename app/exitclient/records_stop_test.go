@@ -134,7 +134,8 @@ func TestStopWriterAfterAnUnfinishedRecord(t *testing.T) {
 	for _, tc := range []struct{ format, before, stop string }{
 		{exitclient.FormatCSV, "a,b\n1,2", "\n" + string(exitclient.StopLine("x"))},
 		{exitclient.FormatCSV, "a,b\n1,\"open\nquote", string(exitclient.StopLine("x"))[1:]},
-		{exitclient.FormatCSV, "", string(exitclient.StopLine("x"))},
+		{exitclient.FormatCSV, "", "idvault exit decrypt-records: STOPPED before any record (this line stands for the header)\n" + string(exitclient.StopLine("x"))},
+		{exitclient.FormatJSONL, "", string(exitclient.StopLine("x"))},
 		{exitclient.FormatJSONL, `{"a":1}`, "\n" + string(exitclient.StopLine("x"))},
 		{exitclient.FormatJSONL, `{"a":"open"}` + "\n", string(exitclient.StopLine("x"))},
 	} {

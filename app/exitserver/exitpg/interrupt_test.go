@@ -117,11 +117,17 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 		{"Ctrl-C to the pipeline", "130", func(t *testing.T, _ *apptest.Proc, pipeline *exec.Cmd) {
 			require.NoError(t, syscall.Kill(-pipeline.Process.Pid, syscall.SIGINT))
 		}},
+		// No server at all: decrypt-records stops before it reads its input, and psql, told
+		// that the first line is a header, must not skip the stop line as one.
+		{"no server", "1", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A server of its own (the first case kills it), over the same database.
 			url := "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
-			srv := startExitBinary(t, l, url)
+			var srv *apptest.Proc
+			if tc.stop != nil {
+				srv = startExitBinary(t, l, url)
+			}
 			// exit/README.md's lines; --retry-budget shortens the wait for a dead server.
 			script := strings.Replace(readmeBlock(t), "--errors errors.jsonl", "--errors errors.jsonl --retry-budget 3s", 1)
 			pipeline := exec.Command("bash", "-c", script)
@@ -135,7 +141,7 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 			go func() { ended <- pipeline.Wait() }()
 
 			// Interrupt once PostgreSQL has received decrypted rows.
-			for loaded := 0; loaded == 0; {
+			for loaded := 0; loaded == 0 && tc.stop != nil; {
 				select {
 				case <-ended:
 					t.Fatalf("the pipeline ended before it was interrupted (raise interruptRows): %s", out.String())
@@ -143,7 +149,9 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 				}
 				loaded, _ = strconv.Atoi(sql(`SELECT coalesce(max(tuples_processed), 0) FROM pg_stat_progress_copy WHERE relid = 'messages_clear'::regclass`))
 			}
-			tc.stop(t, srv, pipeline)
+			if tc.stop != nil {
+				tc.stop(t, srv, pipeline)
+			}
 			<-ended
 
 			text := out.String()
