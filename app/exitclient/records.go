@@ -200,7 +200,8 @@ func newRecordReader(format string, in io.Reader, fields []string, mem *arena) (
 // byte for byte as it came. A field that does not decrypt keeps its ciphertext and is given
 // to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
 // The error is for the run as a whole: unreadable input, the server unreachable after the
-// retries or refusing the token, out failing; out then holds a part of the records. An input
+// retries or refusing the token, ctx done, out failing; out then holds the first records, each
+// whole (the CSV header first), and the caller ends it (StopWriter.Stop for a stream). An input
 // without a data record is ErrNoRecord, and out is left untouched, except a CSV header alone: that
 // is an empty table (psql's \copy of one), so its header is written and the run succeeds.
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
