@@ -31,10 +31,11 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")
 			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension)")
 			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
+			key := c.String("key", "", "column or top-level key `NAME` of records whose value each --json item carries as \"key\" (a primary key)")
 			users := c.String("users", "", "`FILE` of plain app user IDs, one per line, to name the holders")
 			asJSON := c.Bool("json", false, "print one JSON object on standard output")
 			c.require("in")
-			c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users")...)
+			c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users", "key")...)
 			return func(ctx context.Context, args []string) int {
 				p := c.p
 				if len(args) > 0 {
@@ -51,7 +52,7 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 				if err != nil {
 					return c.usageError("--in: %v", err)
 				}
-				opts := exitclient.AuditOptions{Fields: fields, Encoding: *encoding}
+				opts := exitclient.AuditOptions{Fields: fields, Encoding: *encoding, Key: *key}
 				if !st.IsDir() {
 					opts.Format = *format
 					if opts.Format == "" {
@@ -60,8 +61,8 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 					if opts.Format == "" || len(fields) == 0 {
 						return c.usageError("a file of records needs --field and --format csv or jsonl (or a .csv or .jsonl name)")
 					}
-				} else if len(fields) > 0 {
-					return c.usageError("--field is for records: --in names a directory")
+				} else if len(fields) > 0 || *key != "" {
+					return c.usageError("--field and --key are for records: --in names a directory")
 				}
 				if *users != "" {
 					if opts.Users, err = readUserIDs(*users); err != nil {

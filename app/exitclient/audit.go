@@ -33,6 +33,9 @@ type AuditOptions struct {
 	Item func(AuditItem) error
 	// Progress, when set, is called with the items audited so far, from time to time.
 	Progress func(items int64)
+	// Key, for records, names the column or top-level key whose value each item carries as
+	// Key (as RecordOptions.Key).
+	Key string
 }
 
 // Item statuses of an audit.
@@ -47,6 +50,8 @@ type AuditItem struct {
 	// Source is the file's path relative to the input directory (slash-separated), or
 	// RECORD:FIELD for records (RECORD counting data records from 1).
 	Source string `json:"source"`
+	// Key is the value of AuditOptions.Key in the item's record (absent when it has none).
+	Key    string `json:"key,omitempty"`
 	Status string `json:"status"`
 	// Format is the ciphertext's first byte (0 when there is none).
 	Format int `json:"format"`
@@ -93,6 +98,7 @@ type AuditReport struct {
 type auditEntry struct {
 	path   string // a file's, or for records the field's name
 	record int    // a record's number (0 for a file)
+	key    string // the record's key (AuditOptions.Key)
 	format int
 	rid    encryption.ResourceID
 	reason string // invalid when set
@@ -244,6 +250,11 @@ func (a *auditor) records(ctx context.Context, in io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if a.opts.Key != "" {
+		if err := rr.setKey(a.opts.Key); err != nil {
+			return err
+		}
+	}
 	if _, err := DecodeCiphertext(a.opts.Encoding, nil); err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -309,10 +320,10 @@ func readAuditRecords(ctx context.Context, rr recordReader, encoding string, ful
 			return err
 		}
 		if rec.bad != "" { // a record that cannot be read is one invalid item (it has no fields)
-			batch = append(batch, auditEntry{record: rec.num, reason: rec.bad})
+			batch = append(batch, auditEntry{record: rec.num, key: rec.key, reason: rec.bad})
 		}
 		for _, fl := range rec.fields {
-			e := auditEntry{record: rec.num, path: fl.name}
+			e := auditEntry{record: rec.num, key: rec.key, path: fl.name}
 			switch {
 			case fl.bad != "":
 				e.reason = fl.bad
@@ -394,7 +405,7 @@ func (a *auditor) report(e auditEntry) error {
 	a.sum.Total++
 	// The item's source is named only for an item that is reported (most are reachable).
 	item := func() AuditItem {
-		it := AuditItem{Source: e.path, Format: e.format}
+		it := AuditItem{Source: e.path, Key: e.key, Format: e.format}
 		if e.record > 0 {
 			it.Source = strconv.Itoa(e.record) + ":" + e.path
 		}
