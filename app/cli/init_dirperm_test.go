@@ -36,7 +36,7 @@ func TestInitRefusesADirOthersCanChange(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		st, err := os.Stat(etc)
 		require.NoError(t, err)
-		require.Equal(t, (mode&^0o022).Perm(), st.Mode().Perm(), "group and others lose write permission")
+		require.Equal(t, (mode &^ 0o022).Perm(), st.Mode().Perm(), "group and others lose write permission")
 		require.Contains(t, out, "changed the mode of "+etc)
 		require.FileExists(t, filepath.Join(etc, "master.key"))
 	}
