@@ -25,10 +25,9 @@ var (
 	// ErrAppDeleted: a write for an app deleted while the request that makes it was in flight
 	// (it found its app before the deletion); nothing was written.
 	ErrAppDeleted = errors.New("store: the app was deleted")
-	// ErrSchema: the data file was written by a newer idvault (a later schema version). The
-	// error names the file, both versions and what to do: run the newer idvault, or restore the
-	// backup taken before the upgrade.
-	ErrSchema = errors.New("store: the data file was written by a newer idvault")
+	// ErrSchema: the data file was written by a newer idvault. The error names both schema
+	// versions, the file and what to do (newerSchema).
+	ErrSchema = errors.New("store: unsupported schema version")
 	// ErrNoDirectory: the directory a data file or a master key would go in does not exist
 	// (CheckDirectory); the store creates none.
 	ErrNoDirectory = errors.New("store: no such directory")

@@ -211,11 +211,11 @@ func (s *Store) init() error {
 	})
 }
 
-// newerSchema is ErrSchema for the data file at path, of schema version v: one line with the
-// file, both versions as numbers and what to do.
+// newerSchema is ErrSchema for the data file at path, of schema version v: one line with both
+// versions as numbers (the file's, then the binary's), the file and what to do.
 func newerSchema(path string, v uint64) error {
-	return fmt.Errorf("%w: %s has schema version %d, this idvault reads up to version %d: run the idvault that wrote it (or a newer one), or restore the backup taken before the upgrade with this one",
-		ErrSchema, path, v, SchemaVersion)
+	return fmt.Errorf("%w: file has %d, this idvault reads up to %d: %s was written by a newer idvault; run that version or a newer one, or restore the backup taken before the upgrade",
+		ErrSchema, v, SchemaVersion, path)
 }
 
 // Close closes the data file. Pending writes have already been committed.

@@ -232,7 +232,7 @@ func TestSchemaFromTheFutureIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrSchema)
 	msg := err.Error()
 	require.NotContains(t, msg, "\n")
-	for _, want := range []string{path, "schema version 99", fmt.Sprintf("up to version %d", SchemaVersion), "newer one", "backup taken before the upgrade"} {
+	for _, want := range []string{path, fmt.Sprintf("file has 99, this idvault reads up to %d", SchemaVersion), "newer one", "backup taken before the upgrade"} {
 		require.Contains(t, msg, want)
 	}
 	after, err := os.ReadFile(path)

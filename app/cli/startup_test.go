@@ -105,7 +105,7 @@ func TestServeRefusesANewerDataFile(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "admin.token")))
 
 	line := serveFails(t, []string{"IDVAULT_STORE__PATH=" + path, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false"})
-	require.Contains(t, line, path+" has schema version 99, this idvault reads up to version 3")
+	require.Contains(t, line, "unsupported schema version: file has 99, this idvault reads up to 3: "+path)
 	require.Contains(t, line, "restore the backup taken before the upgrade")
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -116,5 +116,5 @@ func TestServeRefusesANewerDataFile(t *testing.T) {
 	// The other commands that open the file say the same.
 	_, errOut, code := run(t, dir, "app", "list")
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "schema version 99")
+	require.Contains(t, errOut, "file has 99")
 }
