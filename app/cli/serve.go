@@ -19,10 +19,11 @@ func serveCommand() *command {
 		summary: "run the HTTP server (fake authentication, identity server, verification API, admin API)",
 		help: `The server creates the data file, the master key and the admin token on first start,
 in directories that exist: a --data or store.path whose directory is missing is refused with
-the command that creates it (only ./data, the default's, is made). Nothing is created when
-a listen address is in use or the data file was written by a newer idvault. While it runs, it writes the address it listens on to the data file's path plus ".addr", so
-the app and backup commands find it whatever --listen said; the file is removed on a clean
-shutdown (SIGINT, SIGTERM, or SIGHUP unless started under nohup).`,
+the command that creates it (only ./data, the default's, is made). Nothing is created when a
+listen address is in use or the data file was written by a newer idvault. While it runs, it
+writes the address it listens on to the data file's path plus ".addr", so the app and backup
+commands find it whatever --listen said; the file is removed on a clean shutdown (SIGINT,
+SIGTERM, or SIGHUP unless started under nohup).`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
 			cf.register(c)

@@ -18,8 +18,10 @@ func serveFails(t *testing.T, environ []string, args ...string) string {
 	t.Helper()
 	e := env(t.TempDir())
 	e.Environ = append(e.Environ, environ...)
-	e.Ready = func(string) { t.Error("the server started") }
-	_, errOut, code := runWith(context.Background(), t, e, append([]string{"serve"}, args...)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.Ready = func(string) { t.Error("the server started"); cancel() }
+	_, errOut, code := runWith(ctx, t, e, append([]string{"serve"}, args...)...)
 	require.Equal(t, 1, code, errOut)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	return lines[len(lines)-1]
