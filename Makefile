@@ -1,6 +1,7 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need when missing (`make deps`: MailDev, jose and the OpenAPI tools
-# from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt).
+# test, installing what the tests need when missing (`make deps`: MailDev, jose, oidc-provider and
+# the OpenAPI tools from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and
+# make from apt).
 
 GO        ?= go
 BIN       ?= ./idvault
@@ -67,7 +68,7 @@ pg: ## start a throwaway PostgreSQL (127.0.0.1:54329, PGPORT; data in PGDIR); pr
 pg-stop: ## stop the PostgreSQL of `make pg` and remove its data
 	@.ci/pg stop '$(PGDIR)'
 
-deps: ## install what the tests need if missing (MailDev 2.2.1, jose and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1, jose, oidc-provider and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-oidc "$(OIDC_DIR)"
 	@.ci/install-openapi-tools "$(OPENAPI_TOOLS_DIR)"

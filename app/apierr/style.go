@@ -11,7 +11,10 @@ const (
 	StyleTanker Style = iota
 	// StyleFlat: {"status", "code", "message"} (verification send route, legacy apps).
 	StyleFlat
-	// StyleSimple: {"error": "<message>"} (reference identity server).
+	// StyleSimple: {"error": "<message>", "code": "<code>"} (reference identity server): error
+	// stays the string the reference's clients read; code is the catalogue's name, so that a
+	// program tells apart answers of one status (the three 403s of an ID token) without
+	// reading the text.
 	StyleSimple
 )
 
@@ -42,7 +45,7 @@ func Body(e *Error, s Style, traceID string) any {
 	case StyleFlat:
 		return fiber.Map{"status": e.Code.Status, "code": e.Code.Name, "message": e.Message}
 	case StyleSimple:
-		return fiber.Map{"error": e.Message}
+		return fiber.Map{"error": e.Message, "code": e.Code.Name}
 	default:
 		obj := fiber.Map{"status": e.Code.Status, "code": e.Code.Name, "message": e.Message, "trace_id": traceID}
 		for k, v := range e.Fields {

@@ -148,7 +148,7 @@ func TestErrorStyles(t *testing.T) {
 	_, body := do(t, s.App, http.MethodGet, "/flat", nil)
 	require.JSONEq(t, `{"status":400,"code":"invalid_body","message":"field x missing"}`, body)
 	_, body = do(t, s.App, http.MethodGet, "/simple", nil)
-	require.JSONEq(t, `{"error":"no email provided"}`, body)
+	require.JSONEq(t, `{"error":"no email provided","code":"no_email_provided"}`, body)
 	resp, _ := do(t, s.App, http.MethodGet, "/retry", nil)
 	require.Equal(t, "2", resp.Header.Get("Retry-After"), "rounded up to whole seconds")
 }
