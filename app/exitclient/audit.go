@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/idvault/idvault/exit/encryption"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"github.com/idvault/idvault/exit/encryption"
 )
 
 // AuditOptions tunes AuditTree and AuditRecords.
