@@ -24,12 +24,14 @@ identities whose import would open the missing ones, most first: users, and prov
 identities (an email or phone number a key was shared with) that no user claimed. A user is
 named by the base64 of its hashed user ID, a provisional identity by the hash its public
 identity carries (hashed_email:<base64> or hashed_phone_number:<base64>).
+
 --users FILE names them by the plain user IDs the app gave createIdentity, one per line; a line
 email:ADDRESS names the email provisional identity of ADDRESS (a phone number's hash is salted
 with its private identity's key: only --identities names it). --identities FILE, the private
 identities one would import (as exit import reads them), names each holder found there by its
 line in FILE, and a provisional one also by its email or phone number; nothing else of an
 identity is kept or printed.
+
 --json prints one object: {"summary", "missing_by_user", "items"}, items listing every item that
 is not reachable with its holders, each {"user_id", "user", "line"} or {"provisional", "user",
 "line"} (user and line when known). Exit status: 0 when every item is reachable, 1 when some
