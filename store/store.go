@@ -38,7 +38,8 @@ var (
 
 // Options configure Open.
 type Options struct {
-	// Path of the bbolt data file; its directory is created (0700) if missing.
+	// Path of the bbolt data file. Its directory must exist (CheckDirectory): the file is
+	// created in it if missing.
 	Path string
 	// MasterKey seals sensitive values.
 	MasterKey *MasterKey
@@ -70,7 +71,8 @@ type Store struct {
 	noPack bool
 }
 
-// Open opens (creating if needed) the data file, creates every bucket and checks the schema.
+// Open opens (creating if needed, in a directory that exists) the data file, creates every bucket
+// and checks the schema: a file of a later schema is refused (ErrSchema) and left as it was.
 func Open(opts Options) (*Store, error) {
 	if opts.MasterKey == nil {
 		return nil, errors.New("store: open: no master key")
@@ -78,8 +80,8 @@ func Open(opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
 	}
-	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("store: create data directory: %w", err)
+	if err := CheckDirectory(opts.Path, "data file", "store.path or --data"); err != nil {
+		return nil, err
 	}
 	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
 	// when the file opens), which saves pages and time on every commit; committed data is
@@ -195,9 +197,9 @@ func (s *Store) init() error {
 				return err
 			}
 		case len(v) != 8:
-			return fmt.Errorf("%w: file has %x, this idvault reads up to %d", ErrSchema, v, SchemaVersion)
+			return damaged(s.db.Path(), fmt.Errorf("schema version: %d bytes, not 8", len(v)))
 		case binary.BigEndian.Uint64(v) > SchemaVersion:
-			return fmt.Errorf("%w: file has %d, this idvault reads up to %d", ErrSchema, binary.BigEndian.Uint64(v), SchemaVersion)
+			return newerSchema(s.db.Path(), binary.BigEndian.Uint64(v))
 		}
 		if err := s.checkMasterKey(tx); err != nil {
 			return err
@@ -207,6 +209,13 @@ func (s *Store) init() error {
 		}
 		return meta.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, SchemaVersion))
 	})
+}
+
+// newerSchema is ErrSchema for the data file at path, of schema version v: one line with both
+// versions as numbers (the file's, then the binary's), the file and what to do.
+func newerSchema(path string, v uint64) error {
+	return fmt.Errorf("%w: file has %d, this idvault reads up to %d: %s was written by a newer idvault; run that version or a newer one, or restore the backup taken before the upgrade",
+		ErrSchema, v, SchemaVersion, path)
 }
 
 // Close closes the data file. Pending writes have already been committed.
@@ -239,7 +248,7 @@ func (s *Store) Ping() error {
 
 // checkFile reports ErrDataFileGone when the data file's path no longer names the file open since
 // Open: one stat, before each write transaction and in Ping (readiness). Without it, a data file
-// deleted under a running server would take writes with 200 and lose them all at the next start.
+// deleted under a running server took writes with 200 and lost them all at the next start.
 func (s *Store) checkFile() error {
 	st, err := os.Stat(s.db.Path())
 	if err == nil && os.SameFile(st, s.opened) {

@@ -15,6 +15,9 @@ var (
 	HostNotAllowed    = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (server.allowed_hosts)"}
 	// ExitHostNotAllowed is host_not_allowed as the exit server answers it, naming its own key.
 	ExitHostNotAllowed = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (exit.allowed_hosts)"}
+	// MetricsHostNotAllowed is host_not_allowed as the separate metrics listener (metrics.listen)
+	// answers it, naming its own key; the code is HostNotAllowed's.
+	MetricsHostNotAllowed = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (metrics.allowed_hosts)"}
 	// MalformedRequest: framing that a proxy could read differently (two Host headers,
 	// Content-Length with Transfer-Encoding); the connection is closed after the answer.
 	MalformedRequest = Code{http.StatusBadRequest, "malformed_request", "the request's framing is ambiguous (two Host headers, or Content-Length with Transfer-Encoding)"}

@@ -24,7 +24,7 @@ type configFlags struct {
 
 func (f *configFlags) register(c *cmdline) {
 	c.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
-	c.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
+	c.StringVar(&f.data, "data", "", "data `FILE` in a directory that exists (overrides store.path; the master key and admin token default to that directory)")
 	c.nonEmpty("config", "data")
 }
 

@@ -12,8 +12,9 @@
 //	POST /v1/decrypt-batch  many small ciphertexts, each uvarint(length) || bytes -> 200, per
 //	                     item 0x00 uvarint(length) clear, or 0x01 code and message (batch.go)
 //	POST /v1/audit       {"ids": ["<base64 16-byte ID>", ...]} -> 200 {"app_id", "keys": [{"reachable",
-//	                     "holders"}]}: which keys the imported identities reach, and who holds the
-//	                     others, without opening a key (audit.go)
+//	                     "holders", "provisional"}]}: which keys the imported identities reach, and
+//	                     who holds the others (users, provisional identities nobody claimed),
+//	                     without opening a key (audit.go)
 //
 // With a token every route but /healthz and /openapi.json needs "Authorization: Bearer <token>"
 // (compared in constant time). Errors are {"error": {"status", "code", "message", "trace_id"}} with the codes
