@@ -9,7 +9,7 @@ import (
 
 // budget bounds the bytes that request bodies and stream chunk buffers hold at once
 // (exit.memory_budget). A request reserves what it will hold before it reads or allocates
-// it, and gives it back when its answer is written. A reservation that does not fit waits
+// it, and gives it back when its answer is written (its handler returns). A reservation that does not fit waits
 // for others to end, up to budgetWait, then the request gets 503 server_busy.
 type budget struct {
 	limit int64
@@ -62,34 +62,6 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 			return nil, e
 		}
 	}
-}
-
-// reservation is what one request reserved in the budget. The handler defers done, which gives
-// the bytes back unless handOver passed them on to what writes the answer after the handler
-// returned (a body stream, a hijacked connection).
-type reservation struct {
-	release    func()
-	handedOver bool
-}
-
-// hold is reserve for a handler that may hand its bytes over: `defer r.done()`.
-func (b *budget) hold(n int64, wait time.Duration) (reservation, error) {
-	release, err := b.reserve(n, wait)
-	return reservation{release: release}, err
-}
-
-// done gives the bytes back unless they were handed over.
-func (r *reservation) done() {
-	if !r.handedOver {
-		r.release()
-	}
-}
-
-// handOver returns the function that gives the bytes back, for the writer of the answer to
-// call when it is written; done then leaves them reserved.
-func (r *reservation) handOver() func() {
-	r.handedOver = true
-	return r.release
 }
 
 func (b *budget) give(n int64) {

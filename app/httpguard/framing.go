@@ -12,9 +12,13 @@ import (
 // together with Transfer-Encoding (RFC 9112 section 6.3: a server may refuse it, and must close
 // the connection after it). A proxy in front may have read any of these differently from us,
 // which is how requests are smuggled. It reads the raw header block fasthttp sets aside.
-func Framing(h *fasthttp.RequestHeader) string {
+func Framing(h *fasthttp.RequestHeader) string { return FramingOf(h.RawHeaders()) }
+
+// FramingOf is Framing's check of raw header lines (the request line excluded), as both
+// servers' flavours make it: fasthttp's raw header block, or the head Heads reads before
+// net/http does.
+func FramingOf(raw []byte) string {
 	var hosts, lengths, encodings int
-	raw := h.RawHeaders()
 	for len(raw) > 0 {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
