@@ -101,15 +101,20 @@ func (b *bodyFrame) advance(p []byte) (int, error) {
 
 // endLine acts on a complete chunk size or trailer line.
 func (b *bodyFrame) endLine() error {
-	line := bytes.TrimRight(b.line, " \t\r\n")
+	line := b.line
 	b.line = b.line[:0]
 	if b.state == chunkTrailer {
-		if len(line) == 0 {
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
 			b.state = chunkDone
 		}
 		return nil
 	}
-	// As net/http: trailing white space, then any extension after ';', then hexadecimal digits.
+	// As net/http: CRLF and no other CR, trailing spaces and tabs, then any extension after ';',
+	// then 1 to 16 hexadecimal digits.
+	if len(line) < 2 || bytes.IndexByte(line, '\r') != len(line)-2 {
+		return errChunkFraming
+	}
+	line = bytes.TrimRight(line[:len(line)-2], " \t")
 	if i := bytes.IndexByte(line, ';'); i >= 0 {
 		line = line[:i]
 	}

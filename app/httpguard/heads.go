@@ -87,6 +87,7 @@ type headConn struct {
 
 	mu       sync.Mutex
 	deadline time.Time     // the read deadline net/http (or a handler) asked for
+	applied  time.Time     // the connection's read deadline
 	headBy   time.Time     // while a head is being read: its time limit
 	idleBy   time.Time     // a shorter wait for the next head (WaitNextWithin)
 	nextIdle time.Duration // asked for by WaitNextWithin, applied at the next wait
@@ -160,11 +161,11 @@ func (c *headConn) readHead() error {
 	c.mu.Unlock()
 	for {
 		c.skipEmptyLines()
-		if c.off < len(c.buf) && !c.inHead {
-			c.startHead()
-		}
 		if end := headEnd(c.buf[c.off:]); end > 0 {
 			return c.checkHead(end)
+		}
+		if c.off < len(c.buf) && !c.inHead { // a head came in part: its time limit starts
+			c.startHead()
 		}
 		if len(c.buf)-c.off > c.cfg.MaxBytes {
 			return c.refuse(HeadProblem{Kind: HeadTooLarge})
@@ -221,31 +222,24 @@ func (c *headConn) checkHead(n int) error {
 	}
 	c.endHead()
 	requestLine, fields, _ := bytes.Cut(head, []byte("\n"))
-	if reason := FramingOf(fields); reason != "" {
+	facts := scanHeaders(fields)
+	if reason := facts.framing(); reason != "" {
 		return c.refuse(HeadProblem{Kind: HeadMalformed, Reason: reason})
 	}
-	proto := requestLine[bytes.LastIndexByte(requestLine, ' ')+1:]
-	http10 := bytes.HasPrefix(bytes.TrimSpace(proto), []byte("HTTP/1.0"))
 	c.body = bodyFrame{}
-	for line := range bytes.SplitSeq(fields, []byte("\n")) {
-		name, value, ok := bytes.Cut(line, []byte(":"))
+	proto := bytes.TrimSpace(requestLine[bytes.LastIndexByte(requestLine, ' ')+1:])
+	switch {
+	case facts.encodings > 0 && !bytes.HasPrefix(proto, []byte("HTTP/1.0")): // net/http ignores it on HTTP/1.0
+		if !bytes.EqualFold(bytes.TrimSpace(facts.encoding), []byte("chunked")) {
+			return c.refuse(HeadProblem{Kind: HeadMalformed, Reason: "the request's Transfer-Encoding is not chunked"})
+		}
+		c.body.chunked = true
+	case facts.lengths > 0:
+		length, ok := parseLength(facts.length)
 		if !ok {
-			continue
+			return c.refuse(HeadProblem{Kind: HeadMalformed, Reason: "the request's Content-Length is not a number"})
 		}
-		name = bytes.TrimSpace(name)
-		switch {
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")) && !http10: // net/http ignores it on HTTP/1.0
-			if !bytes.EqualFold(bytes.TrimSpace(value), []byte("chunked")) {
-				return c.refuse(HeadProblem{Kind: HeadMalformed, Reason: "the request's Transfer-Encoding is not chunked"})
-			}
-			c.body.chunked = true
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			length, ok := parseLength(value)
-			if !ok {
-				return c.refuse(HeadProblem{Kind: HeadMalformed, Reason: "the request's Content-Length is not a number"})
-			}
-			c.body.remain = length
-		}
+		c.body.remain = length
 	}
 	c.ready, c.inBody = n, true
 	return nil
@@ -279,8 +273,10 @@ func (c *headConn) endHead() {
 	c.inHead = false
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.headBy, c.idleBy = time.Time{}, time.Time{}
-	c.applyLocked()
+	if !c.headBy.IsZero() || !c.idleBy.IsZero() {
+		c.headBy, c.idleBy = time.Time{}, time.Time{}
+		c.applyLocked()
+	}
 }
 
 // headTimedOut reports whether err is the head's own time limit running out (not a deadline
@@ -314,13 +310,19 @@ func (c *headConn) SetDeadline(t time.Time) error {
 // applyLocked sets the connection's read deadline from what applies (c.mu held).
 func (c *headConn) applyLocked() error {
 	t := c.deadline
-	switch past := !t.IsZero() && !t.After(time.Now()); {
-	case past:
-	case !c.headBy.IsZero():
-		t = c.headBy
-	case !c.idleBy.IsZero() && (t.IsZero() || c.idleBy.Before(t)):
-		t = c.idleBy
+	if !c.headBy.IsZero() || !c.idleBy.IsZero() {
+		switch past := !t.IsZero() && !t.After(time.Now()); {
+		case past:
+		case !c.headBy.IsZero():
+			t = c.headBy
+		case t.IsZero() || c.idleBy.Before(t):
+			t = c.idleBy
+		}
 	}
+	if t.Equal(c.applied) {
+		return nil
+	}
+	c.applied = t
 	return c.Conn.SetReadDeadline(t)
 }
 
