@@ -67,7 +67,7 @@ func (s *Server) decryptBatch(x *exchange) error {
 	keys := s.db.KeyFinder(ctx)
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})
 	// Allocated at its bound, so that appending never grows it past what was reserved.
-	out := batchBuffer(int(batchAnswerBound(int64(len(raw)), int64(len(items)))))[:0]
+	out := batchBuffers.get(int(batchAnswerBound(int64(len(raw)), int64(len(items)))))[:0]
 	for _, item := range items {
 		clear, _, err := encryption.Decrypt(keys, item, limits)
 		if err == nil {
@@ -82,11 +82,11 @@ func (s *Server) decryptBatch(x *exchange) error {
 		}
 		out = appendBatchError(out, e)
 	}
-	recycleBatchBuffer(raw)
+	batchBodies.put(raw)
 	raw, items = nil, nil
 	defer func() {
 		clear(out) // clear text must neither linger nor reach another answer
-		recycleBatchBuffer(out)
+		batchBuffers.put(out)
 	}()
 	return x.send(http.StatusOK, octetStream, out)
 }
@@ -126,23 +126,27 @@ func appendBatchError(out []byte, e *apierr.Error) []byte {
 	return appendString(out, msg)
 }
 
-// batchBuffers recycles the body and answer buffers of decrypt-batch (up to 8 MiB each, within
-// the memory budget's reservation): a records run sends thousands of batches, and a fresh
-// buffer would be zeroed, then collected, each time.
-var batchBuffers sync.Pool
+// batchBuffers and batchBodies recycle the answer and body buffers of decrypt-batch (up to
+// 8 MiB and about as much again, within the memory budget's reservation), apart since an
+// answer's is the larger: a records run sends thousands of batches, and a fresh buffer would
+// be zeroed, then collected, each time.
+var batchBuffers, batchBodies bufferPool
 
-// batchBuffer returns a buffer of n bytes, recycled when one big enough is at hand.
-func batchBuffer(n int) []byte {
-	if p, ok := batchBuffers.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
+// bufferPool recycles byte buffers.
+type bufferPool struct{ sync.Pool }
+
+// get returns a buffer of n bytes, recycled when one big enough is at hand.
+func (p *bufferPool) get(n int) []byte {
+	if b, ok := p.Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:n]
 	}
 	return make([]byte, n)
 }
 
-// recycleBatchBuffer gives b back once nothing refers to it.
-func recycleBatchBuffer(b []byte) {
+// put gives b back once nothing refers to it.
+func (p *bufferPool) put(b []byte) {
 	if cap(b) > 0 {
-		batchBuffers.Put(&b)
+		p.Put(&b)
 	}
 }
 
@@ -157,7 +161,7 @@ func readBatchBody(x *exchange) ([]byte, error) {
 	if n > DecryptBatchBytes {
 		return nil, apierr.PayloadTooLarge.Msg("the body is over %d bytes", DecryptBatchBytes)
 	}
-	raw := batchBuffer(int(n))
+	raw := batchBodies.get(int(n))
 	if _, err := io.ReadFull(x, raw); err != nil {
 		return nil, apierr.InvalidBody.Msg("reading the body: %v", err)
 	}

@@ -17,7 +17,8 @@ type budget struct {
 	mu    sync.Mutex
 	used  int64
 	peak  int64
-	freed chan struct{} // closed (and replaced) whenever bytes are given back
+	freed   chan struct{} // closed (and replaced) when bytes are given back and someone waits
+	waiting int           // reservations waiting on freed
 }
 
 // budgetWait is how long a request waits for room in the budget before server_busy.
@@ -48,6 +49,7 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 			return func() { once.Do(func() { b.give(n) }) }, nil
 		}
 		freed := b.freed
+		b.waiting++
 		b.mu.Unlock()
 		if timer == nil {
 			t := time.NewTimer(wait)
@@ -57,6 +59,9 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 		select {
 		case <-freed:
 		case <-timer:
+			b.mu.Lock()
+			b.waiting--
+			b.mu.Unlock()
 			e := apierr.ServerBusy.New()
 			e.RetryAfter = busyRetryAfter
 			return nil, e
@@ -68,8 +73,11 @@ func (b *budget) give(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= n
-	close(b.freed)
-	b.freed = make(chan struct{})
+	if b.waiting > 0 {
+		close(b.freed)
+		b.freed = make(chan struct{})
+		b.waiting = 0 // each waiter tries again, and counts itself again if it must wait
+	}
 }
 
 // MemoryStats are the budget's figures.

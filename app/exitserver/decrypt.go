@@ -84,8 +84,6 @@ func (s *Server) decrypt(x *exchange) error {
 	return nil
 }
 
-const octetStream = "application/octet-stream"
-
 // prefixed puts the format byte, read to choose the path, back before the rest of the body. It
 // is a plain io.Reader on purpose: an io.WriterTo source (io.MultiReader is one) would turn the
 // decrypter's read-ahead pipeline off.

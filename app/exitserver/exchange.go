@@ -13,8 +13,9 @@ import (
 type exchange struct {
 	w     http.ResponseWriter
 	r     *http.Request
-	rc    *http.ResponseController
-	id    string // the request ID (X-Request-ID)
+	rc    http.ResponseController
+	id    string    // the request ID (X-Request-ID)
+	idv   [1]string // id, as its header's value
 	route string // the route's pattern, or "unmatched"
 	// status is the answer's status once its header was written (0 before).
 	status int
@@ -56,18 +57,30 @@ func (x *exchange) stop() {
 }
 
 // header sets the answer's status and headers; body bytes follow with write.
-func (x *exchange) header(status int, contentType string, length int) {
+func (x *exchange) header(status int, contentType []string, length int) {
 	h := x.w.Header()
-	h.Set("Content-Type", contentType)
-	if length >= 0 {
-		h.Set("Content-Length", strconv.Itoa(length))
+	h["Content-Type"] = contentType
+	// net/http sets the length of an answer that fits its buffer (written at once, when the
+	// handler returns) itself.
+	if length >= smallAnswer {
+		h["Content-Length"] = []string{strconv.Itoa(length)}
 	}
 	x.status = status
 	x.w.WriteHeader(status)
 }
 
+// Content types of answers, shared: the header map holds them as they are.
+var (
+	octetStream = []string{"application/octet-stream"}
+	jsonType    = []string{"application/json"}
+)
+
+// smallAnswer is the size from which an answer's Content-Length is set by the handler: below,
+// net/http buffers the answer whole and sets it.
+const smallAnswer = 2048
+
 // send answers status with body.
-func (x *exchange) send(status int, contentType string, body []byte) error {
+func (x *exchange) send(status int, contentType []string, body []byte) error {
 	x.header(status, contentType, len(body))
 	_, err := x.write(body)
 	return err
@@ -97,7 +110,7 @@ func (x *exchange) json(status int, v any) error {
 	if err != nil {
 		return err
 	}
-	return x.send(status, "application/json", raw)
+	return x.send(status, jsonType, raw)
 }
 
 // discardBody reads what is left of the request body, up to drainOnError bytes, so that a

@@ -28,9 +28,10 @@ var errStreamCut = errors.New("exitserver: answer cut")
 // (route pattern, status, duration, request ID; never a body or a header value).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	x := &exchange{w: w, r: r, rc: http.NewResponseController(w), idle: s.cfg.BodyIdleTimeout,
+	x := &exchange{w: w, r: r, rc: *http.NewResponseController(w), idle: s.cfg.BodyIdleTimeout,
 		id: requestid.Pick(r.Header.Get("X-Request-ID")), route: "unmatched"}
-	w.Header().Set("X-Request-ID", x.id)
+	x.idv[0] = x.id
+	w.Header()["X-Request-Id"] = x.idv[:]
 	err := s.run(x)
 	if err != nil && !errors.Is(err, errStreamCut) {
 		if x.status != 0 { // an error after the answer started: nothing left to tell the client
@@ -44,8 +45,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if x.status >= 500 {
 		level = slog.LevelWarn
 	}
-	s.cfg.Logger.Log(r.Context(), level, "request", "method", r.Method, "route", x.route,
-		"status", x.status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", x.id)
+	if s.cfg.Logger.Enabled(r.Context(), level) {
+		s.cfg.Logger.Log(r.Context(), level, "request", "method", r.Method, "route", x.route,
+			"status", x.status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", x.id)
+	}
 	if errors.Is(err, errStreamCut) {
 		panic(http.ErrAbortHandler) // net/http drops the connection without ending the answer
 	}
@@ -153,7 +156,7 @@ func (s *Server) healthz(x *exchange) error {
 // openapi serves the OpenAPI document of these routes.
 func (s *Server) openapi(x *exchange) error {
 	x.w.Header().Set("Cache-Control", "no-cache")
-	return x.send(http.StatusOK, "application/json", openapi.ExitJSON)
+	return x.send(http.StatusOK, jsonType, openapi.ExitJSON)
 }
 
 // readyz answers 200 when the database answers and 503 (database_unavailable) otherwise.

@@ -88,6 +88,7 @@ type headConn struct {
 	mu       sync.Mutex
 	deadline time.Time     // the read deadline net/http (or a handler) asked for
 	applied  time.Time     // the connection's read deadline
+	reading  bool          // a read of the connection is waiting
 	headBy   time.Time     // while a head is being read: its time limit
 	idleBy   time.Time     // a shorter wait for the next head (WaitNextWithin)
 	nextIdle time.Duration // asked for by WaitNextWithin, applied at the next wait
@@ -127,7 +128,7 @@ func (c *headConn) Read(p []byte) (int, error) {
 	if !c.body.chunked && uint64(len(p)) > c.body.remain {
 		p = p[:c.body.remain]
 	}
-	n, err := c.Conn.Read(p)
+	n, err := c.rawRead(p)
 	k, ferr := c.body.advance(p[:n])
 	if k < n { // the next head's first bytes
 		c.buf = append(c.buf[:0], p[k:n]...)
@@ -156,7 +157,6 @@ func (c *headConn) readHead() error {
 	c.mu.Lock()
 	if c.nextIdle > 0 {
 		c.idleBy, c.nextIdle = time.Now().Add(c.nextIdle), 0
-		c.applyLocked()
 	}
 	c.mu.Unlock()
 	for {
@@ -177,7 +177,7 @@ func (c *headConn) readHead() error {
 		if len(c.buf) == cap(c.buf) {
 			return c.refuse(HeadProblem{Kind: HeadTooLarge})
 		}
-		n, err := c.Conn.Read(c.buf[len(c.buf):cap(c.buf)])
+		n, err := c.rawRead(c.buf[len(c.buf):cap(c.buf)])
 		c.buf = c.buf[:len(c.buf)+n]
 		if err != nil {
 			if c.headTimedOut(err) {
@@ -265,7 +265,6 @@ func (c *headConn) startHead() {
 		c.headBy = time.Now().Add(c.cfg.Timeout)
 	}
 	c.idleBy = time.Time{}
-	c.applyLocked()
 }
 
 // endHead gives the read deadline back to net/http.
@@ -273,10 +272,25 @@ func (c *headConn) endHead() {
 	c.inHead = false
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.headBy.IsZero() || !c.idleBy.IsZero() {
-		c.headBy, c.idleBy = time.Time{}, time.Time{}
-		c.applyLocked()
+	c.headBy, c.idleBy = time.Time{}, time.Time{}
+}
+
+// rawRead reads from the connection under the deadline that applies. Deadlines are set on the
+// connection lazily, here, or at once when a read is waiting or they are in the past: net/http
+// changes the read deadline several times per request, most often with no read in between.
+func (c *headConn) rawRead(p []byte) (int, error) {
+	c.mu.Lock()
+	c.reading = true
+	err := c.applyLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return 0, err
 	}
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	c.reading = false
+	c.mu.Unlock()
+	return n, err
 }
 
 // headTimedOut reports whether err is the head's own time limit running out (not a deadline
@@ -297,7 +311,10 @@ func (c *headConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.deadline = t
-	return c.applyLocked()
+	if c.reading || !t.IsZero() && !t.After(time.Now()) {
+		return c.applyLocked()
+	}
+	return nil
 }
 
 func (c *headConn) SetDeadline(t time.Time) error {
