@@ -14,9 +14,9 @@ import (
 type budget struct {
 	limit int64
 
-	mu    sync.Mutex
-	used  int64
-	peak  int64
+	mu      sync.Mutex
+	used    int64
+	peak    int64
 	freed   chan struct{} // closed (and replaced) when bytes are given back and someone waits
 	waiting int           // reservations waiting on freed
 }

@@ -16,7 +16,7 @@ type exchange struct {
 	rc    http.ResponseController
 	id    string    // the request ID (X-Request-ID)
 	idv   [1]string // id, as its header's value
-	route string // the route's pattern, or "unmatched"
+	route string    // the route's pattern, or "unmatched"
 	// status is the answer's status once its header was written (0 before).
 	status int
 
