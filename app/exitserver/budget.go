@@ -60,7 +60,9 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 		case <-freed:
 		case <-timer:
 			b.mu.Lock()
-			b.waiting--
+			if b.freed == freed { // not woken: still counted
+				b.waiting--
+			}
 			b.mu.Unlock()
 			e := apierr.ServerBusy.New()
 			e.RetryAfter = busyRetryAfter
