@@ -13,7 +13,7 @@ type onceConn struct {
 	r *bytes.Reader
 }
 
-func (c *onceConn) Read(p []byte) (int, error)     { return c.r.Read(p) }
+func (c *onceConn) Read(p []byte) (int, error)      { return c.r.Read(p) }
 func (c *onceConn) SetReadDeadline(time.Time) error { return nil }
 
 // Whatever a client sends, Heads hands on only bytes it was sent, in order (empty lines before
