@@ -1,7 +1,6 @@
 package exitserver
 
 import (
-	"context"
 	"encoding/base64"
 	"net/http"
 
@@ -73,7 +72,7 @@ func (s *Server) audit(x *exchange) error {
 		}
 		copy(keyIDs[i][:], b)
 	}
-	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	audits, err := s.db.AuditKeys(ctx, keyIDs)
 	if err != nil {

@@ -1,7 +1,6 @@
 package exitserver
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -62,7 +61,7 @@ func (s *Server) decryptBatch(x *exchange) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	keys := s.db.KeyFinder(ctx)
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})

@@ -2,7 +2,6 @@ package exitserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -40,7 +39,7 @@ func (s *Server) decrypt(x *exchange) error {
 	if !v.IsStream() {
 		return s.decryptSimple(x, first[0])
 	}
-	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{x: x, log: s.cfg.Logger}
@@ -140,7 +139,7 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
 		}
 	}
-	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
 	if err != nil {
