@@ -37,7 +37,7 @@ type Config struct {
 	// IdleTimeout closes keep-alive connections idle this long (default 60 s).
 	IdleTimeout time.Duration
 	// HeaderTimeout bounds the request line and headers, in total (default 30 s): a client
-	// trickling them is answered 408 and dropped.
+	// trickling them is answered 400 invalid_body and dropped (httpguard.Heads).
 	HeaderTimeout time.Duration
 	// BodyIdleTimeout drops a connection whose body, or answer, moves no byte this long
 	// (default 60 s), whatever came before. There is no limit on a whole request: a stream of
