@@ -27,7 +27,10 @@ var errStreamCut = errors.New("exitserver: answer cut")
 // Content-Encoding, route, token), its handler and the rendering of its error, and logs it
 // (route pattern, status, duration, request ID; never a body or a header value).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	var start time.Time // read only when the request is logged (at info, or warn for a 5xx)
+	if s.cfg.Logger.Enabled(r.Context(), slog.LevelWarn) {
+		start = time.Now()
+	}
 	x := &exchange{w: w, r: r, rc: *http.NewResponseController(w), idle: s.cfg.BodyIdleTimeout,
 		id: requestid.Pick(r.Header.Get("X-Request-ID")), route: "unmatched"}
 	x.idv[0] = x.id

@@ -276,8 +276,8 @@ func (c *headConn) endHead() {
 }
 
 // rawRead reads from the connection under the deadline that applies. Deadlines are set on the
-// connection lazily, here, or at once when a read is waiting or they are in the past: net/http
-// changes the read deadline several times per request, most often with no read in between.
+// connection lazily, here, or at once when a read is waiting: net/http changes the read
+// deadline several times per request, most often with no read in between.
 func (c *headConn) rawRead(p []byte) (int, error) {
 	c.mu.Lock()
 	c.reading = true
@@ -311,10 +311,10 @@ func (c *headConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.deadline = t
-	if c.reading || !t.IsZero() && !t.After(time.Now()) {
+	if c.reading {
 		return c.applyLocked()
 	}
-	return nil
+	return nil // rawRead sets it before the next read
 }
 
 func (c *headConn) SetDeadline(t time.Time) error {
