@@ -37,8 +37,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header()["X-Request-Id"] = x.idv[:]
 	err := s.run(x)
 	if err != nil && !errors.Is(err, errStreamCut) {
-		if x.status != 0 { // an error after the answer started: nothing left to tell the client
-			s.cfg.Logger.Error("request failed after its answer started", "request_id", x.id, "route", x.route, "err", err)
+		if x.status != 0 { // the answer started and could not be written whole (the client went away)
+			s.cfg.Logger.Info("answer cut", "request_id", x.id, "route", x.route, "err", err)
 			err = errStreamCut
 		} else {
 			s.renderError(x, err)
