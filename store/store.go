@@ -47,6 +47,12 @@ type Options struct {
 	// RecordCacheBytes bounds the memory of the record cache (see recordCache): 0 is
 	// DefaultRecordCacheBytes, a negative value switches the cache off.
 	RecordCacheBytes int
+	// NoCacheByPage leaves the data file's page cache to the system at Open (pagecache_linux.go).
+	NoCacheByPage bool
+	// NoWriteAhead leaves the data file's growth to bbolt (ahead.go).
+	NoWriteAhead bool
+	// NoLinger makes a group commit's leader commit at once under load (groupcommit.go, linger).
+	NoLinger bool
 }
 
 // Store is an open data file. It is safe for concurrent use.
@@ -91,7 +97,7 @@ func Open(opts Options) (*Store, error) {
 		}
 	}
 	if statErr == nil {
-		if err := precheck(opts.Path, opts.LockTimeout); err != nil {
+		if err := precheck(opts.Path, opts.LockTimeout, !opts.NoCacheByPage); err != nil {
 			return nil, err
 		}
 	}
@@ -114,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
-	if cachesByPage && errors.Is(statErr, fs.ErrNotExist) {
+	if cachesByPage && !opts.NoCacheByPage && errors.Is(statErr, fs.ErrNotExist) {
 		// bbolt wrote the new file's first four pages (the meta pages among them, which every
 		// commit writes) in one write, which the page cache holds in a large folio: closed and
 		// opened again, the file is cached page by page (pagecache_linux.go).
@@ -137,7 +143,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
-	s.group.check, s.group.damage = s.writable, &s.damage
+	s.group.check, s.group.damage, s.group.noLinger = s.writable, &s.damage, opts.NoLinger
 	if err := guard(opts.Path, s.init); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
@@ -145,7 +151,9 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, err
 	}
-	s.group.ahead = openAhead(opts.Path, opened)
+	if !opts.NoWriteAhead {
+		s.group.ahead = openAhead(opts.Path, opened)
+	}
 	removeStaleSnapshots(filepath.Dir(opts.Path))
 	return s, nil
 }
@@ -156,8 +164,10 @@ func Open(opts Options) (*Store, error) {
 // (cacheByPage), which that check would otherwise do with readahead. A file another process
 // holds is ErrLocked; a file bbolt cannot open at all is left to the open that follows, which
 // names the error.
-func precheck(path string, timeout time.Duration) error {
-	cacheByPage(path) // before anything maps it (pagecache_linux.go)
+func precheck(path string, timeout time.Duration, byPage bool) error {
+	if byPage {
+		cacheByPage(path) // before anything maps it (pagecache_linux.go)
+	}
 	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	switch {
 	case errors.Is(err, ErrDamaged):

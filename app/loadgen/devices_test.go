@@ -1,0 +1,228 @@
+package loadgen_test
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/idvault/idvault/app/apps"
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/directory"
+	"github.com/idvault/idvault/app/fakeauth"
+	"github.com/idvault/idvault/app/idserver"
+	"github.com/idvault/idvault/app/logging"
+	"github.com/idvault/idvault/app/server"
+	"github.com/idvault/idvault/store"
+)
+
+// device is a performance device that BenchmarkDevices switches off on a server of its own.
+type device struct {
+	name  string
+	store store.Options // the options that switch it off (Path and MasterKey are set later)
+	dir   directory.Options
+}
+
+// devices are the devices BenchmarkDevices measures, each against the server with all of them.
+var devices = []device{
+	{name: "no-cache-by-page", store: store.Options{NoCacheByPage: true}},
+	{name: "no-write-ahead", store: store.Options{NoWriteAhead: true}},
+	{name: "no-linger", store: store.Options{NoLinger: true}},
+	{name: "no-key-pool", dir: directory.Options{NoKeyPool: true}},
+}
+
+// BenchmarkDevices measures what each performance device gives the creation rows of the
+// Performance table (`POST /identity` and `POST /public_identity`, new emails, durable): one
+// server with every device on and one server per device with that device off, each served as
+// BenchmarkHTTPLoad serves idvault, take turns of 500 ms in a rotating order, over
+// IDVAULT_LOAD_ROUNDS rounds (default 3) of IDVAULT_LOAD_SECONDS (default 2) per server and
+// row. Each server opens its own copy of one data file seeded with IDVAULT_DEVICES_SEED
+// identities (default 20 000) and dropped from the page cache, as a server restarted on a
+// data file opens it. IDVAULT_DEVICES=<names, comma-separated> keeps those devices.
+//
+// It prints, per row and server, the rate, the server CPU per request and the ratio to the
+// server with every device on.
+func BenchmarkDevices(b *testing.B) {
+	seconds := envInt("IDVAULT_LOAD_SECONDS", 2)
+	rounds := envInt("IDVAULT_LOAD_ROUNDS", 3)
+	seedN := envInt("IDVAULT_DEVICES_SEED", 20000)
+	chosen := devices
+	if only := os.Getenv("IDVAULT_DEVICES"); only != "" {
+		chosen = nil
+		for _, d := range devices {
+			if strings.Contains(","+only+",", ","+d.name+",") {
+				chosen = append(chosen, d)
+			}
+		}
+	}
+	gen := startGenerator(b)
+	raw := make([]byte, store.MasterKeySize)
+	_, _ = rand.Read(raw)
+	mk, err := store.NewMasterKey(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seed, isID := seedDataFile(b, mk, seedN)
+
+	type server struct {
+		name   string
+		addr   string
+		st     *store.Store
+		routes map[string]*tally
+	}
+	servers := []*server{}
+	for _, d := range append([]device{{name: "all on"}}, chosen...) {
+		path := filepath.Join(b.TempDir(), "idvault.db")
+		copyColdFile(b, seed, path)
+		opts := d.store
+		opts.Path, opts.MasterKey = path, mk
+		st, err := store.Open(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		addr := serveIdentities(b, st, d.dir, isID)
+		servers = append(servers, &server{name: d.name, addr: addr, st: st, routes: map[string]*tally{}})
+	}
+
+	run := time.Now().UnixNano()
+	var next int64
+	turnOf := func(addr, kind string) turn {
+		t := gen.drive(b, spec{Addr: addr, Kind: kind, From: next, Run: run})
+		next += t.Requests + t.Errors
+		if t.Errors > 0 {
+			b.Fatalf("%s: %d errors, first: %s", kind, t.Errors, t.FirstError)
+		}
+		return t
+	}
+	kinds := []string{"new", "public-new"}
+	for _, s := range servers { // warm up: connections, the key pools' first fills
+		for _, k := range kinds {
+			turnOf(s.addr, k)
+			s.routes[k] = &tally{}
+		}
+	}
+	turns := max(1, int(time.Duration(seconds)*time.Second/slice))
+	for round := range rounds {
+		for _, k := range kinds {
+			for i := range turns {
+				for j := range servers { // rotating order: no server always follows another
+					s := servers[(i+j+round)%len(servers)]
+					s.routes[k].run(func() turn { return turnOf(s.addr, k) })
+				}
+			}
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\nBenchmarkDevices: %d rounds of %d s per server and row, %d identities seeded; load average %s\n\n", rounds, seconds, seedN, loadAverage())
+	sb.WriteString("| row | server | req/s | server CPU µs per request | ratio to all on |\n|---|---|---|---|---|\n")
+	for _, k := range kinds {
+		base := servers[0].routes[k].perSecond()
+		for _, s := range servers {
+			t := s.routes[k]
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.3f |\n", k, s.name, thousands(t.perSecond()), perRequest(t.cpu, t.n), t.perSecond()/base)
+		}
+	}
+	fmt.Print(sb.String())
+}
+
+// seedDataFile makes a data file holding an identity server's app and n of its permanent
+// identities, and returns its path and the app's ID.
+func seedDataFile(b *testing.B, mk *store.MasterKey, n int) (path string, isID []byte) {
+	path = filepath.Join(b.TempDir(), "seed.db")
+	st, err := store.Open(store.Options{Path: path, MasterKey: mk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	reg, err := apps.NewRegistry(st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	is, err := reg.Create("identity server", false, store.AppOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := directory.New(st)
+	defer dir.Close()
+	var i atomic.Int64
+	var wg sync.WaitGroup
+	var first atomic.Value
+	for range clients {
+		wg.Go(func() {
+			for k := i.Add(1); k <= int64(n); k = i.Add(1) {
+				if _, err := dir.Permanent(is.App, newEmail("seed", 0, k)); err != nil {
+					first.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := first.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	return path, is.App.ID
+}
+
+// copyColdFile copies the closed file from to to, syncs the copy and drops it from the page
+// cache, as a data file a server restarts on after the machine did.
+func copyColdFile(b *testing.B, from, to string) {
+	src, err := os.Open(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := io.Copy(dst, src); err != nil {
+		b.Fatal(err)
+	}
+	if err := dst.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Fadvise(int(dst.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// serveIdentities serves the identity server of app isID and fake authentication over st, as
+// BenchmarkHTTPLoad serves them (server.Serve behind netguard, the request log of `idvault serve`
+// to a file), with a directory made with opts, and returns the address.
+func serveIdentities(b *testing.B, st *store.Store, opts directory.Options, isID []byte) string {
+	reg, err := apps.NewRegistry(st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := directory.NewWith(st, opts)
+	b.Cleanup(dir.Close)
+	if _, err := reg.Get(isID); err != nil {
+		b.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(filepath.Dir(st.Path()), "idvault.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = logFile.Close() })
+	log, logWriter := logging.New(logging.Options{Level: "info", Format: "text"}, logFile)
+	b.Cleanup(func() { _ = logWriter.Close() })
+	prom := server.NewRegistry()
+	srv := server.New(server.Deps{
+		Server: apptest.ServerConfig(), Logger: log, Registry: prom, Checks: map[string]server.Checker{},
+		IdentityServer: idserver.New(isID, reg, dir, config.IdentityServer{Enabled: true}, prom, log),
+		FakeAuth:       fakeauth.New(reg, dir, config.Default().FakeAuth, prom, log),
+	})
+	return apptest.ServeLoopback(b, srv.Serve, func() error { return srv.App.ShutdownWithTimeout(5 * time.Second) })
+}
