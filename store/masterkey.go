@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/idvault/idvault/app/smallfile"
 )
 
 // MasterKeySize is the size of the master key in bytes.
@@ -35,7 +37,7 @@ const maxKeyFile = 4 << 10
 // directory, a file bbolt does not read), which the error then says instead. A key file readable by group or others is
 // refused: it protects every secret idvault holds.
 func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, err error) {
-	raw, err := ReadSmallFile(path, maxKeyFile)
+	raw, err := smallfile.Read(path, maxKeyFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(dataFile); serr == nil {
 			if err := CheckDataFile(dataFile); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/requestid"
 	"github.com/idvault/idvault/exit/exitdb"
@@ -58,7 +59,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if httpguard.DropSpare(c, err) {
 		return nil
 	}
-	e := apierr.FromFiber(err, apierr.PayloadTooLarge)
+	e := fibererr.FromFiber(err, apierr.PayloadTooLarge)
 	requestid.Ensure(c)
 	if e.Code.Status >= 500 {
 		s.cfg.Logger.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c),

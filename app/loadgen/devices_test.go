@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,8 @@ func BenchmarkDevices(b *testing.B) {
 		addr   string
 		st     *store.Store
 		routes map[string]*tally
+		// passes are the rate and server CPU per request of each pass (one turn of every server).
+		passes map[string][]rate
 	}
 	servers := []*server{}
 	for _, d := range append([]device{{name: "all on"}}, chosen...) {
@@ -91,7 +94,7 @@ func BenchmarkDevices(b *testing.B) {
 		}
 		b.Cleanup(func() { st.Close() })
 		addr := serveIdentities(b, st, d.dir, isID)
-		servers = append(servers, &server{name: d.name, addr: addr, st: st, routes: map[string]*tally{}})
+		servers = append(servers, &server{name: d.name, addr: addr, st: st, routes: map[string]*tally{}, passes: map[string][]rate{}})
 	}
 
 	run := time.Now().UnixNano()
@@ -117,19 +120,31 @@ func BenchmarkDevices(b *testing.B) {
 			for i := range turns {
 				for j := range servers { // rotating order: no server always follows another
 					s := servers[(i+j+round)%len(servers)]
-					s.routes[k].run(func() turn { return turnOf(s.addr, k) })
+					t := s.routes[k]
+					before := *t
+					t.run(func() turn { return turnOf(s.addr, k) })
+					s.passes[k] = append(s.passes[k], rate{n: t.n - before.n, elapsed: t.elapsed - before.elapsed})
 				}
 			}
 		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\nBenchmarkDevices: %d rounds of %d s per server and row, %d identities seeded; load average %s\n\n", rounds, seconds, seedN, loadAverage())
-	sb.WriteString("| row | server | req/s | server CPU µs per request | ratio to all on |\n|---|---|---|---|---|\n")
+	sb.WriteString("| row | server | req/s | server CPU µs per request | ratio to all on | median of the passes' ratios | passes slower than all on |\n|---|---|---|---|---|---|---|\n")
 	for _, k := range kinds {
-		base := servers[0].routes[k].perSecond()
+		base := servers[0]
 		for _, s := range servers {
 			t := s.routes[k]
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.3f |\n", k, s.name, thousands(t.perSecond()), perRequest(t.cpu, t.n), t.perSecond()/base)
+			ratios := make([]float64, len(s.passes[k]))
+			slower := 0
+			for i, p := range s.passes[k] {
+				ratios[i] = p.perSecond() / base.passes[k][i].perSecond()
+				if ratios[i] < 1 {
+					slower++
+				}
+			}
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.3f | %.3f | %d of %d |\n", k, s.name, thousands(t.perSecond()), perRequest(t.cpu, t.n),
+				t.perSecond()/base.routes[k].perSecond(), median(ratios), slower, len(ratios))
 		}
 	}
 	fmt.Print(sb.String())
@@ -225,4 +240,17 @@ func serveIdentities(b *testing.B, st *store.Store, opts directory.Options, isID
 		FakeAuth:       fakeauth.New(reg, dir, config.Default().FakeAuth, prom, log),
 	})
 	return apptest.ServeLoopback(b, srv.Serve, func() error { return srv.App.ShutdownWithTimeout(5 * time.Second) })
+}
+
+// median is the middle of v (the mean of the two middle values of an even count), 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
