@@ -31,18 +31,21 @@ type device struct {
 	name  string
 	store store.Options // the options that switch it off (Path and MasterKey are set later)
 	dir   directory.Options
+	log   logging.Options // the request log's options beside Level and Format
 }
 
 // devices are the devices BenchmarkDevices measures, each against the server with all of them.
 var devices = []device{
-	{name: "no-cache-by-page", store: store.Options{NoCacheByPage: true}},
-	{name: "no-write-ahead", store: store.Options{NoWriteAhead: true}},
 	{name: "no-linger", store: store.Options{NoLinger: true}},
 	{name: "no-key-pool", dir: directory.Options{NoKeyPool: true}},
+	{name: "no-record-cache", store: store.Options{RecordCacheBytes: -1}},
+	{name: "no-log-buffer", log: logging.Options{NoBuffer: true}},
+	{name: "no-fast-log", log: logging.Options{NoFastFormat: true}},
 }
 
-// BenchmarkDevices measures what each performance device gives the creation rows of the
-// Performance table (`POST /identity` and `POST /public_identity`, new emails, durable): one
+// BenchmarkDevices measures what each performance device gives the identity rows of the
+// Performance table (`POST /identity` for a known email and for new emails, durable, and
+// `POST /public_identity` for new emails): one
 // server with every device on and one server per device with that device off, each served as
 // BenchmarkHTTPLoad serves idvault, take turns of 500 ms in a rotating order, over
 // IDVAULT_LOAD_ROUNDS rounds (default 3) of IDVAULT_LOAD_SECONDS (default 2) per server and
@@ -81,6 +84,8 @@ func BenchmarkDevices(b *testing.B) {
 		routes map[string]*tally
 		// passes are the rate and server CPU per request of each pass (one turn of every server).
 		passes map[string][]rate
+		// commits are the group commit's counters during the server's turns.
+		commits map[string]store.CommitStats
 	}
 	servers := []*server{}
 	for _, d := range append([]device{{name: "all on"}}, chosen...) {
@@ -93,8 +98,8 @@ func BenchmarkDevices(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { st.Close() })
-		addr := serveIdentities(b, st, d.dir, isID)
-		servers = append(servers, &server{name: d.name, addr: addr, st: st, routes: map[string]*tally{}, passes: map[string][]rate{}})
+		addr := serveIdentities(b, st, d, isID)
+		servers = append(servers, &server{name: d.name, addr: addr, st: st, routes: map[string]*tally{}, passes: map[string][]rate{}, commits: map[string]store.CommitStats{}})
 	}
 
 	run := time.Now().UnixNano()
@@ -107,7 +112,7 @@ func BenchmarkDevices(b *testing.B) {
 		}
 		return t
 	}
-	kinds := []string{"new", "public-new"}
+	kinds := []string{"known", "new", "public-new"}
 	for _, s := range servers { // warm up: connections, the key pools' first fills
 		for _, k := range kinds {
 			turnOf(s.addr, k)
@@ -121,8 +126,9 @@ func BenchmarkDevices(b *testing.B) {
 				for j := range servers { // rotating order: no server always follows another
 					s := servers[(i+j+round)%len(servers)]
 					t := s.routes[k]
-					before := *t
+					before, c0 := *t, s.st.RecordCommits()
 					t.run(func() turn { return turnOf(s.addr, k) })
+					s.commits[k] = s.commits[k].Add(s.st.RecordCommits().Sub(c0))
 					s.passes[k] = append(s.passes[k], rate{n: t.n - before.n, elapsed: t.elapsed - before.elapsed})
 				}
 			}
@@ -130,7 +136,7 @@ func BenchmarkDevices(b *testing.B) {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\nBenchmarkDevices: %d rounds of %d s per server and row, %d identities seeded; load average %s\n\n", rounds, seconds, seedN, loadAverage())
-	sb.WriteString("| row | server | req/s | server CPU µs per request | ratio to all on | median of the passes' ratios | passes slower than all on |\n|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| row | server | req/s | server CPU µs per request | ratio to all on | median of the passes' ratios | passes slower than all on | writes per commit | ms per commit, of it bbolt's writing and fdatasyncs |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range kinds {
 		base := servers[0]
 		for _, s := range servers {
@@ -143,15 +149,17 @@ func BenchmarkDevices(b *testing.B) {
 					slower++
 				}
 			}
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.3f | %.3f | %d of %d |\n", k, s.name, thousands(t.perSecond()), perRequest(t.cpu, t.n),
-				t.perSecond()/base.routes[k].perSecond(), median(ratios), slower, len(ratios))
+			c := s.commits[k]
+			n := float64(max(c.Commits, 1))
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.3f | %.3f | %d of %d | %.1f | %.2f, %.2f |\n", k, s.name, thousands(t.perSecond()), perRequest(t.cpu, t.n),
+				t.perSecond()/base.routes[k].perSecond(), median(ratios), slower, len(ratios), float64(c.Writes)/n, ms(c.Busy)/n, ms(c.Disk)/n)
 		}
 	}
 	fmt.Print(sb.String())
 }
 
-// seedDataFile makes a data file holding an identity server's app and n of its permanent
-// identities, and returns its path and the app's ID.
+// seedDataFile makes a data file holding an identity server's app, n of its permanent identities
+// and the 100 known emails of the known row, and returns its path and the app's ID.
 func seedDataFile(b *testing.B, mk *store.MasterKey, n int) (path string, isID []byte) {
 	path = filepath.Join(b.TempDir(), "seed.db")
 	st, err := store.Open(store.Options{Path: path, MasterKey: mk})
@@ -183,6 +191,11 @@ func seedDataFile(b *testing.B, mk *store.MasterKey, n int) (path string, isID [
 		})
 	}
 	wg.Wait()
+	for i := range 100 {
+		if _, err := dir.Permanent(is.App, knownEmail(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	if err, _ := first.Load().(error); err != nil {
 		b.Fatal(err)
 	}
@@ -215,13 +228,13 @@ func copyColdFile(b *testing.B, from, to string) {
 
 // serveIdentities serves the identity server of app isID and fake authentication over st, as
 // BenchmarkHTTPLoad serves them (server.Serve behind netguard, the request log of `idvault serve`
-// to a file), with a directory made with opts, and returns the address.
-func serveIdentities(b *testing.B, st *store.Store, opts directory.Options, isID []byte) string {
+// to a file), with the directory and the log made with d's options, and returns the address.
+func serveIdentities(b *testing.B, st *store.Store, d device, isID []byte) string {
 	reg, err := apps.NewRegistry(st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := directory.NewWith(st, opts)
+	dir := directory.NewWith(st, d.dir)
 	b.Cleanup(dir.Close)
 	if _, err := reg.Get(isID); err != nil {
 		b.Fatal(err)
@@ -231,7 +244,9 @@ func serveIdentities(b *testing.B, st *store.Store, opts directory.Options, isID
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = logFile.Close() })
-	log, logWriter := logging.New(logging.Options{Level: "info", Format: "text"}, logFile)
+	logOpts := d.log
+	logOpts.Level, logOpts.Format = "info", "text"
+	log, logWriter := logging.New(logOpts, logFile)
 	b.Cleanup(func() { _ = logWriter.Close() })
 	prom := server.NewRegistry()
 	srv := server.New(server.Deps{
