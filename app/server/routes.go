@@ -7,7 +7,6 @@ import (
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apierr/fibererr"
-	"github.com/idvault/idvault/app/openapi"
 )
 
 var errFeatureOff = apierr.FeatureNotEnabled.New()
@@ -26,7 +25,7 @@ func (s *Server) routes(metrics http.Handler) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", on(!s.deps.MetricsElsewhere, metricsHandler(metrics)))
-	app.Get("/openapi.json", openapi.Serve)
+	app.Get("/openapi.json", serveOpenAPI)
 
 	// Admin API (app management, backup), behind the admin token. The token is checked by each
 	// route, not by a group middleware, so that a refused request is logged and counted under

@@ -25,6 +25,7 @@ import (
 	"github.com/idvault/idvault/app/console"
 	"github.com/idvault/idvault/app/fakeauth"
 	"github.com/idvault/idvault/app/httpguard"
+	"github.com/idvault/idvault/app/httpguard/fiberguard"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/netguard"
 	"github.com/idvault/idvault/app/verification"
@@ -136,7 +137,7 @@ func New(d Deps) *Server {
 	s.routes(s.MetricsHandler())
 	s.refuseUnknownMethods(handleErr)
 	readBodies(app, handleErr, d.Server.BodyLimit)
-	httpguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
+	fiberguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
 }
 
