@@ -50,7 +50,7 @@ type Config struct {
 	// KeyLookupTimeout bounds the database work of resolving one key (default 30 s); it starts
 	// once the ciphertext's header (a stream) or whole body (a simple format) is read.
 	KeyLookupTimeout time.Duration
-	// Listen and AllowedHosts choose the Host headers answered (httpguard.Hosts): others get
+	// Listen and AllowedHosts choose the Host headers answered (httpguard.HostCheck): others get
 	// 421 host_not_allowed.
 	Listen       string
 	AllowedHosts []string

@@ -1,22 +1,14 @@
 package httpguard
 
-import (
-	"bytes"
+import "bytes"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
-)
-
-// Framing says what makes a request's framing ambiguous, or "" when it is exact: two Host
-// headers (fasthttp keeps one of them silently), two Content-Length headers, or Content-Length
-// together with Transfer-Encoding (RFC 9112 section 6.3: a server may refuse it, and must close
-// the connection after it). A proxy in front may have read any of these differently from us,
-// which is how requests are smuggled. It reads the raw header block fasthttp sets aside.
-func Framing(h *fasthttp.RequestHeader) string { return FramingOf(h.RawHeaders()) }
-
-// FramingOf is Framing's check of raw header lines (the request line excluded), as both
-// servers' flavours make it: fasthttp's raw header block, or the head Heads reads before
-// net/http does.
+// FramingOf says what makes a request's framing ambiguous, or "" when it is exact, from its raw
+// header lines (the request line excluded): two Host headers (fasthttp keeps one of them
+// silently), two Content-Length headers, or Content-Length together with Transfer-Encoding
+// (RFC 9112 section 6.3: a server may refuse it, and must close the connection after it). A
+// proxy in front may have read any of these differently from us, which is how requests are
+// smuggled. Both servers make this check: the main server on fasthttp's raw header block
+// (app/httpguard/fiberguard), the exit server on the head Heads reads before net/http does.
 func FramingOf(raw []byte) string { return scanHeaders(raw).framing() }
 
 // headerFacts is what the framing checks need of a header block, read in one pass.
@@ -53,7 +45,7 @@ func scanHeaders(raw []byte) headerFacts {
 	return f
 }
 
-// framing is Framing's answer.
+// framing is FramingOf's answer.
 func (f headerFacts) framing() string {
 	switch {
 	case f.hosts > 1:
@@ -66,23 +58,4 @@ func (f headerFacts) framing() string {
 		return "the request has more than one Transfer-Encoding header"
 	}
 	return ""
-}
-
-// RefuseBadFraming makes app answer a request whose framing is ambiguous (Framing) before
-// any routing or middleware: handleErr renders refuse(reason), and the connection is closed
-// after the answer, since where the next request starts cannot be known.
-func RefuseBadFraming(app *fiber.App, handleErr fiber.ErrorHandler, refuse func(reason string) error) {
-	srv := app.Server()
-	next := srv.Handler
-	srv.Handler = func(fctx *fasthttp.RequestCtx) {
-		reason := Framing(&fctx.Request.Header)
-		if reason == "" {
-			next(fctx)
-			return
-		}
-		c := app.AcquireCtx(fctx)
-		defer app.ReleaseCtx(c)
-		_ = handleErr(c, refuse(reason))
-		fctx.Response.Header.SetConnectionClose()
-	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Heads is the net/http flavour of the checks a server makes before routing (Framing's, and
+// Heads is the net/http flavour of the checks a server makes before routing (FramingOf's, and
 // fasthttp's limits on a request's head): it wraps ln's connections so that each request head
 // (request line and headers) is read whole, and checked, before net/http reads a byte of it.
 // A head over HeadConfig.MaxBytes, one whose framing is ambiguous or unreadable (FramingOf, a

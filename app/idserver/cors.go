@@ -5,7 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/app/requestid/fiberid"
 )
 
 // cors is identity_server.cors_origins: the web origins allowed to call the identity server
@@ -50,7 +50,7 @@ func (h *Handler) CORS(c *fiber.Ctx) error {
 	preflight := c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != ""
 	if origin != "" && !allowed {
 		h.log.Info("cors: origin not in identity_server.cors_origins, no grant", "origin", logOrigin(origin),
-			"preflight", preflight, "route", c.Path(), "request_id", requestid.Of(c))
+			"preflight", preflight, "route", c.Path(), "request_id", fiberid.Of(c))
 	}
 	if preflight {
 		c.Vary(fiber.HeaderAccessControlRequestMethod, fiber.HeaderAccessControlRequestHeaders)

@@ -1,4 +1,4 @@
-package httpguard
+package fiberguard
 
 import (
 	"errors"
