@@ -39,8 +39,8 @@ func (s *Server) decrypt(x *exchange) error {
 	if !v.IsStream() {
 		return s.decryptSimple(x, first[0])
 	}
-	ctx, cancel := s.lookupContext()
-	defer cancel()
+	ctx := s.lookupContext()
+	defer ctx.cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{x: x, log: s.cfg.Logger}
 	// A stream's chunks are read ahead, from the first one on, while earlier ones are decrypted
@@ -52,14 +52,14 @@ func (s *Server) decrypt(x *exchange) error {
 		return classifyDecryptError(err)
 	}
 	// The decrypter's three chunk buffers (WithReadAhead) and the first clear bytes.
-	release, err := s.budget.reserve(int64(3*dr.ChunkSize()+firstClear), budgetWait)
+	held, err := s.budget.reserve(int64(3*dr.ChunkSize()+firstClear), budgetWait)
 	if err != nil {
 		_ = dr.Close()
 		return err
 	}
 	defer func() {
 		_ = dr.Close() // stops the read-ahead before the body is drained or the handler returns
-		release()
+		held.release()
 	}()
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
@@ -118,11 +118,11 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 	if size < 0 {
 		need = 3 * limit
 	}
-	release, err := s.budget.reserve(need, budgetWait)
+	held, err := s.budget.reserve(need, budgetWait)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer held.release()
 	var data []byte
 	if size > 0 {
 		data = make([]byte, size)
@@ -139,8 +139,8 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
 		}
 	}
-	ctx, cancel := s.lookupContext()
-	defer cancel()
+	ctx := s.lookupContext()
+	defer ctx.cancel()
 	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
 	if err != nil {
 		return classifyDecryptError(err)
