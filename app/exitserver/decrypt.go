@@ -125,7 +125,8 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 	defer held.release()
 	var data []byte
 	if size > 0 {
-		data = make([]byte, size)
+		data = smallBodies.get(int(size))
+		defer smallBodies.put(data)
 		data[0] = first
 		if _, err := io.ReadFull(x, data[1:]); err != nil {
 			return classifyBodyError(err)
@@ -145,8 +146,32 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 	if err != nil {
 		return classifyDecryptError(err)
 	}
-	data = nil
 	return x.send(http.StatusOK, octetStream, clear)
+}
+
+// smallBodies holds the buffers of simple ciphertexts up to smallBody bytes, the common case,
+// so that such a request allocates no body. A ciphertext holds no clear byte: a buffer goes
+// back to the pool as it is.
+var smallBodies = bodyPool{pool: sync.Pool{New: func() any { return new([smallBody]byte) }}}
+
+// smallBody is the largest body smallBodies holds.
+const smallBody = 4 << 10
+
+type bodyPool struct{ pool sync.Pool }
+
+// get returns a buffer of n bytes: from the pool up to smallBody, allocated above.
+func (p *bodyPool) get(n int) []byte {
+	if n > smallBody {
+		return make([]byte, n)
+	}
+	return p.pool.Get().(*[smallBody]byte)[:n]
+}
+
+// put gives back a buffer get returned.
+func (p *bodyPool) put(b []byte) {
+	if cap(b) == smallBody {
+		p.pool.Put((*[smallBody]byte)(b[:smallBody]))
+	}
 }
 
 // classifyBodyError maps a failed read of the request body.
