@@ -5,7 +5,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 )
 
 const exitDecryptUsage = "exit decrypt [--url URL] [--token T] --in DIR --out DIR [--jobs N] [--retry-budget D] [--age-recipient R] [--age-recipients-file F] [--exact-names]"
@@ -28,14 +29,14 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	if !ok {
 		return code
 	}
-	opts := exitclient.DecryptOptions{Jobs: *jobs, ExactNames: *exact}
+	opts := tree.Options{Jobs: *jobs, ExactNames: *exact}
 	if len(ageTo) > 0 || *ageFile != "" {
-		recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+		recipients, err := outfiles.AgeRecipients(ageTo, *ageFile)
 		if err != nil {
 			fmt.Fprintf(p.stderr, "idvault exit decrypt: %s\n", printable(err.Error()))
 			return exitUsage
 		}
-		opts.Seal, opts.Suffix = exitclient.AgeWriter(recipients), exitclient.AgeSuffix
+		opts.Seal, opts.Suffix = outfiles.AgeWriter(recipients), outfiles.AgeSuffix
 	}
 	if len(pos) > 0 || *in == "" || *out == "" || *jobs < 1 {
 		fmt.Fprintln(p.stderr, "idvault exit decrypt: want --in DIR --out DIR (and --jobs of at least 1), no other argument")
@@ -47,7 +48,7 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 	opts.Progress = func(done, total int, _ int64) {
 		pr.Update("decrypting files", int64(done), int64(total))
 	}
-	rep, err := c.DecryptTree(ctx, *in, *out, opts)
+	rep, err := tree.Decrypt(ctx, c, *in, *out, opts)
 	summary := fmt.Sprintf("%d files: %d decrypted (%.1f MB), %d already done, %d failed",
 		rep.Total, rep.Decrypted, float64(rep.Bytes)/1e6, rep.Skipped, len(rep.Failures))
 	if err != nil {
@@ -71,7 +72,7 @@ func runExitDecrypt(ctx context.Context, p *prog, args []string) int {
 // printDecryptFailures lists the failed files on standard output. When that fails (standard
 // output redirected to a full disk), standard error says the list is incomplete: the files to
 // look at would otherwise be lost without a word.
-func printDecryptFailures(p *prog, rep exitclient.DecryptReport) {
+func printDecryptFailures(p *prog, rep tree.Report) {
 	if len(rep.Failures) == 0 {
 		return
 	}

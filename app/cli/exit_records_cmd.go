@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/records"
 )
 
 // listFlag is a repeatable string flag (--field A --field B).
@@ -44,8 +46,8 @@ some failed (every record is still written) or the run stopped, 2 for a usage er
 			var fields listFlag
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts (repeat for several)")
 			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
-			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
-			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
+			encoding := c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
+			clearEnc := c.String("clear-encoding", records.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
 			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
 			key := c.String("key", "", "column or top-level key `NAME` whose value each --errors line carries as \"key\" (a primary key)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
@@ -85,18 +87,18 @@ some failed (every record is still written) or the run stopped, 2 for a usage er
 						return c.usageError("--errors and %s name the same file", other.flag)
 					}
 				}
-				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs, Key: *key}
+				opts := records.Options{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs, Key: *key}
 				if len(ageTo) > 0 || *ageFile != "" {
-					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+					recipients, err := outfiles.AgeRecipients(ageTo, *ageFile)
 					if err != nil {
 						return c.usageError("%s", printable(err.Error()))
 					}
 					clearSet := false
 					c.Visit(func(fl *flag.Flag) { clearSet = clearSet || fl.Name == "clear-encoding" })
-					if clearSet && *clearEnc != exitclient.EncodingBase64 {
+					if clearSet && *clearEnc != records.EncodingBase64 {
 						return c.usageError("with age, each field is written as the base64 of its age file: --clear-encoding can only be base64")
 					}
-					opts.Seal, opts.ClearEncoding = exitclient.AgeSeal(recipients), exitclient.EncodingBase64
+					opts.Seal, opts.ClearEncoding = outfiles.AgeSeal(recipients), records.EncodingBase64
 				}
 				return p.decryptRecords(ctx, server.client(p), *in, *out, *errorsFile, opts)
 			}
@@ -108,9 +110,9 @@ some failed (every record is still written) or the run stopped, 2 for a usage er
 func recordFormatOf(name string) string {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".csv":
-		return exitclient.FormatCSV
+		return records.FormatCSV
 	case ".jsonl", ".ndjson":
-		return exitclient.FormatJSONL
+		return records.FormatJSONL
 	}
 	return ""
 }
@@ -132,16 +134,16 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && absA == absB
 }
 
-// decryptRecords runs exitclient.DecryptRecords between the files (or standard streams) and
+// decryptRecords runs records.Decrypt between the files (or standard streams) and
 // reports.
-func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts exitclient.RecordOptions) int {
+func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts records.Options) int {
 	const cmd = "exit decrypt-records"
 	const name = "idvault " + cmd
 	// Standard output read as it comes (psql \copy ... FROM STDIN) ends, on any stop, with the
-	// stop line a loader fails on (exitclient.StopWriter).
-	var stdout *exitclient.StopWriter
+	// stop line a loader fails on (records.StopWriter).
+	var stdout *records.StopWriter
 	if out == "-" {
-		stdout = exitclient.NewStopWriter(p.stdout, opts.Format)
+		stdout = records.NewStopWriter(p.stdout, opts.Format)
 	}
 	stopLine := func(code int) int {
 		if stdout != nil {
@@ -178,11 +180,11 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	}
 	pr := newProgress(p.stderr, "decrypting records", 0)
 	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
-	var rep exitclient.RecordsReport
+	var rep records.Report
 	whole := false // every record read was written
 	decrypt := func(w io.Writer) error {
 		var err error
-		rep, err = c.DecryptRecords(ctx, r, w, opts)
+		rep, err = records.Decrypt(ctx, c, r, w, opts)
 		whole = err == nil
 		if err == nil {
 			err = inputUnchanged()
@@ -192,19 +194,19 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	// Failures go as JSON lines to --errors, written as --out is: a new part file (0600, no
 	// symlink followed) renamed into place once the run is complete, before --out is; or to
 	// standard error.
-	var errorsTree *exitclient.OutputTree
+	var errorsTree *outfiles.Tree
 	run := func(w io.Writer) error {
 		if errorsTree == nil {
 			enc := json.NewEncoder(p.stderr)
 			enc.SetEscapeHTML(false)
-			opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
+			opts.Errors = func(fe records.FieldError) error { return enc.Encode(fe) }
 			return decrypt(w)
 		}
 		return errorsTree.Write(filepath.Base(errorsFile), func(ew io.Writer) error {
 			bw := bufio.NewWriterSize(ew, 64<<10)
 			enc := json.NewEncoder(bw)
 			enc.SetEscapeHTML(false)
-			opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
+			opts.Errors = func(fe records.FieldError) error { return enc.Encode(fe) }
 			err := decrypt(w)
 			// The last failures sit in bw until here: a full disk then loses them, and the run
 			// must say so rather than leave a short --errors beside a summary that counts them.
@@ -216,7 +218,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	}
 	var err error
 	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
-		errorsTree, err = exitclient.OpenOutputTree(filepath.Dir(errorsFile))
+		errorsTree, err = outfiles.OpenTree(filepath.Dir(errorsFile))
 		if err != nil {
 			fmt.Fprintf(p.stderr, "%s: --errors: %s\n", name, printable(err.Error()))
 			return stopLine(exitFail)
@@ -228,8 +230,8 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	} else {
 		// The safe writer of exit decrypt: a new part file (0600, no symlink followed), synced,
 		// renamed over the final name only once complete.
-		var tree *exitclient.OutputTree
-		if tree, err = exitclient.OpenOutputTree(filepath.Dir(out)); err == nil {
+		var tree *outfiles.Tree
+		if tree, err = outfiles.OpenTree(filepath.Dir(out)); err == nil {
 			err = tree.Write(filepath.Base(out), run)
 			if err == nil {
 				err = tree.Sync() // the output's name survives a power loss before the summary
@@ -242,7 +244,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	}
 	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
-	if errors.Is(err, exitclient.ErrNoRecord) {
+	if errors.Is(err, records.ErrNoRecord) {
 		// As exit import on a file that holds no identity: exit 1, nothing written.
 		pr.Fail()
 		src := "standard input"
@@ -252,7 +254,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines): nothing written\n", name, printable(src))
 		return exitFail
 	}
-	var unsafe *exitclient.UnsafeOutputError
+	var unsafe *outfiles.UnsafeOutputError
 	if errors.As(err, &unsafe) {
 		// Something planted at --out's or --errors' name (or their part files'): refused
 		// before any record is read.

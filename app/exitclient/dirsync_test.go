@@ -12,10 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 )
 
-// dirSyncs records the directories synced through OutputTree until the test ends (the hook is
+// dirSyncs records the directories synced through outfiles.Tree until the test ends (the hook is
 // global: these tests are not parallel).
 type dirSyncs struct {
 	mu     sync.Mutex
@@ -25,7 +26,7 @@ type dirSyncs struct {
 
 func watchDirSyncs(t *testing.T) *dirSyncs {
 	w := &dirSyncs{}
-	t.Cleanup(exitclient.WatchDirSyncs(func(f *os.File) error {
+	t.Cleanup(outfiles.WatchDirSyncs(func(f *os.File) error {
 		st, err := f.Stat()
 		require.NoError(t, err)
 		w.mu.Lock()
@@ -64,7 +65,7 @@ func TestDecryptSyncsTheDirectoriesItNamedIn(t *testing.T) {
 		write(t, filepath.Join(in, rel), []byte("clear "+rel))
 	}
 	w := watchDirSyncs(t)
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 3, rep.Decrypted)
 	for _, dir := range []string{
@@ -76,7 +77,7 @@ func TestDecryptSyncsTheDirectoriesItNamedIn(t *testing.T) {
 	require.Len(t, w.synced, 6, "no other directory synced")
 
 	w.synced = nil
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 3, rep.Skipped)
 	require.Empty(t, w.synced, "nothing renamed, nothing to sync")
@@ -91,8 +92,8 @@ func TestDecryptDirectorySyncFailure(t *testing.T) {
 	write(t, filepath.Join(in, "f.bin"), []byte("clear"))
 	w := watchDirSyncs(t)
 	w.fail = syscall.EIO
-	_, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
-	var oe *exitclient.OutputError
+	_, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
+	var oe *outfiles.OutputError
 	require.ErrorAs(t, err, &oe)
 	require.True(t, errors.Is(err, syscall.EIO))
 	require.Contains(t, err.Error(), out)
@@ -100,7 +101,7 @@ func TestDecryptDirectorySyncFailure(t *testing.T) {
 	w.fail = syscall.EINVAL
 	in2 := t.TempDir()
 	write(t, filepath.Join(in2, "g.bin"), []byte("clear"))
-	rep, err := c.DecryptTree(context.Background(), in2, t.TempDir(), exitclient.DecryptOptions{})
+	rep, err := tree.Decrypt(context.Background(), c, in2, t.TempDir(), tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 }
@@ -108,7 +109,7 @@ func TestDecryptDirectorySyncFailure(t *testing.T) {
 // A single output written through the tree (decrypt-records' file) is durable after Sync.
 func TestOutputTreeSyncAfterOneFile(t *testing.T) {
 	dir := t.TempDir()
-	tree, err := exitclient.OpenOutputTree(dir)
+	tree, err := outfiles.OpenTree(dir)
 	require.NoError(t, err)
 	defer tree.Close()
 	w := watchDirSyncs(t)
@@ -121,13 +122,13 @@ func TestOutputTreeSyncAfterOneFile(t *testing.T) {
 // A directory removed after files were written in it fails Sync, naming it: its files are gone.
 func TestOutputTreeSyncNamesARemovedDirectory(t *testing.T) {
 	dir := t.TempDir()
-	tree, err := exitclient.OpenOutputTree(dir)
+	tree, err := outfiles.OpenTree(dir)
 	require.NoError(t, err)
 	defer tree.Close()
 	require.NoError(t, tree.Write(filepath.Join("sub", "f.bin"), func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }))
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "sub")))
 	err = tree.Sync()
-	var oe *exitclient.OutputError
+	var oe *outfiles.OutputError
 	require.ErrorAs(t, err, &oe)
 	require.Contains(t, err.Error(), filepath.Join(dir, "sub"))
 	require.Contains(t, err.Error(), "removed during the run")

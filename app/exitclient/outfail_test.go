@@ -19,6 +19,8 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 )
 
 // countingEcho is a stand-in server that "decrypts" each file to its own bytes (read whole,
@@ -45,7 +47,7 @@ func requireNoPartFile(t *testing.T, dir string) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		require.NoError(t, err)
-		require.False(t, strings.HasSuffix(path, exitclient.PartSuffix), "part file left: %s", path)
+		require.False(t, strings.HasSuffix(path, outfiles.PartSuffix), "part file left: %s", path)
 		return nil
 	}))
 }
@@ -67,9 +69,9 @@ func TestDecryptStopsOnAFullDisk(t *testing.T) {
 	out := filepath.Join(mnt, "clear")
 	c, calls := countingEcho(t, nil)
 
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 	require.ErrorIs(t, err, syscall.ENOSPC)
-	var oe *exitclient.OutputError
+	var oe *outfiles.OutputError
 	require.ErrorAs(t, err, &oe)
 	require.True(t, strings.HasPrefix(oe.Path, out+string(filepath.Separator)), "the error names the file under --out: %v", err)
 	require.Empty(t, rep.Failures, "no file is reported as failed for the disk's sake")
@@ -80,7 +82,7 @@ func TestDecryptStopsOnAFullDisk(t *testing.T) {
 
 	apptest.Remount(t, mnt, "size=1m")
 	first := rep.Decrypted
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 3})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 3})
 	require.NoError(t, err)
 	require.Equal(t, first, rep.Skipped)
 	require.Equal(t, n-first, rep.Decrypted)
@@ -105,7 +107,7 @@ func TestDecryptStopsOnAReadOnlyOutput(t *testing.T) {
 			remounted <- exec.Command("mount", "-o", "remount,ro", mnt).Run()
 		}
 	})
-	rep, err := c.DecryptTree(context.Background(), in, mnt, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(context.Background(), c, in, mnt, tree.Options{Jobs: 1})
 	require.NoError(t, <-remounted)
 	require.ErrorIs(t, err, syscall.EROFS)
 	require.Empty(t, rep.Failures)
@@ -126,8 +128,8 @@ func TestDecryptStopsWhenTheOutputIsRemoved(t *testing.T) {
 			_ = os.RemoveAll(out)
 		}
 	})
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
-	var oe *exitclient.OutputError
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
+	var oe *outfiles.OutputError
 	require.ErrorAs(t, err, &oe)
 	require.ErrorContains(t, err, "the output directory was removed or replaced during the run")
 	require.Empty(t, rep.Failures)
@@ -146,11 +148,11 @@ func TestDecryptOutputFailedIsPerFile(t *testing.T) {
 	write(t, filepath.Join(in, "short"), []byte("clear"))
 	c, _ := countingEcho(t, nil)
 	pass := func(w io.Writer) (io.WriteCloser, error) { return nopWriteCloser{w}, nil }
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1, Seal: pass, Suffix: ".age"})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1, Seal: pass, Suffix: ".age"})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 	require.Len(t, rep.Failures, 1)
-	require.Equal(t, exitclient.CodeOutputFailed, rep.Failures[0].Code)
+	require.Equal(t, outfiles.CodeOutputFailed, rep.Failures[0].Code)
 	require.Contains(t, rep.Failures[0].Message, "file name too long")
 }
 
@@ -168,10 +170,10 @@ func TestDecryptLongNames(t *testing.T) {
 	for _, name := range names {
 		write(t, filepath.Join(in, name), []byte("clear "+name[:1]))
 	}
-	stale := filepath.Join(out, exitclient.PartName(names[0]))
+	stale := filepath.Join(out, outfiles.PartName(names[0]))
 	write(t, stale, []byte("left by a killed run"))
 	c, _ := countingEcho(t, nil)
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 2})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 2})
 	require.NoError(t, err)
 	require.Empty(t, rep.Failures)
 	require.Equal(t, 3, rep.Decrypted)
@@ -179,13 +181,13 @@ func TestDecryptLongNames(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(out, name))
 		require.NoError(t, err)
 		require.Equal(t, "clear "+name[:1], string(got))
-		part := exitclient.PartName(name)
+		part := outfiles.PartName(name)
 		require.LessOrEqual(t, len(part), 255)
-		require.True(t, strings.HasSuffix(part, exitclient.PartSuffix))
+		require.True(t, strings.HasSuffix(part, outfiles.PartSuffix))
 	}
 	require.NoFileExists(t, stale)
 	requireNoPartFile(t, out)
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 3, rep.Skipped)
 }
@@ -209,7 +211,7 @@ func TestDecryptCountsAFileDoneAsTheRunEnds(t *testing.T) {
 	c, _ := countingEcho(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rep, err := c.DecryptTree(ctx, in, out, exitclient.DecryptOptions{Jobs: 1,
+	rep, err := tree.Decrypt(ctx, c, in, out, tree.Options{Jobs: 1,
 		Seal: func(w io.Writer) (io.WriteCloser, error) { return cancelOnClose{w, cancel}, nil }})
 	require.ErrorIs(t, err, context.Canceled)
 	require.FileExists(t, filepath.Join(out, "a.bin"))
@@ -217,17 +219,17 @@ func TestDecryptCountsAFileDoneAsTheRunEnds(t *testing.T) {
 	require.Equal(t, 1, rep.Decrypted, "a.bin is on disk")
 	require.Equal(t, int64(len("clear a")), rep.Bytes)
 
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Skipped)
 	require.Equal(t, 1, rep.Decrypted)
 }
 
-// OutputTree.Write tells the disk's errors (*OutputError, naming the file) from the caller's.
+// outfiles.Tree.Write tells the disk's errors (*OutputError, naming the file) from the caller's.
 func TestOutputTreeWriteTellsTheDiskFromTheCaller(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	tree, err := exitclient.OpenOutputTree(dir)
+	tree, err := outfiles.OpenTree(dir)
 	require.NoError(t, err)
 	defer tree.Close()
 	cut := errors.New("cut")
@@ -235,7 +237,7 @@ func TestOutputTreeWriteTellsTheDiskFromTheCaller(t *testing.T) {
 	require.Same(t, cut, err)
 	require.NoError(t, os.RemoveAll(dir))
 	err = tree.Write("f", func(w io.Writer) error { _, err := w.Write([]byte("x")); return err })
-	var oe *exitclient.OutputError
+	var oe *outfiles.OutputError
 	require.ErrorAs(t, err, &oe)
 	require.Equal(t, filepath.Join(dir, "f"), oe.Path)
 }
@@ -258,7 +260,7 @@ func TestDecryptStopsOnAnUnwritableOutput(t *testing.T) {
 			locked <- exec.Command("chattr", "+i", out).Run()
 		}
 	})
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 	require.NoError(t, <-locked)
 	require.ErrorIs(t, err, syscall.EPERM)
 	require.Empty(t, rep.Failures)

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 )
 
 // An input named like another's part file (x and x.idvault-part) is refused before anything is
@@ -19,11 +21,11 @@ func TestDecryptRefusesInputsNamedLikePartFiles(t *testing.T) {
 	c := echoClient(t)
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "clear")
 	write(t, filepath.Join(in, "x"), []byte("x"))
-	write(t, filepath.Join(in, "x"+exitclient.PartSuffix), []byte("the other"))
-	write(t, filepath.Join(in, "d"+exitclient.PartSuffix, "y"), []byte("y"))
+	write(t, filepath.Join(in, "x"+outfiles.PartSuffix), []byte("the other"))
+	write(t, filepath.Join(in, "d"+outfiles.PartSuffix, "y"), []byte("y"))
 	write(t, filepath.Join(in, "ok"), []byte("ok"))
 
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 	var cfg *exitclient.ConfigError
 	require.ErrorAs(t, err, &cfg)
 	require.Contains(t, err.Error(), `"x.idvault-part"`)
@@ -37,11 +39,11 @@ func TestDecryptRefusesInputsNamedLikePartFiles(t *testing.T) {
 	// x.age.idvault-part: no collision, so the run goes on.
 	in2 := t.TempDir()
 	write(t, filepath.Join(in2, "x"), []byte("x"))
-	write(t, filepath.Join(in2, "x"+exitclient.PartSuffix), []byte("the other"))
-	rep, err = c.DecryptTree(context.Background(), in2, out, exitclient.DecryptOptions{Suffix: ".age"})
+	write(t, filepath.Join(in2, "x"+outfiles.PartSuffix), []byte("the other"))
+	rep, err = tree.Decrypt(context.Background(), c, in2, out, tree.Options{Suffix: ".age"})
 	require.NoError(t, err)
 	require.Equal(t, 2, rep.Decrypted)
-	got, err := os.ReadFile(filepath.Join(out, "x"+exitclient.PartSuffix+".age"))
+	got, err := os.ReadFile(filepath.Join(out, "x"+outfiles.PartSuffix+".age"))
 	require.NoError(t, err)
 	require.Equal(t, "the other", string(got))
 }
@@ -60,7 +62,7 @@ func TestDecryptRefusesNamesEqualUpToCase(t *testing.T) {
 		write(t, filepath.Join(in, rel), []byte(rel))
 	}
 
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	var cfg *exitclient.ConfigError
 	require.ErrorAs(t, err, &cfg)
 	msg := err.Error()
@@ -75,7 +77,7 @@ func TestDecryptRefusesNamesEqualUpToCase(t *testing.T) {
 	require.ErrorIs(t, statErr, os.ErrNotExist, "nothing written, not even --out")
 
 	// With ExactNames (a case-sensitive volume, as here), every file is decrypted to its own.
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{ExactNames: true})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{ExactNames: true})
 	require.NoError(t, err)
 	require.Equal(t, 9, rep.Decrypted)
 	for _, rel := range []string{"A.bin", "a.bin", nfc, nfd} {
@@ -87,7 +89,7 @@ func TestDecryptRefusesNamesEqualUpToCase(t *testing.T) {
 	// The part-file suffix is matched folded too: x.IDVAULT-PART is x's part file on such a volume.
 	in2 := t.TempDir()
 	write(t, filepath.Join(in2, "x.IDVAULT-PART"), []byte("x"))
-	_, err = c.DecryptTree(context.Background(), in2, t.TempDir(), exitclient.DecryptOptions{})
+	_, err = tree.Decrypt(context.Background(), c, in2, t.TempDir(), tree.Options{})
 	require.ErrorAs(t, err, &cfg)
 	require.Contains(t, err.Error(), `"x.IDVAULT-PART"`)
 }

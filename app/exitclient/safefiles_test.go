@@ -18,6 +18,8 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 )
 
 // echoClient is the client of a stand-in server that "decrypts" a file to its own bytes.
@@ -40,7 +42,7 @@ func TestDecryptModes(t *testing.T) {
 	c := echoClient(t)
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "a", "clear")
 	write(t, filepath.Join(in, "d", "e", "f.bin"), []byte("clear"))
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 	require.Equal(t, os.FileMode(0o700), mode(t, out))
@@ -62,13 +64,13 @@ func TestDecryptRefusesPlantedSymlinks(t *testing.T) {
 	}
 	victim := filepath.Join(elsewhere, "victim")
 	require.NoError(t, os.WriteFile(victim, []byte("untouched"), 0o644))
-	require.NoError(t, os.Symlink(victim, filepath.Join(out, "a-part.bin"+exitclient.PartSuffix)))
+	require.NoError(t, os.Symlink(victim, filepath.Join(out, "a-part.bin"+outfiles.PartSuffix)))
 	require.NoError(t, os.Symlink(victim, filepath.Join(out, "b-final.bin")))
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(out, "c-dir")))
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "e"), 0o700))
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(out, "e", "f")))
 
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 2})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 2})
 	require.NoError(t, err)
 	codes := map[string]string{}
 	for _, f := range rep.Failures {
@@ -90,7 +92,7 @@ func TestDecryptRefusesPlantedSymlinks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "clear bytes of d-ok.bin", string(got))
 	// The planted links are left as they are, for the operator to look at.
-	st, err := os.Lstat(filepath.Join(out, "a-part.bin"+exitclient.PartSuffix))
+	st, err := os.Lstat(filepath.Join(out, "a-part.bin"+outfiles.PartSuffix))
 	require.NoError(t, err)
 	require.NotZero(t, st.Mode()&os.ModeSymlink)
 }
@@ -101,14 +103,14 @@ func TestDecryptReplacesStalePart(t *testing.T) {
 	c := echoClient(t)
 	in, out := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(in, "f.bin"), []byte("new"))
-	require.NoError(t, os.WriteFile(filepath.Join(out, "f.bin"+exitclient.PartSuffix), []byte("stale and longer"), 0o600))
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	require.NoError(t, os.WriteFile(filepath.Join(out, "f.bin"+outfiles.PartSuffix), []byte("stale and longer"), 0o600))
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 	got, err := os.ReadFile(filepath.Join(out, "f.bin"))
 	require.NoError(t, err)
 	require.Equal(t, "new", string(got))
-	require.NoFileExists(t, filepath.Join(out, "f.bin"+exitclient.PartSuffix))
+	require.NoFileExists(t, filepath.Join(out, "f.bin"+outfiles.PartSuffix))
 }
 
 // --in and --out are judged resolved: --in through a symlink works; --out inside --in through
@@ -122,7 +124,7 @@ func TestDecryptResolvedPaths(t *testing.T) {
 	link := filepath.Join(base, "in-link")
 	require.NoError(t, os.Symlink(in, link))
 
-	rep, err := c.DecryptTree(context.Background(), link, filepath.Join(base, "out"), exitclient.DecryptOptions{})
+	rep, err := tree.Decrypt(context.Background(), c, link, filepath.Join(base, "out"), tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted, "--in given as a symlink to a directory is read")
 
@@ -135,7 +137,7 @@ func TestDecryptResolvedPaths(t *testing.T) {
 		"in missing":                   {filepath.Join(base, "nope"), filepath.Join(base, "out2")},
 		"in a file":                    {filepath.Join(in, "sub", "f.bin"), filepath.Join(base, "out3")},
 	} {
-		_, err := c.DecryptTree(context.Background(), tc.in, tc.out, exitclient.DecryptOptions{})
+		_, err := tree.Decrypt(context.Background(), c, tc.in, tc.out, tree.Options{})
 		require.ErrorAs(t, err, &cfg, name)
 	}
 	require.NoDirExists(t, filepath.Join(in, "sub", "clear"))
@@ -144,11 +146,11 @@ func TestDecryptResolvedPaths(t *testing.T) {
 	require.NoDirExists(t, filepath.Join(base, "out3"))
 }
 
-// OutputTree.Write: a failed write leaves neither a part file nor a change to the clear file.
+// outfiles.Tree.Write: a failed write leaves neither a part file nor a change to the clear file.
 func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "out")
-	tree, err := exitclient.OpenOutputTree(dir)
+	tree, err := outfiles.OpenTree(dir)
 	require.NoError(t, err)
 	defer tree.Close()
 	require.NoError(t, tree.Write(filepath.Join("a", "f"), func(w io.Writer) error {
@@ -166,7 +168,7 @@ func TestOutputTreeWriteFailureLeavesNothing(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "a", "f"))
 	require.NoError(t, err)
 	require.Equal(t, "first", string(got))
-	require.NoFileExists(t, filepath.Join(dir, "a", "f"+exitclient.PartSuffix))
+	require.NoFileExists(t, filepath.Join(dir, "a", "f"+outfiles.PartSuffix))
 }
 
 // Write never renames over something that is not a regular file: a symlink at the name (as
@@ -178,16 +180,16 @@ func TestOutputTreeWriteKeepsWhatIsNotAFile(t *testing.T) {
 	write(t, target, []byte("untouched"))
 	require.NoError(t, os.Symlink(target, filepath.Join(dir, "link")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
-	tree, err := exitclient.OpenOutputTree(dir)
+	tree, err := outfiles.OpenTree(dir)
 	require.NoError(t, err)
 	defer tree.Close()
 	for _, name := range []string{"link", "sub"} {
 		wrote := false
 		err := tree.Write(name, func(w io.Writer) error { wrote = true; _, err := w.Write([]byte("clear")); return err })
-		var unsafe *exitclient.UnsafeOutputError
+		var unsafe *outfiles.UnsafeOutputError
 		require.ErrorAs(t, err, &unsafe, name)
 		require.False(t, wrote, "%s: refused before anything is written", name)
-		require.NoFileExists(t, filepath.Join(dir, name+exitclient.PartSuffix))
+		require.NoFileExists(t, filepath.Join(dir, name+outfiles.PartSuffix))
 	}
 	fi, err := os.Lstat(filepath.Join(dir, "link"))
 	require.NoError(t, err)
@@ -216,7 +218,7 @@ func TestDecryptReportsNonRegularInputs(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(filepath.Join(in, "pipe"), 0o600))
 
 	var last int
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Progress: func(done, total int, _ int64) {
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Progress: func(done, total int, _ int64) {
 		require.Equal(t, 6, total)
 		last = max(last, done)
 	}})
@@ -229,7 +231,7 @@ func TestDecryptReportsNonRegularInputs(t *testing.T) {
 		require.NotEmpty(t, f.Message)
 		codes[f.File] = f.Code
 	}
-	nr := exitclient.CodeNotRegularFile
+	nr := tree.CodeNotRegularFile
 	require.Equal(t, map[string]string{"loop1": nr, "loop2": nr, "pipe": nr, "to-dir": nr, "to-file.bin": nr}, codes)
 	entries, err := os.ReadDir(out)
 	require.NoError(t, err)
@@ -259,14 +261,14 @@ func TestDecryptRefusesASecondRunOnTheSameOutput(t *testing.T) {
 
 	firstRun := make(chan error, 1)
 	go func() {
-		rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+		rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 		if err == nil && rep.Decrypted != 1 {
 			err = fmt.Errorf("first run: %+v", rep)
 		}
 		firstRun <- err
 	}()
 	<-started
-	_, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	_, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	var cfg *exitclient.ConfigError
 	require.ErrorAs(t, err, &cfg, "a second run on the same --out is refused")
 	require.Contains(t, err.Error(), "in use by another exit decrypt")
@@ -277,7 +279,7 @@ func TestDecryptRefusesASecondRunOnTheSameOutput(t *testing.T) {
 	require.Equal(t, "clear a", string(got))
 
 	// Once the first run is over, the directory is free again.
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Skipped)
 }
@@ -312,20 +314,20 @@ func TestDecryptInputChangingDuringTheRun(t *testing.T) {
 	}, nil)
 	c := exitclient.New(srv.URL, token)
 	c.Backoff = time.Millisecond
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 	require.NoError(t, err)
 	codes := map[string]string{}
 	for _, f := range rep.Failures {
 		codes[f.File] = f.Code
 	}
-	require.Equal(t, map[string]string{"a-grows.bin": "input_changed", "b-swapped.bin": exitclient.CodeNotRegularFile}, codes)
+	require.Equal(t, map[string]string{"a-grows.bin": "input_changed", "b-swapped.bin": tree.CodeNotRegularFile}, codes)
 	require.Equal(t, 1, rep.Decrypted)
 	_, err = os.Stat(filepath.Join(out, "b-swapped.bin"))
 	require.True(t, os.IsNotExist(err), "what the symlink points to is not decrypted")
 
 	// A rerun decrypts the file as it is now.
 	require.NoError(t, os.Remove(filepath.Join(in, "b-swapped.bin")))
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 	got, err := os.ReadFile(filepath.Join(out, "a-grows.bin"))
@@ -365,7 +367,7 @@ func TestDecryptInputWrittenWhileDecrypted(t *testing.T) {
 		_, _ = w.Write(body)
 	}, nil)
 	c := exitclient.New(srv.URL, token)
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 	require.NoError(t, err)
 	codes := map[string]string{}
 	for _, f := range rep.Failures {
@@ -374,7 +376,7 @@ func TestDecryptInputWrittenWhileDecrypted(t *testing.T) {
 	require.Equal(t, map[string]string{"a-answered.bin": "input_changed", "b-refused.bin": "input_changed"}, codes)
 	require.NoFileExists(t, filepath.Join(out, "a-answered.bin"))
 
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, rep.Decrypted)
 	for _, name := range []string{"a-answered.bin", "b-refused.bin"} {

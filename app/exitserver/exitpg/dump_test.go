@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/exit/dump"
 )
 
@@ -88,7 +89,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 
 	// The bulk client mirrors the dump's data directory through the second instance.
 	out := filepath.Join(t.TempDir(), "clear")
-	rep, err := b.client.DecryptTree(context.Background(), filepath.Join(l.dir, "data"), out, exitclient.DecryptOptions{Jobs: 3})
+	rep, err := tree.Decrypt(context.Background(), b.client, filepath.Join(l.dir, "data"), out, tree.Options{Jobs: 3})
 	require.NoError(t, err)
 	failed := map[string]string{}
 	for _, f := range rep.Failures {

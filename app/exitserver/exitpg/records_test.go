@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/pgtest"
 )
@@ -79,7 +79,7 @@ echo "status ${PIPESTATUS[*]}"`
 	defer ef.Close()
 	sc := bufio.NewScanner(ef)
 	for sc.Scan() {
-		var fe exitclient.FieldError
+		var fe records.FieldError
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &fe))
 		require.Equal(t, "body", fe.Field)
 		codes[l.manifest[fe.Record-1].File] = fe.Code

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/exit/dump"
 )
 
@@ -70,7 +70,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	finals := func() int {
 		n := 0
 		_ = filepath.WalkDir(out, func(_ string, d os.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(d.Name(), exitclient.PartSuffix) {
+			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(d.Name(), outfiles.PartSuffix) {
 				n++
 			}
 			return nil

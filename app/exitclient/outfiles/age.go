@@ -1,4 +1,4 @@
-package exitclient
+package outfiles
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"filippo.io/age/agessh"
 )
 
-// AgeSuffix ends the name of a file DecryptTree writes as an age file (DecryptOptions.Seal).
+// AgeSuffix ends the name of a file exit decrypt writes as an age file (tree.Options.Seal).
 const AgeSuffix = ".age"
 
 // AgeRecipients parses the recipients given one by one (--age-recipient) and those of a
@@ -136,13 +136,13 @@ func recipientKind(s string) string {
 	return "unknown type"
 }
 
-// AgeWriter returns a DecryptOptions.Seal that writes an age file (binary, not armored) to
+// AgeWriter returns a tree.Options.Seal that writes an age file (binary, not armored) to
 // the recipients: the clear bytes pass through memory only, 64 KiB at a time.
 func AgeWriter(recipients []age.Recipient) func(io.Writer) (io.WriteCloser, error) {
 	return func(w io.Writer) (io.WriteCloser, error) { return age.Encrypt(w, recipients...) }
 }
 
-// AgeSeal returns a RecordOptions.Seal that turns a clear value into a binary age file to the
+// AgeSeal returns a records.Options.Seal that turns a clear value into a binary age file to the
 // recipients.
 func AgeSeal(recipients []age.Recipient) func([]byte) ([]byte, error) {
 	return func(clear []byte) ([]byte, error) {

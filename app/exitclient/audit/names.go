@@ -1,4 +1,4 @@
-package exitclient
+package audit
 
 import (
 	"encoding/base64"
@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/app/identity"
 )
 
 // Prefixes of the names of holders the audit knows: an email provisional identity in
-// AuditOptions.Users, and the provisional holders of the server's answer.
+// Options.Users, and the provisional holders of the server's answer.
 const (
 	usersEmailPrefix  = identity.TargetEmail + ":"
 	provisionalPrefix = "hashed_"
@@ -19,8 +21,8 @@ const (
 
 // holderName is what the audit knows of one holder (by its user ID or provisional hash).
 type holderName struct {
-	user string // a line of AuditOptions.Users, or the "target:value" of a provisional identity
-	line int    // its line in AuditOptions.Identities (0 when not there)
+	user string // a line of Options.Users, or the "target:value" of a provisional identity
+	line int    // its line in Options.Identities (0 when not there)
 }
 
 // isProvisional tells a provisional holder ("hashed_email:<base64>") from a user (the base64
@@ -51,7 +53,7 @@ func (a *auditor) nameHolders(appID string) error {
 		return errors.New("audit: the server's app_id is not the base64 of 32 bytes")
 	}
 	if a.opts.Identities != nil {
-		if _, err := ScanIdentities(a.opts.Identities, func(v Identity) bool {
+		if _, err := exitclient.ScanIdentities(a.opts.Identities, func(v exitclient.Identity) bool {
 			if key, user, ok := identityHolder(v.Value, id); ok {
 				if _, seen := a.names[key]; !seen { // the first line that holds it
 					a.names[key] = holderName{user: user, line: v.Line}
@@ -59,7 +61,7 @@ func (a *auditor) nameHolders(appID string) error {
 			}
 			return true
 		}); err != nil {
-			return &UsageError{fmt.Sprintf("identities: %v", err)}
+			return &records.UsageError{Msg: fmt.Sprintf("identities: %v", err)}
 		}
 	}
 	b64 := base64.StdEncoding.EncodeToString

@@ -1,4 +1,4 @@
-package exitclient
+package records
 
 import (
 	"bufio"
@@ -62,7 +62,7 @@ func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 	}
 	spans, ok := splitCSV(nil, trimEOL(raw))
 	if !ok {
-		return nil, &UsageError{"the CSV header row is malformed"}
+		return nil, &UsageError{Msg: "the CSV header row is malformed"}
 	}
 	body := trimEOL(raw)
 	names := map[string]bool{}
@@ -81,7 +81,7 @@ func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 	}
 	for _, f := range fields {
 		if !names[f] {
-			return nil, &UsageError{fmt.Sprintf("no column %q in the CSV header", f)}
+			return nil, &UsageError{Msg: fmt.Sprintf("no column %q in the CSV header", f)}
 		}
 	}
 	c.width = len(spans)
@@ -99,7 +99,7 @@ func (c *csvReader) setKey(name string) error {
 			return nil
 		}
 	}
-	return &UsageError{fmt.Sprintf("no column %q in the CSV header (--key)", name)}
+	return &UsageError{Msg: fmt.Sprintf("no column %q in the CSV header (--key)", name)}
 }
 
 // next reads the next record (io.EOF at the end).

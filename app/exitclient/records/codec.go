@@ -1,4 +1,4 @@
-package exitclient
+package records
 
 import (
 	"bytes"
@@ -104,6 +104,20 @@ const headerText = 256
 // dozen bytes of each value.
 func CiphertextHeader(encoding string, text []byte) ([]byte, error) {
 	return ciphertextHeader(nil, encoding, text)
+}
+
+// HeaderReader is CiphertextHeader for a caller that reads many headers, one at a time (the
+// audit): each header is valid until the next call, and the bytes of all of them come from one
+// buffer.
+type HeaderReader struct{ mem arena }
+
+// Header is CiphertextHeader of text, valid until the next call.
+func (h *HeaderReader) Header(encoding string, text []byte) ([]byte, error) {
+	if h.mem.chunk == nil {
+		h.mem.chunk = make([]byte, 0, 1024)
+	}
+	h.mem = arena{chunk: h.mem.chunk[:0]} // the header is read at once: reuse
+	return ciphertextHeader(&h.mem, encoding, text)
 }
 
 // ciphertextHeader is CiphertextHeader with its bytes from mem (nil: allocated).

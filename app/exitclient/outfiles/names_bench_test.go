@@ -1,4 +1,4 @@
-package exitclient
+package outfiles
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ func BenchmarkCheckOutputNames(b *testing.B) {
 		rels[i] = filepath.Join("data", fmt.Sprintf("dir-%03d", i%1000), fmt.Sprintf("Ciphertext-%06d.bin", i))
 	}
 	for b.Loop() {
-		if err := checkOutputNames(rels, "", false); err != nil {
+		if err := CheckNames(rels, "", false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,8 @@
-package exitclient
+// Package audit tells, without decrypting anything, which ciphertexts the identities imported
+// into the exit server reach (`idvault exit audit`): it reads only what names each
+// ciphertext's key, from a tree of files or the fields of records, asks the server
+// (exitclient.AuditIDs), and names the holders of the keys out of reach.
+package audit
 
 import (
 	"context"
@@ -11,13 +15,16 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
-// AuditOptions tunes AuditTree and AuditRecords.
-type AuditOptions struct {
+// Options tunes Tree and Records.
+type Options struct {
 	// Format, Fields and Encoding describe the records when the input is a file (as for
-	// DecryptRecords); a directory is read as a tree of ciphertext files.
+	// records.Decrypt); a directory is read as a tree of ciphertext files.
 	Format   string
 	Fields   []string
 	Encoding string
@@ -34,27 +41,27 @@ type AuditOptions struct {
 	Identities io.Reader
 	// Item receives every item that is not reachable (missing or invalid), in input order. An
 	// error it returns stops the audit.
-	Item func(AuditItem) error
+	Item func(Item) error
 	// Progress, when set, is called with the items audited so far, from time to time.
 	Progress func(items int64)
 	// Key, for records, names the column or top-level key whose value each item carries as
-	// Key (as RecordOptions.Key).
+	// Key (as records.Options.Key).
 	Key string
 }
 
 // Item statuses of an audit.
 const (
-	AuditReachable = "reachable"
-	AuditMissing   = "missing" // a valid header whose key no imported identity reaches
-	AuditInvalid   = "invalid" // not a Tanker ciphertext: empty, unknown format, too short
+	Reachable = "reachable"
+	Missing   = "missing" // a valid header whose key no imported identity reaches
+	Invalid   = "invalid" // not a Tanker ciphertext: empty, unknown format, too short
 )
 
-// AuditItem is one ciphertext of an audit.
-type AuditItem struct {
+// Item is one ciphertext of an audit.
+type Item struct {
 	// Source is the file's path relative to the input directory (slash-separated), or
 	// RECORD:FIELD for records (RECORD counting data records from 1).
 	Source string `json:"source"`
-	// Key is the value of AuditOptions.Key in the item's record (absent when it has none).
+	// Key is the value of Options.Key in the item's record (absent when it has none).
 	Key    string `json:"key,omitempty"`
 	Status string `json:"status"`
 	// Format is the ciphertext's first byte (0 when there is none).
@@ -72,7 +79,7 @@ type AuditItem struct {
 // Holder is an identity that holds a key: a user, by the standard base64 of the hashed user ID
 // (UserID), or a provisional identity nobody claimed, by the value its public identity carries
 // (Provisional: "hashed_email:<base64>" or "hashed_phone_number:<base64>"); named by User when
-// AuditOptions.Users or Identities knows it, and by Line when Identities holds it.
+// Options.Users or Identities knows it, and by Line when Identities holds it.
 type Holder struct {
 	UserID      string `json:"user_id,omitempty"`
 	Provisional string `json:"provisional,omitempty"`
@@ -80,8 +87,8 @@ type Holder struct {
 	Line        int    `json:"line,omitempty"`
 }
 
-// AuditSummary counts the items of an audit.
-type AuditSummary struct {
+// Summary counts the items of an audit.
+type Summary struct {
 	Total     int64 `json:"total"`
 	Reachable int64 `json:"reachable"`
 	Missing   int64 `json:"missing"`
@@ -98,9 +105,9 @@ type UserCount struct {
 	Resources   int64  `json:"resources"`
 }
 
-// AuditReport is the outcome of AuditTree or AuditRecords.
-type AuditReport struct {
-	Summary AuditSummary `json:"summary"`
+// Report is the outcome of Tree or Records.
+type Report struct {
+	Summary Summary `json:"summary"`
 	// MissingByUser lists the holders of missing items (users and provisional identities),
 	// most items first.
 	MissingByUser []UserCount `json:"missing_by_user"`
@@ -110,7 +117,7 @@ type AuditReport struct {
 type auditEntry struct {
 	path   string // a file's, or for records the field's name
 	record int    // a record's number (0 for a file)
-	key    string // the record's key (AuditOptions.Key)
+	key    string // the record's key (Options.Key)
 	format int
 	rid    encryption.ResourceID
 	reason string // invalid when set
@@ -134,37 +141,37 @@ const (
 	auditHead = 64
 )
 
-// AuditTree reads only the headers of the ciphertexts of every regular file under the
+// Tree reads, through the exit server c, only the headers of the ciphertexts of every regular file under the
 // directory dir, in lexical order, asks the server (POST /v1/audit) which of their keys the
 // imported identities reach, and reports without decrypting anything: each item that is not
 // reachable goes to opts.Item with its holders, and the report counts them and ranks the
-// holders. Any other entry (a symlink, a pipe...) is an invalid item, as DecryptTree does not
+// holders. Any other entry (a symlink, a pipe...) is an invalid item, as tree.Decrypt does not
 // read it either.
-func (c *Client) AuditTree(ctx context.Context, dir string, opts AuditOptions) (AuditReport, error) {
+func Tree(ctx context.Context, c *exitclient.Client, dir string, opts Options) (Report, error) {
 	a := newAuditor(c, opts)
 	return a.finish(ctx, a.tree(ctx, dir))
 }
 
-// AuditRecords is AuditTree of the opts.Fields of the records read from in (opts.Format).
-func (c *Client) AuditRecords(ctx context.Context, in io.Reader, opts AuditOptions) (AuditReport, error) {
+// Records is Tree of the opts.Fields of the records read from in (opts.Format).
+func Records(ctx context.Context, c *exitclient.Client, in io.Reader, opts Options) (Report, error) {
 	a := newAuditor(c, opts)
 	return a.finish(ctx, a.records(ctx, in))
 }
 
-func newAuditor(c *Client, opts AuditOptions) *auditor {
+func newAuditor(c *exitclient.Client, opts Options) *auditor {
 	return &auditor{c: c, opts: opts, cache: map[encryption.SimpleID]keyState{}, byUser: map[string]int64{}}
 }
 
 // finish audits what is still pending after the input was read (err, what reading said) and
 // ranks the holders.
-func (a *auditor) finish(ctx context.Context, err error) (AuditReport, error) {
+func (a *auditor) finish(ctx context.Context, err error) (Report, error) {
 	if err == nil {
 		err = a.flush(ctx)
 	}
 	if err != nil {
-		return AuditReport{Summary: a.sum}, err
+		return Report{Summary: a.sum}, err
 	}
-	rep := AuditReport{Summary: a.sum, MissingByUser: []UserCount{}}
+	rep := Report{Summary: a.sum, MissingByUser: []UserCount{}}
 	for id, n := range a.byUser {
 		h := a.holder(id)
 		rep.MissingByUser = append(rep.MissingByUser, UserCount{UserID: h.UserID, Provisional: h.Provisional, User: h.User, Line: h.Line, Resources: n})
@@ -180,13 +187,13 @@ func (a *auditor) finish(ctx context.Context, err error) (AuditReport, error) {
 }
 
 type auditor struct {
-	c       *Client
-	opts    AuditOptions
+	c       *exitclient.Client
+	opts    Options
 	pending []auditEntry
 	cache   map[encryption.SimpleID]keyState
 	names   map[string]holderName // by holder (keyState.holders), once the app ID is known
 	byUser  map[string]int64
-	sum     AuditSummary
+	sum     Summary
 }
 
 // tree audits every entry under dir but its directories, in lexical order.
@@ -201,7 +208,7 @@ func (a *auditor) tree(ctx context.Context, dir string) error {
 		rel, _ := filepath.Rel(dir, path)
 		e := auditEntry{path: filepath.ToSlash(rel)}
 		if !d.Type().IsRegular() {
-			e.reason = notRegularReason(d.Type()) // exit decrypt does not read it either
+			e.reason = tree.NotRegularReason(d.Type()) // exit decrypt does not read it either
 			return a.add(ctx, e)
 		}
 		head, err := readHeader(path)
@@ -260,17 +267,12 @@ func (e *auditEntry) fromHeader(data []byte) {
 // Reading the records and their headers runs beside the audit of their keys: one batch is
 // read while the one before it is audited.
 func (a *auditor) records(ctx context.Context, in io.Reader) error {
-	rr, err := newRecordReader(a.opts.Format, in, a.opts.Fields, nil)
+	rr, err := records.NewReader(a.opts.Format, in, a.opts.Fields, a.opts.Key)
 	if err != nil {
 		return err
 	}
-	if a.opts.Key != "" {
-		if err := rr.setKey(a.opts.Key); err != nil {
-			return err
-		}
-	}
-	if _, err := DecodeCiphertext(a.opts.Encoding, nil); err != nil {
-		return &UsageError{err.Error()}
+	if _, err := records.DecodeCiphertext(a.opts.Encoding, nil); err != nil {
+		return &records.UsageError{Msg: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -301,8 +303,8 @@ func (a *auditor) records(ctx context.Context, in io.Reader) error {
 
 // readAuditRecords reads records into batches of entries (from free, onto full) until the
 // input or ctx ends.
-func readAuditRecords(ctx context.Context, rr recordReader, encoding string, full, free chan []auditEntry) error {
-	scratch := arena{chunk: make([]byte, 0, 1024)}
+func readAuditRecords(ctx context.Context, rr *records.Reader, encoding string, full, free chan []auditEntry) error {
+	var headers records.HeaderReader
 	var batch []auditEntry
 	select {
 	case batch = <-free:
@@ -323,7 +325,7 @@ func readAuditRecords(ctx context.Context, rr recordReader, encoding string, ful
 		}
 	}
 	for {
-		rec, err := rr.next()
+		rec, err := rr.Next()
 		if err == io.EOF {
 			if len(batch) > 0 {
 				return send()
@@ -333,19 +335,19 @@ func readAuditRecords(ctx context.Context, rr recordReader, encoding string, ful
 		if err != nil {
 			return err
 		}
-		if rec.bad != "" { // a record that cannot be read is one invalid item (it has no fields)
-			batch = append(batch, auditEntry{record: rec.num, key: rec.key, reason: rec.bad})
+		if rec.Bad() != "" { // a record that cannot be read is one invalid item (it has no fields)
+			batch = append(batch, auditEntry{record: rec.Num(), key: rec.Key(), reason: rec.Bad()})
 		}
-		for _, fl := range rec.fields {
-			e := auditEntry{record: rec.num, key: rec.key, path: fl.name}
+		for i := range rec.Fields() {
+			fl := rec.Field(i)
+			e := auditEntry{record: rec.Num(), key: rec.Key(), path: fl.Name()}
 			switch {
-			case fl.bad != "":
-				e.reason = fl.bad
-			case fl.null:
+			case fl.Bad() != "":
+				e.reason = fl.Bad()
+			case fl.Null():
 				continue
 			default:
-				scratch = arena{chunk: scratch.chunk[:0]} // the header is read at once: reuse
-				ct, err := ciphertextHeader(&scratch, encoding, fl.text)
+				ct, err := headers.Header(encoding, fl.Text())
 				if err != nil {
 					e.reason = err.Error()
 				} else {
@@ -418,8 +420,8 @@ func (a *auditor) unknown(ids []encryption.SimpleID, id encryption.SimpleID) []e
 func (a *auditor) report(e auditEntry) error {
 	a.sum.Total++
 	// The item's source is named only for an item that is reported (most are reachable).
-	item := func() AuditItem {
-		it := AuditItem{Source: e.path, Key: e.key, Format: e.format}
+	item := func() Item {
+		it := Item{Source: e.path, Key: e.key, Format: e.format}
 		if e.record > 0 {
 			it.Source = strconv.Itoa(e.record) + ":" + e.path
 		}
@@ -428,7 +430,7 @@ func (a *auditor) report(e auditEntry) error {
 	if e.reason != "" {
 		a.sum.Invalid++
 		it := item()
-		it.Status, it.Reason = AuditInvalid, e.reason
+		it.Status, it.Reason = Invalid, e.reason
 		return a.emit(it)
 	}
 	st := a.cache[e.rid.ID]
@@ -444,7 +446,7 @@ func (a *auditor) report(e auditEntry) error {
 	}
 	a.sum.Missing++
 	it := item()
-	it.Status, it.ResourceID = AuditMissing, e.rid.String()
+	it.Status, it.ResourceID = Missing, e.rid.String()
 	for _, h := range holders {
 		a.byUser[h]++
 		it.Holders = append(it.Holders, a.holder(h))
@@ -452,7 +454,7 @@ func (a *auditor) report(e auditEntry) error {
 	return a.emit(it)
 }
 
-func (a *auditor) emit(item AuditItem) error {
+func (a *auditor) emit(item Item) error {
 	if a.opts.Item == nil {
 		return nil
 	}

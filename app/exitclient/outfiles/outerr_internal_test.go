@@ -1,4 +1,4 @@
-package exitclient
+package outfiles
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // Which disk errors stop a run (every later file would meet them too) and which fail one file.
 func TestOutputErrStops(t *testing.T) {
-	tree, err := OpenOutputTree(t.TempDir())
+	tree, err := OpenTree(t.TempDir())
 	require.NoError(t, err)
 	defer tree.Close()
 	for errno, stops := range map[syscall.Errno]bool{
@@ -20,7 +20,9 @@ func TestOutputErrStops(t *testing.T) {
 		syscall.ENAMETOOLONG: false, syscall.EFBIG: false,
 	} {
 		err := tree.outputErr("f.bin", &fs.PathError{Op: "write", Path: "f.bin", Err: errno})
-		require.Equal(t, stops, stopsRun(err), "%v", errno)
+		var oe *OutputError
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, stops, oe.StopsRun(), "%v", errno)
 		require.Equal(t, fmt.Sprintf("write %q: %v", tree.path+"/f.bin", errno), err.Error())
 	}
 }

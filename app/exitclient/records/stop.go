@@ -1,4 +1,4 @@
-package exitclient
+package records
 
 import (
 	"bytes"
@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// StopWriter is the output of DecryptRecords when a program reads it as it comes (standard
+// StopWriter is the output of Decrypt when a program reads it as it comes (standard
 // output into `psql \copy ... FROM STDIN`): it passes writes through, noting where the output
 // stands, and Stop ends an output cut short with a line that every loader refuses.
 //
 // The rule of a stop (the server gone, the retry budget spent, SIGINT, SIGTERM, a write
-// error): DecryptRecords writes only whole records, so the output ends on a record boundary;
+// error): Decrypt writes only whole records, so the output ends on a record boundary;
 // then comes one line, the stop line, that holds no clear byte and that a loader fails on,
 // so that nothing is loaded and the loader's error names that line, not a record:
 //

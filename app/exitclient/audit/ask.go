@@ -1,12 +1,11 @@
-package exitclient
+package audit
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 
+	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -37,12 +36,11 @@ func union(a, b []string) []string {
 	return out
 }
 
-// ask audits ids on the server, AuditBatchIDs at a time, into the cache.
+// ask audits ids on the server, exitclient.AuditBatchIDs at a time, into the cache.
 func (a *auditor) ask(ctx context.Context, ids []encryption.SimpleID) error {
-	const max = 10000 // exitserver.AuditBatchIDs
 	for len(ids) > 0 {
-		n := min(len(ids), max)
-		ans, err := a.c.auditIDs(ctx, ids[:n])
+		n := min(len(ids), exitclient.AuditBatchIDs)
+		ans, err := a.c.AuditIDs(ctx, ids[:n])
 		if err != nil {
 			return err
 		}
@@ -64,36 +62,4 @@ func (a *auditor) ask(ctx context.Context, ids []encryption.SimpleID) error {
 		ids = ids[n:]
 	}
 	return nil
-}
-
-type auditAnswer struct {
-	AppID string `json:"app_id"`
-	Keys  []struct {
-		Reachable   bool     `json:"reachable"`
-		Holders     []string `json:"holders"`
-		Provisional []string `json:"provisional"`
-	} `json:"keys"`
-}
-
-// auditIDs is one POST /v1/audit.
-func (c *Client) auditIDs(ctx context.Context, ids []encryption.SimpleID) (*auditAnswer, error) {
-	req := struct {
-		IDs []string `json:"ids"`
-	}{IDs: make([]string, len(ids))}
-	for i, id := range ids {
-		req.IDs[i] = id.String()
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.sendRead(ctx, http.MethodPost, "/v1/audit", "application/json", body, 64<<20)
-	if err != nil {
-		return nil, err
-	}
-	var ans auditAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return nil, &errTransport{fmt.Errorf("read the audit answer: %w", err)}
-	}
-	return &ans, nil
 }

@@ -1,4 +1,9 @@
-package exitclient
+// Package outfiles writes clear files safely under an output directory, for every command
+// that writes clear data: no symlink followed, mode 0600 in 0700 directories, each file through
+// a part file renamed into place, directories synced before a run reports, one run at a time
+// per directory (Lock), names that cannot collide (CheckNames), and the age sealing that keeps
+// clear bytes off the disk (AgeWriter, AgeSeal). It knows nothing of the exit server.
+package outfiles
 
 import (
 	"crypto/sha256"
@@ -17,11 +22,18 @@ import (
 	"unicode/utf8"
 )
 
-// OutputTree is a directory that clear files are written under safely, for every command that
+// PartSuffix ends the temporary name a clear file is written under until it is complete.
+const PartSuffix = ".idvault-part"
+
+// CodeOutputFailed is the failure code of a file whose clear file could not be written (an
+// *OutputError that does not stop the run, such as a name too long for the output's file system).
+const CodeOutputFailed = "output_failed"
+
+// Tree is a directory that clear files are written under safely, for every command that
 // writes clear data: the directory and every one below it are created with mode 0700 when
 // missing; a directory under it that is a symlink is never followed, nor is a symlink at a
 // file's name or its part file's name (each is an *UnsafeOutputError); a file is written to a
-// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix (partName),
+// new part file (O_CREAT|O_EXCL, no symlink followed, mode 0600) named name+PartSuffix (PartName),
 // synced, then renamed, so that a partial file never sits under a final name. Safe for concurrent use
 // on different names.
 //
@@ -33,13 +45,13 @@ import (
 //
 // Every failure to write under the directory (a full disk, a read-only file system, the
 // directory removed during the run) is an *OutputError naming the file.
-type OutputTree struct {
+type Tree struct {
 	root *os.Root
 	path string // the directory as opened, for messages and to notice it removed
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories (relative, "." for the root) with a name not yet synced
-	// created lists the directories OpenOutputTree made, deepest first: the entry of each in
+	// created lists the directories OpenTree made, deepest first: the entry of each in
 	// its parent is synced with the rest.
 	created []string
 }
@@ -47,9 +59,16 @@ type OutputTree struct {
 // syncDirHook, when set, syncs an open directory in place of its Sync (tests watch the calls).
 var syncDirHook atomic.Pointer[func(*os.File) error]
 
-// OpenOutputTree creates dir (mode 0700, parents too) when missing and opens it. The caller
+// WatchDirSyncs is for tests: it calls f for each directory a Tree syncs, in place of the sync,
+// until the returned function is called. Not for parallel tests.
+func WatchDirSyncs(f func(*os.File) error) (restore func()) {
+	syncDirHook.Store(&f)
+	return func() { syncDirHook.Store(nil) }
+}
+
+// OpenTree creates dir (mode 0700, parents too) when missing and opens it. The caller
 // resolves dir first if it must judge it (filepath.EvalSymlinks): dir itself may be a symlink.
-func OpenOutputTree(dir string) (*OutputTree, error) {
+func OpenTree(dir string) (*Tree, error) {
 	var created []string // the missing ones, deepest first
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
@@ -64,22 +83,22 @@ func OpenOutputTree(dir string) (*OutputTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OutputTree{root: root, path: dir, dirty: map[string]bool{}, created: created}, nil
+	return &Tree{root: root, path: dir, dirty: map[string]bool{}, created: created}, nil
 }
 
 // changed notes that a name in the directory rel (relative to the tree) was given.
-func (t *OutputTree) changed(rel string) {
+func (t *Tree) changed(rel string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.dirty[filepath.Clean(rel)] = true
 }
 
 // Sync syncs every directory in which the tree gave a name since the last Sync (the files'
-// own data is synced as each is written), and the parents of the directories OpenOutputTree
+// own data is synced as each is written), and the parents of the directories OpenTree
 // made: after it returns, every file written survives a power loss under its final name. A
 // file system that cannot sync a directory (EINVAL) is taken as one where names need no sync.
 // An error is an *OutputError naming the directory.
-func (t *OutputTree) Sync() error {
+func (t *Tree) Sync() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	rels := make([]string, 0, len(t.dirty))
@@ -112,7 +131,7 @@ func (t *OutputTree) Sync() error {
 			f.Close()
 		}
 		if err != nil {
-			return &OutputError{Path: parent, Err: bareErr(err), stops: true}
+			return &OutputError{Path: parent, Err: BareErr(err), stops: true}
 		}
 		t.created = t.created[1:]
 	}
@@ -120,7 +139,7 @@ func (t *OutputTree) Sync() error {
 }
 
 // syncRoot syncs the directory dir is opened on.
-func (t *OutputTree) syncRoot(dir *os.Root) error {
+func (t *Tree) syncRoot(dir *os.Root) error {
 	f, err := dir.Open(".")
 	if err != nil {
 		return err
@@ -129,7 +148,7 @@ func (t *OutputTree) syncRoot(dir *os.Root) error {
 	return t.syncOpen(f)
 }
 
-func (t *OutputTree) syncOpen(f *os.File) error {
+func (t *Tree) syncOpen(f *os.File) error {
 	sync := (*os.File).Sync
 	if h := syncDirHook.Load(); h != nil {
 		sync = *h
@@ -141,12 +160,12 @@ func (t *OutputTree) syncOpen(f *os.File) error {
 }
 
 // Close releases the tree's directory.
-func (t *OutputTree) Close() error { return t.root.Close() }
+func (t *Tree) Close() error { return t.root.Close() }
 
 // Exists reports whether rel (a relative path under the tree) is a regular file already (a
 // clear file of an earlier run). A symlink or anything else at rel or on its way is an
 // *UnsafeOutputError.
-func (t *OutputTree) Exists(rel string) (bool, error) {
+func (t *Tree) Exists(rel string) (bool, error) {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, false)
 	if err != nil {
@@ -177,7 +196,7 @@ func (t *OutputTree) Exists(rel string) (bool, error) {
 // there; anything else than a regular file at rel is refused). On any error the part file is
 // removed and rel is left as it was. A regular part file left by a killed run is replaced;
 // anything else at the part's name is refused.
-func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
+func (t *Tree) Write(rel string, write func(io.Writer) error) error {
 	dirRel, name := filepath.Split(rel)
 	dir, err := t.dir(dirRel, true)
 	if err != nil {
@@ -191,7 +210,7 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 		// directory's name with the file.
 		return &UnsafeOutputError{Path: rel, Reason: "something that is not a regular file sits at the file's name (not replaced)"}
 	}
-	part := partName(name)
+	part := PartName(name)
 	if fi, err := dir.Lstat(part); err == nil {
 		if !fi.Mode().IsRegular() {
 			return &UnsafeOutputError{Path: filepath.Join(dirRel, part), Reason: "a symlink or other non-regular file sits at the part file's name (not followed, not removed)"}
@@ -236,7 +255,7 @@ func (t *OutputTree) Write(rel string, write func(io.Writer) error) error {
 // outputFile is a part file being written: its write errors are *OutputError.
 type outputFile struct {
 	f   *os.File
-	t   *OutputTree
+	t   *Tree
 	rel string
 }
 
@@ -252,7 +271,7 @@ func (o *outputFile) Write(p []byte) (int, error) {
 // symlink: a component that is a symlink or not a directory is an *UnsafeOutputError. With
 // create, missing components are made with mode 0700; without, a missing one returns nil, nil.
 // The caller closes the returned root unless it is t.root.
-func (t *OutputTree) dir(rel string, create bool) (*os.Root, error) {
+func (t *Tree) dir(rel string, create bool) (*os.Root, error) {
 	cur := t.root
 	done := ""
 	fail := func(err error) (*os.Root, error) {
@@ -314,6 +333,9 @@ func (e *UnsafeOutputError) Error() string {
 	return fmt.Sprintf("refusing to write under %q: %s", e.Path, e.Reason)
 }
 
+// FailureCode is the code of the file's failure in a report.
+func (e *UnsafeOutputError) FailureCode() string { return "unsafe_output" }
+
 // OutputError is a failure of the output side, not of the server nor of the input: writing,
 // syncing or renaming a file under the output directory, or making a directory there. Its
 // message names the file, so the operator sees which disk failed.
@@ -331,6 +353,12 @@ func (e *OutputError) Error() string { return fmt.Sprintf("write %q: %v", e.Path
 
 func (e *OutputError) Unwrap() error { return e.Err }
 
+// FailureCode is the code of the file's failure in a report.
+func (e *OutputError) FailureCode() string { return CodeOutputFailed }
+
+// StopsRun reports whether no other file can be written either, so that the run stops.
+func (e *OutputError) StopsRun() bool { return e.stops }
+
 // errDirRemoved is the cause of an *OutputError from Sync for a directory under the tree that
 // was removed after files were written in it.
 var errDirRemoved = errors.New("the directory was removed during the run, with the files written in it")
@@ -341,11 +369,11 @@ var errOutputGone = errors.New("the output directory was removed or replaced dur
 
 // outputErr wraps err, met while writing rel, as an *OutputError (an *UnsafeOutputError and an
 // *OutputError pass as they are).
-func (t *OutputTree) outputErr(rel string, err error) error {
+func (t *Tree) outputErr(rel string, err error) error {
 	if errors.As(err, new(*UnsafeOutputError)) || errors.As(err, new(*OutputError)) {
 		return err
 	}
-	oe := &OutputError{Path: filepath.Join(t.path, rel), Err: bareErr(err)}
+	oe := &OutputError{Path: filepath.Join(t.path, rel), Err: BareErr(err)}
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS),
 		errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EIO):
@@ -361,7 +389,7 @@ func (t *OutputTree) outputErr(rel string, err error) error {
 
 // gone reports whether the tree's directory is no longer at its path (removed, or replaced by
 // another): whatever is written through the tree then lands nowhere the operator will look.
-func (t *OutputTree) gone() bool {
+func (t *Tree) gone() bool {
 	open, err := t.root.Stat(".")
 	if err != nil {
 		return true
@@ -373,12 +401,12 @@ func (t *OutputTree) gone() bool {
 // maxName is the longest file name the usual file systems take (NAME_MAX, in bytes).
 const maxName = 255
 
-// partName is the part file's name for the file name: name+PartSuffix, or, when that is
+// PartName is the part file's name for the file name: name+PartSuffix, or, when that is
 // longer than a file name may be, name cut to fit (at a UTF-8 boundary) with a hash of the
 // whole name before PartSuffix, so that a file named with 243 to 255 bytes is written too. It
-// ends in PartSuffix either way, as no output's name does (checkOutputNames), and is the same
+// ends in PartSuffix either way, as no output's name does (CheckNames), and is the same
 // on every run, so that a rerun finds the part file a killed run left.
-func partName(name string) string {
+func PartName(name string) string {
 	if len(name)+len(PartSuffix) <= maxName {
 		return name + PartSuffix
 	}
@@ -389,4 +417,13 @@ func partName(name string) string {
 		keep--
 	}
 	return name[:keep] + tag + PartSuffix
+}
+
+// BareErr is err without the path an *fs.PathError repeats (the caller names it, quoted).
+func BareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

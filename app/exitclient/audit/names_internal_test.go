@@ -1,4 +1,4 @@
-package exitclient
+package audit
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package exitclient_test
+package outfiles_test
 
 import (
 	"crypto/ed25519"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 )
 
 func authorizedKey(t *testing.T, pub any) string {
@@ -38,14 +38,14 @@ func TestAgeRecipients(t *testing.T) {
 	good := []string{x.Recipient().String(), pq.Recipient().String(),
 		authorizedKey(t, edPub) + " alice@laptop", authorizedKey(t, &rsaKey.PublicKey)}
 
-	rs, err := exitclient.AgeRecipients(good, "")
+	rs, err := outfiles.AgeRecipients(good, "")
 	require.NoError(t, err)
 	require.Len(t, rs, 4)
 
 	file := filepath.Join(t.TempDir(), "recipients.txt")
 	body := "\ufeff# the team\r\n" + strings.Join(good, "\r\n\r\n") + "\r\n   \r\n"
 	require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
-	rs, err = exitclient.AgeRecipients(nil, file)
+	rs, err = outfiles.AgeRecipients(nil, file)
 	require.NoError(t, err)
 	require.Len(t, rs, 4, "a BOM, CRLF line ends, blank lines and comments are skipped")
 
@@ -61,12 +61,12 @@ func TestAgeRecipients(t *testing.T) {
 		{"an SSH DSA key", "ssh-dss AAAAB3NzaC1kc3MAAACBAP", "a malformed or unsupported recipient (ssh-dss)"},
 		{"anything else", "github:alice", "not an age recipient"},
 	} {
-		_, err := exitclient.AgeRecipients([]string{good[0], tc.value}, "")
+		_, err := outfiles.AgeRecipients([]string{good[0], tc.value}, "")
 		require.ErrorContains(t, err, "--age-recipient (#2): "+tc.want, tc.name)
 		require.NotContains(t, err.Error(), tc.value, tc.name)
 
 		require.NoError(t, os.WriteFile(file, []byte("# keys\n"+good[0]+"\n"+tc.value+"\n"), 0o600))
-		_, err = exitclient.AgeRecipients(nil, file)
+		_, err = outfiles.AgeRecipients(nil, file)
 		require.ErrorContains(t, err, "line 3: "+tc.want, tc.name)
 		require.NotContains(t, err.Error(), tc.value, tc.name)
 	}
@@ -76,10 +76,10 @@ func TestAgeRecipients(t *testing.T) {
 		"a line is longer than 8192 bytes": "ssh-rsa " + strings.Repeat("A", 9000) + "\n",
 	} {
 		require.NoError(t, os.WriteFile(file, []byte(body), 0o600))
-		_, err := exitclient.AgeRecipients(nil, file)
+		_, err := outfiles.AgeRecipients(nil, file)
 		require.ErrorContains(t, err, name)
 	}
-	_, err = exitclient.AgeRecipients(nil, "")
+	_, err = outfiles.AgeRecipients(nil, "")
 	require.EqualError(t, err, "no age recipient")
 }
 
@@ -92,7 +92,7 @@ func FuzzAgeRecipient(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, err := exitclient.AgeRecipients([]string{s}, "")
+		_, err := outfiles.AgeRecipients([]string{s}, "")
 		if err != nil && len(strings.TrimSpace(s)) >= 12 && strings.Contains(err.Error(), strings.TrimSpace(s)) {
 			t.Fatalf("the error quotes the value: %v", err)
 		}

@@ -1,4 +1,4 @@
-package exitclient
+package outfiles
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 // maxNameProblems bounds the output name problems a refusal lists (then a count).
 const maxNameProblems = 10
 
-// checkOutputNames refuses, before anything is written, a run whose outputs would overwrite or
+// CheckNames refuses, before anything is written, a run whose outputs would overwrite or
 // hide one another under --out (rels are the input files relative to --in, suffix the one
-// DecryptOptions adds): a *ConfigError naming each input concerned.
+// added to each output's name): an error naming each input concerned.
 //
 //   - An output path with a component that ends in PartSuffix: the part file of another output
 //     could bear that name (x and x.idvault-part), and writing x removes a part file left there
@@ -30,7 +30,7 @@ const maxNameProblems = 10
 // With exact false, the part-file suffix is matched folded too (x.IDVAULT-PART). Folding is
 // Unicode's full case folding (straße = STRASSE), wider than some volumes': a name refused
 // needlessly costs a rename, a collision missed costs a file never decrypted.
-func checkOutputNames(rels []string, suffix string, exact bool) error {
+func CheckNames(rels []string, suffix string, exact bool) error {
 	key := func(s string) string { return s }
 	if !exact {
 		fold := cases.Fold()
@@ -87,6 +87,6 @@ func checkOutputNames(rels []string, suffix string, exact bool) error {
 	if !exact {
 		hint += ", or pass --exact-names if --out's volume tells apart names that differ only by case or Unicode normalisation (not macOS's default)"
 	}
-	return &ConfigError{Msg: fmt.Sprintf("--in: %d inputs would collide under --out, nothing written (%s): %s%s",
-		len(problems), hint, strings.Join(problems, "; "), more)}
+	return fmt.Errorf("--in: %d inputs would collide under --out, nothing written (%s): %s%s",
+		len(problems), hint, strings.Join(problems, "; "), more)
 }
