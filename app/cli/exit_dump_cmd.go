@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -20,9 +21,9 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 		"name that exists, a link included, is refused). The same --seed and flags give byte-identical files. The app\n"+
 		"secret comes from --app-secret, --app-secret-file or "+appSecretEnv+", else from --seed.")
 	out := fs.String("out", "", "directory to write the dump into (required; none of the names of a dump may exist in it)")
-	users := fs.Int("users", dump.DefaultOptions.Users, "users of the main app")
-	groups := fs.Int("groups", dump.DefaultOptions.Groups, "groups of the main app")
-	resources := fs.Int("resources", dump.DefaultOptions.Resources, "ordinary ciphertexts (negative cases come on top)")
+	users := fs.Int("users", gen.DefaultOptions.Users, "users of the main app")
+	groups := fs.Int("groups", gen.DefaultOptions.Groups, "groups of the main app")
+	resources := fs.Int("resources", gen.DefaultOptions.Resources, "ordinary ciphertexts (negative cases come on top)")
 	provisional := fs.Int("provisional", 0, "provisional identities (0: users/4, at least 4)")
 	formats := fs.String("formats", "2-11", "formats to cycle through: a list and/or ranges, e.g. 2,9-11")
 	big := fs.Int("big", 0, "extra multi-MiB ciphertexts (2 to 5 MiB, stream formats)")
@@ -46,7 +47,7 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 		fmt.Fprintf(p.stderr, "idvault exit gen-dump: --formats: %v\n", err)
 		return exitUsage
 	}
-	opts := dump.Options{Users: *users, Groups: *groups, Resources: *resources, Provisional: *provisional,
+	opts := gen.Options{Users: *users, Groups: *groups, Resources: *resources, Provisional: *provisional,
 		Formats: fv, Big: *big, ProvisionalOnly: *provOnly, Seed: *seed, DecoyApps: *decoys}
 	if opts.AppSecret, err = genDumpAppSecret(p, *appSecret, *appSecretFile); err != nil {
 		fmt.Fprintf(p.stderr, "idvault exit gen-dump: %v\n", err)
@@ -54,7 +55,7 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 	}
 	pr := newProgress(p.stderr, "generating", 0)
 	opts.Progress = pr.Update
-	sum, err := dump.Generate(ctx, *out, opts)
+	sum, err := gen.Generate(ctx, *out, opts)
 	if err != nil {
 		pr.Fail()
 		fmt.Fprintln(p.stderr, failure("exit gen-dump", err))

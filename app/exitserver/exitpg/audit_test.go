@@ -17,6 +17,7 @@ import (
 	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 // The audit's advice, followed, works on a gen-dump dump in PostgreSQL that has resources
@@ -29,7 +30,7 @@ import (
 func TestAuditAdviceFollowed(t *testing.T) {
 	t.Parallel()
 	const provOnly = 6
-	l := loadDump(t, dump.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
+	l := loadDump(t, gen.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
 	in := serve(t, l, 0)
 	idFile := filepath.Join(l.dir, dump.IdentitiesFile)
 	lines, err := dump.ReadIdentities(l.dir)

@@ -13,6 +13,7 @@ import (
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 // A generated dump with decoy apps: identities imported through one instance, then every
@@ -21,7 +22,7 @@ import (
 // through both instances both succeed.
 func TestDumpThroughTwoInstances(t *testing.T) {
 	t.Parallel()
-	l := loadDump(t, dump.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
+	l := loadDump(t, gen.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
 	a, b := serve(t, l, 0), serve(t, l, 0)
 	ids := identities(t, l.dir)
 	require.NotEmpty(t, ids)

@@ -1,4 +1,4 @@
-package dump
+package gen
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/dump"
 )
 
 // epoch is the creation time of every root block; other rows follow it.
@@ -88,7 +89,7 @@ func Generate(ctx context.Context, dir string, opts Options) (Summary, error) {
 }
 
 func (g *gen) prepare() error {
-	if _, err := os.Lstat(filepath.Join(g.dir, SchemaFile)); err == nil {
+	if _, err := os.Lstat(filepath.Join(g.dir, dump.SchemaFile)); err == nil {
 		return fmt.Errorf("dump: %s already holds a dump", g.dir)
 	}
 	if err := os.MkdirAll(g.dir, DirMode); err != nil {
@@ -102,7 +103,7 @@ func (g *gen) prepare() error {
 			return existsError(filepath.Join(g.dir, name), fs.ErrExist)
 		}
 	}
-	data := filepath.Join(g.dir, DataDir)
+	data := filepath.Join(g.dir, dump.DataDir)
 	if err := os.Mkdir(data, DirMode); err != nil {
 		return existsError(data, err)
 	}
@@ -130,17 +131,17 @@ func (g *gen) prepare() error {
 		g.closers = append(g.closers, f)
 		return bufio.NewWriterSize(f, 256<<10), nil
 	}
-	if g.identities, err = open(IdentitiesFile); err != nil {
+	if g.identities, err = open(dump.IdentitiesFile); err != nil {
 		return err
 	}
-	if g.manifest, err = open(ManifestFile); err != nil {
+	if g.manifest, err = open(dump.ManifestFile); err != nil {
 		return err
 	}
-	if g.sums, err = open(SumsFile); err != nil {
+	if g.sums, err = open(dump.SumsFile); err != nil {
 		return err
 	}
 	if g.opts.WriteKeys {
-		if g.keys, err = open(KeysFile); err != nil {
+		if g.keys, err = open(dump.KeysFile); err != nil {
 			return err
 		}
 	}
@@ -367,16 +368,16 @@ func (g *gen) finish() error {
 	if err != nil {
 		return err
 	}
-	if err := g.writeFile(AppFile, append(appJSON, '\n')); err != nil {
+	if err := g.writeFile(dump.AppFile, append(appJSON, '\n')); err != nil {
 		return err
 	}
-	if err := g.writeFile(SchemaFile, []byte(SchemaSQL)); err != nil {
+	if err := g.writeFile(dump.SchemaFile, []byte(dump.SchemaSQL)); err != nil {
 		return err
 	}
 	if err := g.writeData(); err != nil {
 		return err
 	}
-	return g.writeFile(IndexesFile, []byte(IndexesSQL))
+	return g.writeFile(dump.IndexesFile, []byte(dump.IndexesSQL))
 }
 
 // writeFile writes a small file of the dump: in the temporary directory, then published.
@@ -397,15 +398,8 @@ func (g *gen) publish(tmp, name string) error {
 	return nil
 }
 
-// AppInfo is the content of app.json.
-type AppInfo struct {
-	AppID       string   `json:"app_id"`
-	AppSecret   string   `json:"app_secret"`
-	DecoyAppIDs []string `json:"decoy_app_ids"`
-}
-
-func (g *gen) appInfo() AppInfo {
-	info := AppInfo{
+func (g *gen) appInfo() dump.AppInfo {
+	info := dump.AppInfo{
 		AppID:       base64.StdEncoding.EncodeToString(g.main.id[:]),
 		AppSecret:   base64.StdEncoding.EncodeToString(g.main.secret),
 		DecoyAppIDs: []string{},
@@ -417,7 +411,7 @@ func (g *gen) appInfo() AppInfo {
 }
 
 func (g *gen) writeData() error {
-	tmp := filepath.Join(g.tmp, DataFile)
+	tmp := filepath.Join(g.tmp, dump.DataFile)
 	f, err := createNew(tmp)
 	if err != nil {
 		return err
@@ -448,5 +442,5 @@ func (g *gen) writeData() error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("dump: %w", err)
 	}
-	return g.publish(tmp, DataFile)
+	return g.publish(tmp, dump.DataFile)
 }

@@ -1,4 +1,4 @@
-package dump
+package gen
 
 import (
 	"crypto/ed25519"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/keys"
 )
 
@@ -171,7 +172,7 @@ func (g *gen) userItem(a *app, i int, s *sink) error {
 	}
 	s.add(tUsers, s.rowFor(tUsers).bytea(a.id[:]).bytea(id.UserID).bytea(encVK).timestamp(when).end())
 	if a.main {
-		s.identities = appendJSONLine(s.identities, IdentityLine{Email: email, Identity: secretIdentity})
+		s.identities = appendJSONLine(s.identities, dump.IdentityLine{Email: email, Identity: secretIdentity})
 	}
 	rec := make([]byte, 0, userRecSize)
 	rec = append(rec, first.userID[:]...)
@@ -248,7 +249,7 @@ func (g *gen) provItem(a *app, i int, s *sink) error {
 			bytea(sealed).bytea(b.Serialize()).timestamp(at(2, i)).end())
 	}
 	if a.main && i != a.withheld {
-		s.identities = appendJSONLine(s.identities, IdentityLine{Email: email, Identity: secretIdentity})
+		s.identities = appendJSONLine(s.identities, dump.IdentityLine{Email: email, Identity: secretIdentity})
 	}
 	rec := make([]byte, 0, provRecSize)
 	rec = append(rec, p.PublicSignatureKey...)

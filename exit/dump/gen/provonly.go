@@ -1,14 +1,12 @@
-package dump
+package gen
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/encryption"
 )
-
-// ProvisionalOnlyName starts the names of the files of Options.ProvisionalOnly under data/.
-const ProvisionalOnlyName = "prov-only"
 
 // provisionalOnlyItem makes resource i of Options.ProvisionalOnly: its key is published to one
 // provisional identity nobody claimed, of identities.jsonl, and to no user (as Tanker's
@@ -52,8 +50,8 @@ func (g *gen) provisionalOnlyItem(a *app, i int, s *sink) error {
 	if err := g.publishToProvisional(s, a, creator, rid.ID, key, p, r, at(7, i)); err != nil {
 		return err
 	}
-	name := fmt.Sprintf("%s/%s%04d.v%d", DataDir, ProvisionalOnlyName, i, v)
-	return g.emit(s, name, ct, int(v), rid, clear, a.userEmail(creatorIdx), ExpectOK, "", dataKey)
+	name := fmt.Sprintf("%s/%s%04d.v%d", dump.DataDir, dump.ProvisionalOnlyName, i, v)
+	return g.emit(s, name, ct, int(v), rid, clear, a.userEmail(creatorIdx), dump.ExpectOK, "", dataKey)
 }
 
 // pickUnclaimedProv returns a provisional identity that provItem leaves unclaimed (an odd one)

@@ -1,4 +1,4 @@
-package dump
+package gen
 
 import (
 	"os"
@@ -41,12 +41,4 @@ func TestCreateNewAndPublishNeverFollowLinks(t *testing.T) {
 	st, err := os.Stat(p)
 	require.NoError(t, err)
 	require.Equal(t, FileMode, st.Mode().Perm())
-}
-
-// A dump file name with control characters is printed escaped, never raw.
-func TestLoadErrorQuotesUnprintableNames(t *testing.T) {
-	e := &LoadError{File: "1_\x1b[2J.sql", Line: 3, Err: os.ErrInvalid}
-	require.Equal(t, `"1_\x1b[2J.sql" line 3: invalid argument`, e.Error())
-	e = &LoadError{File: "2_data.sql", Err: os.ErrInvalid}
-	require.Equal(t, "2_data.sql: invalid argument", e.Error())
 }

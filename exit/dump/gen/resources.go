@@ -1,4 +1,4 @@
-package dump
+package gen
 
 import (
 	"bytes"
@@ -13,49 +13,10 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/exit/block"
+	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/keys"
 )
-
-// KeysFile is the optional list of the keys the generator used (Options.WriteKeys).
-const KeysFile = "resource_keys.jsonl"
-
-// Expected outcomes in the manifest: ok, or the error code the exit server must answer.
-const (
-	ExpectOK                = "ok"
-	ExpectDecryptionFailed  = "decryption_failed"
-	ExpectTruncatedData     = "truncated_data"
-	ExpectUnsupportedFormat = "unsupported_format"
-	ExpectKeyNotFound       = "key_not_found"
-)
-
-// ManifestEntry is one line of manifest.jsonl.
-type ManifestEntry struct {
-	// File is the ciphertext's path relative to the dump directory.
-	File string `json:"file"`
-	// Format is the first byte of the ciphertext (an unknown one for unsupported_format).
-	Format int `json:"format"`
-	// ResourceID is the standard base64 of the resource ID (16 bytes, or 33 for formats 9
-	// to 11); empty when the ciphertext has none (truncated, unknown format).
-	ResourceID string `json:"resource_id,omitempty"`
-	// ClearSize and SHA256 (hex) describe the clear bytes.
-	ClearSize int64  `json:"clear_size"`
-	SHA256    string `json:"sha256"`
-	// Creator is the email of the user who created the resource ("" when no user of the app
-	// did).
-	Creator string `json:"creator"`
-	// Expected is "ok" or the error code a decrypt must give.
-	Expected string `json:"expected"`
-	// Case says what a negative case is ("tampered", "truncated", ...); empty for ok.
-	Case string `json:"case,omitempty"`
-}
-
-// KeyEntry is one line of resource_keys.jsonl: the AEAD key of a manifest file (for formats
-// 9 to 11 the derived subkey).
-type KeyEntry struct {
-	File string `json:"file"`
-	Key  string `json:"key"`
-}
 
 func isStream(v encryption.Version) bool  { return v.IsStream() }
 func isSession(v encryption.Version) bool { return v.IsTransparentSession() }
@@ -189,8 +150,8 @@ func (g *gen) resourceItem(a *app, i int, s *sink) error {
 			return err
 		}
 	}
-	name := fmt.Sprintf("%s/%07d.v%d", DataDir, i, v)
-	return g.emit(s, name, ct, int(v), rid, clear, a.userEmail(creatorIdx), ExpectOK, "", dataKey)
+	name := fmt.Sprintf("%s/%07d.v%d", dump.DataDir, i, v)
+	return g.emit(s, name, ct, int(v), rid, clear, a.userEmail(creatorIdx), dump.ExpectOK, "", dataKey)
 }
 
 // firstInSession reports whether resource i is the first of its window in a session format.
@@ -247,22 +208,22 @@ func (g *gen) emit(s *sink, name string, ct []byte, format int, rid encryption.R
 		return err
 	}
 	sum := sha256.Sum256(clear)
-	g.manifestLine(s, ManifestEntry{File: name, Format: format, ResourceID: ridString(rid), ClearSize: int64(len(clear)),
+	g.manifestLine(s, dump.ManifestEntry{File: name, Format: format, ResourceID: ridString(rid), ClearSize: int64(len(clear)),
 		SHA256: hex.EncodeToString(sum[:]), Creator: creator, Expected: expected, Case: kase}, key)
 	return nil
 }
 
-func (g *gen) manifestLine(s *sink, e ManifestEntry, key []byte) {
+func (g *gen) manifestLine(s *sink, e dump.ManifestEntry, key []byte) {
 	s.manifest = appendJSONLine(s.manifest, e)
-	if e.Expected == ExpectOK {
+	if e.Expected == dump.ExpectOK {
 		s.resources++
 		// Paths relative to decrypt's --out, which mirrors data/.
-		s.sums = fmt.Appendf(s.sums, "%s  %s\n", e.SHA256, strings.TrimPrefix(e.File, DataDir+"/"))
+		s.sums = fmt.Appendf(s.sums, "%s  %s\n", e.SHA256, strings.TrimPrefix(e.File, dump.DataDir+"/"))
 	} else {
 		s.negatives++
 	}
 	if g.opts.WriteKeys {
-		s.keys = appendJSONLine(s.keys, KeyEntry{File: e.File, Key: base64.StdEncoding.EncodeToString(key)})
+		s.keys = appendJSONLine(s.keys, dump.KeyEntry{File: e.File, Key: base64.StdEncoding.EncodeToString(key)})
 	}
 }
 
@@ -335,7 +296,7 @@ func (g *gen) bigItem(a *app, i int, s *sink) error {
 	}
 	size := 2<<20 + r.intn(3<<20)
 	key := r.bytes(32)
-	name := fmt.Sprintf("%s/big%04d.v%d", DataDir, i, v)
+	name := fmt.Sprintf("%s/big%04d.v%d", dump.DataDir, i, v)
 	f, err := createNew(filepath.Join(g.dir, name))
 	if err != nil {
 		return err
@@ -376,8 +337,8 @@ func (g *gen) bigItem(a *app, i int, s *sink) error {
 	if err := g.publishToUser(s, a, creator, lookup, key, creator.userPub, r, at(5, i)); err != nil {
 		return err
 	}
-	g.manifestLine(s, ManifestEntry{File: name, Format: int(v), ResourceID: rid.String(), ClearSize: int64(size),
-		SHA256: hex.EncodeToString(h.Sum(nil)), Creator: a.userEmail(creatorIdx), Expected: ExpectOK}, dataKey)
+	g.manifestLine(s, dump.ManifestEntry{File: name, Format: int(v), ResourceID: rid.String(), ClearSize: int64(size),
+		SHA256: hex.EncodeToString(h.Sum(nil)), Creator: a.userEmail(creatorIdx), Expected: dump.ExpectOK}, dataKey)
 	return nil
 }
 
@@ -392,23 +353,23 @@ type negative struct {
 func (g *gen) negatives() []negative {
 	var out []negative
 	for _, v := range g.opts.Formats {
-		out = append(out, negative{"tampered", v, ExpectDecryptionFailed})
+		out = append(out, negative{"tampered", v, dump.ExpectDecryptionFailed})
 	}
 	for _, v := range g.opts.Formats {
-		out = append(out, negative{"truncated", v, ExpectTruncatedData})
+		out = append(out, negative{"truncated", v, dump.ExpectTruncatedData})
 		if isStream(v) {
-			out = append(out, negative{"stream_cut_before_final_chunk", v, ExpectDecryptionFailed})
+			out = append(out, negative{"stream_cut_before_final_chunk", v, dump.ExpectDecryptionFailed})
 		}
 	}
 	v0 := g.opts.Formats[0]
 	out = append(out,
-		negative{"unknown_format_12", v0, ExpectUnsupportedFormat},
-		negative{"unknown_format_0", v0, ExpectUnsupportedFormat},
-		negative{"key_published_to_nobody", v0, ExpectKeyNotFound},
-		negative{"key_only_for_withheld_provisional_identity", v0, ExpectKeyNotFound},
+		negative{"unknown_format_12", v0, dump.ExpectUnsupportedFormat},
+		negative{"unknown_format_0", v0, dump.ExpectUnsupportedFormat},
+		negative{"key_published_to_nobody", v0, dump.ExpectKeyNotFound},
+		negative{"key_only_for_withheld_provisional_identity", v0, dump.ExpectKeyNotFound},
 	)
 	if len(g.decoys) > 0 {
-		out = append(out, negative{"key_only_in_decoy_app", v0, ExpectKeyNotFound})
+		out = append(out, negative{"key_only_in_decoy_app", v0, dump.ExpectKeyNotFound})
 	}
 	return out
 }
@@ -495,7 +456,7 @@ func (g *gen) negativeItem(a *app, i int, s *sink) error {
 			return err
 		}
 	}
-	name := fmt.Sprintf("%s/neg%03d-%s.v%d", DataDir, i, n.kase, v)
+	name := fmt.Sprintf("%s/neg%03d-%s.v%d", dump.DataDir, i, n.kase, v)
 	return g.emit(s, name, ct, int(ct[0]), rid, clear, creatorEmail, n.expected, n.kase, dataKey)
 }
 
@@ -516,23 +477,10 @@ func tamper(ct, key []byte) ([]byte, error) {
 		if err != nil || rid2 != rid {
 			continue
 		}
-		_, err = DecryptWithDataKey(key, out)
+		_, err = dump.DecryptWithDataKey(key, out)
 		if errors.Is(err, encryption.ErrDecryptionFailed) && !errors.Is(err, encryption.ErrTruncated) {
 			return out, nil
 		}
 	}
 	return nil, fmt.Errorf("no byte to tamper with in a %d-byte ciphertext", len(ct))
-}
-
-// DecryptWithDataKey decrypts ct with the AEAD key a KeyEntry holds. For
-// formats 9 to 11 that is the data key H_32(sessionKey || seed), which the
-// exit library takes the way a key published under the seed is found
-// (encryption.DecryptWithKey takes the session key, like Encrypt).
-func DecryptWithDataKey(key, ct []byte) ([]byte, error) {
-	v, rid, err := encryption.ExtractResourceID(ct)
-	if err != nil || !v.IsTransparentSession() {
-		return encryption.DecryptWithKey(key, ct)
-	}
-	out, _, err := encryption.Decrypt(encryption.KeyMap{rid.Seed: key}, ct)
-	return out, err
 }

@@ -1,4 +1,4 @@
-package dump_test
+package gen_test
 
 import (
 	"bufio"
@@ -15,9 +15,10 @@ import (
 
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
-var tinyOptions = dump.Options{Users: 3, Groups: 1, Resources: 4, Big: 0, Seed: 3, WriteKeys: true}
+var tinyOptions = gen.Options{Users: 3, Groups: 1, Resources: 4, Big: 0, Seed: 3, WriteKeys: true}
 
 // Every file of a dump is readable by its owner only, every directory it creates too: the dump
 // holds the app secret, private identities, Tanker's private keys and digests of clear data.
@@ -28,12 +29,12 @@ func TestGeneratedFilesAreOwnerOnly(t *testing.T) {
 		require.NoError(t, err)
 		info, err := e.Info()
 		require.NoError(t, err)
-		want := dump.FileMode
+		want := gen.FileMode
 		if e.IsDir() {
 			if p == d.Dir {
 				return nil // made by MkdirTemp in dumptest
 			}
-			want = dump.DirMode
+			want = gen.DirMode
 		}
 		require.Equal(t, want, info.Mode().Perm(), "%s", p)
 		n++
@@ -62,7 +63,7 @@ func TestGenerateRefusesPlantedLinks(t *testing.T) {
 			}
 			require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
 
-			_, err := dump.Generate(context.Background(), dir, tinyOptions)
+			_, err := gen.Generate(context.Background(), dir, tinyOptions)
 			require.ErrorContains(t, err, "already exists")
 			require.ErrorContains(t, err, name)
 
@@ -90,7 +91,7 @@ func TestGenerateFailureRemovesWhatItCreated(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := dump.Generate(ctx, dir, opts)
+	_, err := gen.Generate(ctx, dir, opts)
 	require.ErrorIs(t, err, context.Canceled)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -98,7 +99,7 @@ func TestGenerateFailureRemovesWhatItCreated(t *testing.T) {
 	require.Equal(t, "notes.txt", entries[0].Name())
 
 	// The same directory then takes a complete dump.
-	_, err = dump.Generate(context.Background(), dir, tinyOptions)
+	_, err = gen.Generate(context.Background(), dir, tinyOptions)
 	require.NoError(t, err)
 }
 

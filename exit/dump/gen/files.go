@@ -1,4 +1,4 @@
-package dump
+package gen
 
 import (
 	"errors"
@@ -8,11 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-)
 
-// SumsFile lists the SHA-256 of every clear file a decrypt of data/ must give, in the format
-// `sha256sum -c` reads, with paths relative to the directory decrypt writes (its --out).
-const SumsFile = "SHA256SUMS"
+	"github.com/idvault/idvault/exit/dump"
+)
 
 // FileMode is the mode of every file Generate writes: a dump holds private keys (2_data.sql),
 // the app secret (app.json), private identities (identities.jsonl) and digests of clear data
@@ -24,9 +22,9 @@ const (
 
 // outputNames are the names Generate creates in its directory; none may exist beforehand.
 func outputNames(writeKeys bool) []string {
-	names := []string{SchemaFile, DataFile, IndexesFile, AppFile, IdentitiesFile, ManifestFile, SumsFile, DataDir}
+	names := []string{dump.SchemaFile, dump.DataFile, dump.IndexesFile, dump.AppFile, dump.IdentitiesFile, dump.ManifestFile, dump.SumsFile, dump.DataDir}
 	if writeKeys {
-		names = append(names, KeysFile)
+		names = append(names, dump.KeysFile)
 	}
 	return names
 }

@@ -1,4 +1,4 @@
-package dump
+package gen
 
 import (
 	"context"
