@@ -56,33 +56,12 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
-				// --in is opened and examined once: the audit reads the records from it, or walks
-				// the directory. "-" is standard input, records only.
-				var (
-					records   io.Reader
-					isDir     bool
-					unchanged = func() error { return nil }
-				)
-				if *in == "-" {
-					records = p.env.Stdin
-					if records == nil {
-						records = strings.NewReader("")
-					}
-				} else {
-					f, err := os.Open(*in)
-					if err != nil {
-						return c.usageError("--in: %v", err)
-					}
-					defer f.Close()
-					st, err := f.Stat()
-					if err != nil {
-						return c.usageError("--in: %v", err)
-					}
-					isDir = st.IsDir()
-					if !isDir {
-						records, unchanged = f, unchangedSince(f, *in)
-					}
+				input, err := openAuditInput(p, *in)
+				if err != nil {
+					return c.usageError("--in: %v", err)
 				}
+				defer input.close()
+				isDir := input.isDir
 				opts := audit.Options{Fields: fields, Encoding: *encoding, Key: *key}
 				if !isDir {
 					opts.Format = *format
@@ -96,7 +75,6 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 					return c.usageError("--field and --key are for records: --in names a directory")
 				}
 				if *users != "" {
-					var err error
 					if opts.Users, err = readUserIDs(*users); err != nil {
 						return c.usageError("--users: %v", err)
 					}
@@ -114,9 +92,9 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 					if isDir {
 						return audit.Tree(ctx, cl, *in, opts)
 					}
-					rep, err := audit.Records(ctx, cl, records, opts)
+					rep, err := audit.Records(ctx, cl, input.records, opts)
 					if err == nil {
-						err = unchanged() // a file cut short or grown: the counts are of neither version
+						err = input.unchanged() // a file cut short or grown: the counts are of neither version
 					}
 					return rep, err
 				}
@@ -124,6 +102,42 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 			}
 		},
 	}
+}
+
+// auditInput is --in of exit audit, opened and examined once: the records to read, or a
+// directory to walk.
+type auditInput struct {
+	records   io.Reader
+	isDir     bool
+	unchanged func() error // reports a records file that changed since it was opened
+	close     func()
+}
+
+// openAuditInput opens --in: "-" is standard input, records only.
+func openAuditInput(p *prog, in string) (auditInput, error) {
+	a := auditInput{unchanged: func() error { return nil }, close: func() {}}
+	if in == "-" {
+		a.records = p.env.Stdin
+		if a.records == nil {
+			a.records = strings.NewReader("")
+		}
+		return a, nil
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		return a, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return a, err
+	}
+	a.close = func() { f.Close() }
+	a.isDir = st.IsDir()
+	if !a.isDir {
+		a.records, a.unchanged = f, unchangedSince(f, in)
+	}
+	return a, nil
 }
 
 // readUserIDs reads one user ID per line, skipping blank lines.
