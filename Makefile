@@ -40,7 +40,7 @@ DIST      ?= dist
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
-.PHONY: help build release notices run test pg pg-stop bench bench-http bench-profile lint cover fuzz deps clean
+.PHONY: help build release notices run test pg pg-stop bench bench-http bench-devices bench-profile lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -95,6 +95,9 @@ bench-http: ## only the Performance table (bench.md; each figure beside its base
 	@rm -f $(BENCH_TABLE)
 	IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
 	@cat $(BENCH_TABLE)
+
+bench-devices: ## what each performance device gives the identity rows: a server with all, one per device switched off, in turns
+	$(GO) test -run '^$$' -bench '^BenchmarkDevices$$' -count=1 -timeout 30m ./app/loadgen/
 
 ROW ?= known
 bench-profile: ## CPU profile of one row of the table, the server alone (ROW=known, known-bare, new, public-new, list, stream or decrypt-1k)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/idvault/idvault/app/smallfile"
 )
 
 // MasterKeySize is the size of the master key in bytes.
@@ -35,7 +37,7 @@ const maxKeyFile = 4 << 10
 // refused: it protects every secret idvault holds. The key file's directory must exist
 // (CheckDirectory).
 func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, err error) {
-	raw, err := ReadSmallFile(path, maxKeyFile)
+	raw, err := smallfile.Read(path, maxKeyFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(dataFile); serr == nil {
 			if err := CheckDataFile(dataFile); err != nil {

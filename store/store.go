@@ -48,6 +48,8 @@ type Options struct {
 	// RecordCacheBytes bounds the memory of the record cache (see recordCache): 0 is
 	// DefaultRecordCacheBytes, a negative value switches the cache off.
 	RecordCacheBytes int
+	// NoLinger makes a group commit's leader commit at once under load (groupcommit.go, linger).
+	NoLinger bool
 }
 
 // Store is an open data file. It is safe for concurrent use.
@@ -116,18 +118,6 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
-	if cachesByPage && errors.Is(statErr, fs.ErrNotExist) {
-		// bbolt wrote the new file's first four pages (the meta pages among them, which every
-		// commit writes) in one write, which the page cache holds in a large folio: closed and
-		// opened again, the file is cached page by page (pagecache_linux.go).
-		db.Close()
-		cacheByPage(opts.Path)
-		if db, err = openGuarded(opts.Path, boltOpts); errors.Is(err, bolterr.ErrTimeout) {
-			return nil, lockedError(opts.Path)
-		} else if err != nil {
-			return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
-		}
-	}
 	opened, err := os.Stat(opts.Path)
 	if err != nil {
 		db.Close()
@@ -139,7 +129,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
-	s.group.check, s.group.damage = s.writable, &s.damage
+	s.group.check, s.group.damage, s.group.noLinger = s.writable, &s.damage, opts.NoLinger
 	if err := guard(opts.Path, s.init); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
@@ -147,19 +137,16 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, err
 	}
-	s.group.ahead = openAhead(opts.Path, opened)
 	removeStaleSnapshots(filepath.Dir(opts.Path))
 	return s, nil
 }
 
 // precheck checks the pages of an existing data file (checkPages) under a shared lock, before
 // bbolt opens it for writing and rebuilds its freelist by walking every page in a goroutine
-// where a damaged page is a crash. It first reads the file into the page cache page by page
-// (cacheByPage), which that check would otherwise do with readahead. A file another process
+// where a damaged page is a crash. A file another process
 // holds is ErrLocked; a file bbolt cannot open at all is left to the open that follows, which
 // names the error.
 func precheck(path string, timeout time.Duration) error {
-	cacheByPage(path) // before anything maps it (pagecache_linux.go)
 	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	switch {
 	case errors.Is(err, ErrDamaged):
@@ -222,7 +209,6 @@ func newerSchema(path string, v uint64) error {
 func (s *Store) Close() error {
 	s.cache.close()
 	err := s.db.Close() // waits for a commit still running, whose extension needs the file
-	s.group.ahead.close()
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/logging"
+	"github.com/idvault/idvault/app/smallfile"
 	"github.com/idvault/idvault/store"
 )
 
@@ -126,7 +127,7 @@ func readAdminToken(c config.Config) (string, error) {
 		return c.Admin.Token, nil
 	}
 	path := adminTokenFile(c)
-	raw, err := store.ReadSmallFile(path, 4<<10) // one token line
+	raw, err := smallfile.Read(path, 4<<10) // one token line
 	if err != nil {
 		return "", fmt.Errorf("read admin token: %w", err)
 	}

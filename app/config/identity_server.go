@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/loopback"
+	"github.com/idvault/idvault/app/userinfo"
 )
 
 // OIDC is identity_server.oidc: ID tokens of one OpenID provider, checked against the keys it
@@ -114,7 +115,7 @@ func (s IdentityServer) validate() []error {
 // same machine, tests): anything else would let the network forge the provider's keys.
 func checkIssuer(issuer string) error {
 	u, err := url.Parse(issuer)
-	issuer = RedactUserinfo(issuer)
+	issuer = userinfo.Redact(issuer)
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%q is not an issuer URL such as https://accounts.example.com", issuer)
 	}
@@ -138,7 +139,7 @@ func TrustedTransport(u *url.URL) bool {
 // case, no path, no trailing slash; "*" is refused.
 func checkOrigin(origin string) error {
 	if strings.Contains(origin, "@") {
-		return fmt.Errorf("%q is not an origin: it holds a user name or password", RedactUserinfo(origin))
+		return fmt.Errorf("%q is not an origin: it holds a user name or password", userinfo.Redact(origin))
 	}
 	if origin == "*" {
 		return fmt.Errorf("\"*\" is refused: list each origin (scheme://host[:port])")

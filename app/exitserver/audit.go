@@ -1,10 +1,8 @@
 package exitserver
 
 import (
-	"context"
 	"encoding/base64"
-
-	"github.com/gofiber/fiber/v2"
+	"net/http"
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/exit/encryption"
@@ -54,10 +52,10 @@ const holderBytes = 72
 // audit is POST /v1/audit: {"ids": ["<base64 of a 16-byte resource, session or seed ID>"]}
 // -> 200 {"app_id", "keys": [{"reachable", "holders", "provisional"}]}. It reads the dump's rows and the
 // imported keys; it opens no key and decrypts nothing.
-func (s *Server) audit(c *fiber.Ctx) error {
+func (s *Server) audit(x *exchange) error {
 	// The body, and an answer of up to MaxHolders holders per ID (an ID takes at least 27
 	// bytes of body), reserved in the memory budget while they live.
-	size := bodyBound(c, auditBodyBytes)
+	size := bodyBound(x, auditBodyBytes)
 	ids := min(size/27+1, AuditBatchIDs)
 	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*holderBytes+80), budgetWait)
 	if err != nil {
@@ -65,7 +63,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	}
 	defer release()
 	var req auditRequest
-	if err := readJSON(c, auditBodyBytes, &req, auditShape); err != nil {
+	if err := readJSON(x, auditBodyBytes, &req, auditShape); err != nil {
 		return err
 	}
 	if req.IDs == nil {
@@ -82,7 +80,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 		}
 		copy(keyIDs[i][:], b)
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	audits, err := s.db.AuditKeys(ctx, keyIDs)
 	if err != nil {
@@ -99,5 +97,5 @@ func (s *Server) audit(c *fiber.Ctx) error {
 		}
 		ans.Keys[i] = k
 	}
-	return c.JSON(ans)
+	return x.json(http.StatusOK, ans)
 }

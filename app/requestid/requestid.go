@@ -52,6 +52,15 @@ func Assign(c *fiber.Ctx) {
 	c.Set(fiber.HeaderXRequestID, id)
 }
 
+// Pick is the request ID Middleware gives a request whose X-Request-ID header is given ("" when
+// it has none), for a server that is not fiber's.
+func Pick(given string) string {
+	if safe(given) {
+		return given
+	}
+	return newID()
+}
+
 func safe(id string) bool {
 	if id == "" || len(id) > MaxLen {
 		return false

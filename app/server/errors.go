@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/logging"
@@ -33,7 +34,7 @@ func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
 			return nil
 		}
 		is.GrantError(c)
-		e := apierr.FromFiber(err, apierr.BodyTooLarge)
+		e := storeError(fibererr.FromFiber(err, apierr.BodyTooLarge))
 		requestid.Ensure(c)
 		if e.Code.Status >= 500 && (!errors.Is(err, store.ErrDamaged) || damagedLog.Due(time.Now())) {
 			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())
@@ -53,5 +54,5 @@ func styleOf(c *fiber.Ctx) apierr.Style {
 	if idserver.Path(c.Path()) {
 		return apierr.StyleSimple
 	}
-	return apierr.StyleOf(c)
+	return fibererr.StyleOf(c)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 	"github.com/idvault/idvault/app/openapi"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) routes(metrics http.Handler) {
 
 	// Reference identity server (one app; {"error": "..."} bodies).
 	is := s.deps.IdentityServer
-	simple := apierr.WithStyle(apierr.StyleSimple)
+	simple := fibererr.WithStyle(apierr.StyleSimple)
 	if is != nil && len(is.CORSOrigins()) > 0 {
 		app.Use([]string{"/identity", "/public_identity"}, is.CORS) // identity_server.cors_origins: preflights and grants
 	}

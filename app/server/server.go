@@ -130,7 +130,7 @@ func New(d Deps) *Server {
 		s.console = console.New(console.Deps{
 			Admin: d.Admin, Ready: func(context.Context) (map[string]string, bool) { return s.ready.snapshot() }, Warnings: d.Warnings, Interfaces: s.interfaces(),
 			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
-			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: proxies,
+			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: proxies, StoreError: storeError,
 		})
 	}
 	s.routes(s.MetricsHandler())

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 	"github.com/idvault/idvault/app/config"
 )
 
@@ -140,8 +141,8 @@ func TestErrorStyles(t *testing.T) {
 	t.Parallel()
 	s, _ := newTestServer(t, nil)
 	e := apierr.InvalidBody.Msg("field x missing")
-	s.App.Get("/flat", apierr.WithStyle(apierr.StyleFlat), func(*fiber.Ctx) error { return e })
-	s.App.Get("/simple", apierr.WithStyle(apierr.StyleSimple), func(*fiber.Ctx) error { return apierr.NoEmailProvided.New() })
+	s.App.Get("/flat", fibererr.WithStyle(apierr.StyleFlat), func(*fiber.Ctx) error { return e })
+	s.App.Get("/simple", fibererr.WithStyle(apierr.StyleSimple), func(*fiber.Ctx) error { return apierr.NoEmailProvided.New() })
 	s.App.Get("/retry", func(*fiber.Ctx) error {
 		return &apierr.Error{Code: apierr.MaxAttemptsReached, Message: "wait", RetryAfter: 1500 * 1e6}
 	})

@@ -1,4 +1,4 @@
-package store
+package smallfile
 
 import (
 	"errors"
@@ -13,31 +13,31 @@ import (
 
 // A small file is read whole; one over the limit, or an endless device, is refused at once and
 // named; a pipe is read as a file.
-func TestReadSmallFile(t *testing.T) {
+func TestRead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	at := filepath.Join(dir, "at-limit")
 	require.NoError(t, os.WriteFile(at, []byte(strings.Repeat("k", 64)), 0o600))
-	raw, err := ReadSmallFile(at, 64)
+	raw, err := Read(at, 64)
 	require.NoError(t, err)
 	require.Len(t, raw, 64)
 
-	_, err = ReadSmallFile(at, 63)
-	require.ErrorIs(t, err, ErrFileTooLarge)
+	_, err = Read(at, 63)
+	require.ErrorIs(t, err, ErrTooLarge)
 	require.Contains(t, err.Error(), at)
 	require.Contains(t, err.Error(), "over 63 bytes")
 
-	_, err = ReadSmallFile("/dev/zero", 1<<20)
-	require.ErrorIs(t, err, ErrFileTooLarge)
+	_, err = Read("/dev/zero", 1<<20)
+	require.ErrorIs(t, err, ErrTooLarge)
 
-	_, err = ReadSmallFile(filepath.Join(dir, "missing"), 64)
+	_, err = Read(filepath.Join(dir, "missing"), 64)
 	require.True(t, errors.Is(err, os.ErrNotExist))
 
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	go func() { _, _ = w.WriteString("from a pipe"); w.Close() }()
-	raw, err = ReadSmallFile(fmt.Sprintf("/dev/fd/%d", r.Fd()), 64)
+	raw, err = Read(fmt.Sprintf("/dev/fd/%d", r.Fd()), 64)
 	require.NoError(t, err)
 	require.Equal(t, "from a pipe", string(raw))
 }

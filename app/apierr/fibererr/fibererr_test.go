@@ -1,4 +1,4 @@
-package apierr_test
+package fibererr_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 )
 
 // Every error a handler chain can return reaches the client as a catalogue code: fiber's own
@@ -29,14 +30,14 @@ func TestFromFiber(t *testing.T) {
 		{errors.New("disk on fire at /var/lib/idvault"), apierr.InternalError},
 		{fmt.Errorf("wrapped: %w", apierr.UserNotFound.New()), apierr.UserNotFound},
 	} {
-		e := apierr.FromFiber(tc.err, apierr.PayloadTooLarge)
+		e := fibererr.FromFiber(tc.err, apierr.PayloadTooLarge)
 		require.Equal(t, tc.want, e.Code, "%v", tc.err)
 		if tc.want == apierr.InternalError {
 			require.NotContains(t, e.Message, "disk on fire", "an internal error's text reaches only the log")
 		}
 	}
-	require.Equal(t, apierr.BodyTooLarge, apierr.FromFiber(fiber.ErrRequestEntityTooLarge, apierr.BodyTooLarge).Code)
-	require.Equal(t, "malformed request line", apierr.FromFiber(fiber.NewError(400, "malformed request line"), apierr.BodyTooLarge).Message)
+	require.Equal(t, apierr.BodyTooLarge, fibererr.FromFiber(fiber.ErrRequestEntityTooLarge, apierr.BodyTooLarge).Code)
+	require.Equal(t, "malformed request line", fibererr.FromFiber(fiber.NewError(400, "malformed request line"), apierr.BodyTooLarge).Message)
 }
 
 // Retry-After is whole seconds, never 0 (which would invite an immediate retry).
