@@ -36,6 +36,13 @@ func server(t *testing.T, cfg exitserver.Config) (*exitfake.DB, *exitclient.Clie
 	return db, c
 }
 
+// echoClient is the client of a stand-in server that "decrypts" a file to its own bytes.
+func echoClient(t *testing.T) *exitclient.Client {
+	t.Helper()
+	srv := apptest.StandInExit(t, apptest.EchoDecrypt, nil)
+	return exitclient.New(srv.URL, token)
+}
+
 func TestReadIdentities(t *testing.T) {
 	t.Parallel()
 	jsonl := "{\"email\":\"a@x.io\",\"identity\":\"ID-A\"}\n\n\"ID-B\"\n{\"private_permanent_identity\":\"ID-C\",\"private_provisional_identity\":\"ID-D\"}\n"

@@ -1,4 +1,4 @@
-package exitclient_test
+package tree_test
 
 import (
 	"context"
