@@ -18,12 +18,12 @@ IDVAULT_EXIT__* variable (IDVAULT_EXIT__DB, IDVAULT_EXIT__TOKEN keep secrets off
 // exitSubcommands lists the exit tooling commands.
 func exitSubcommands() []*command {
 	return []*command{
-		{name: "gen-dump", summary: "write a synthetic dump (SQL files, identities, ciphertexts, manifest)", run: runGenDump},
-		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
-		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
-		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
+		exitGenDumpCommand(),
+		exitLoadDumpCommand(),
+		exitImportCommand(),
+		exitDecryptCommand(),
 		exitRecordsCommand(),
 		exitAuditCommand(),
-		{name: "forget", summary: "delete the imported identities and every key derived from them from the exit database", run: runExitForget},
+		exitForgetCommand(),
 	}
 }
