@@ -1,0 +1,118 @@
+package table
+
+import (
+	"context"
+	"sync"
+)
+
+// work runs the ranges left, Options.Workers at a time; each worker reads, decrypts and
+// writes one range's batches in a pipeline (the next batch read and the next decrypted while
+// one is written), committing them in key order. The first error stops every worker.
+func (r *run) work(ctx context.Context, ranges []*keyRange) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once     sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+	queue := make(chan *keyRange, len(ranges))
+	for _, rg := range ranges {
+		queue <- rg
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for range min(r.opts.Workers, max(len(ranges), 1)) {
+		wg.Go(func() {
+			for rg := range queue {
+				if ctx.Err() != nil {
+					return
+				}
+				if err := r.doRange(ctx, rg); err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// doRange runs one range to its end.
+func (r *run) doRange(ctx context.Context, rg *keyRange) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once     sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+	read := make(chan *batch, 1)
+	decrypted := make(chan *batch, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { // reader
+		defer close(read)
+		prev := rg.last
+		for {
+			b, err := r.src.readBatch(ctx, rg, prev, r.opts.BatchRows)
+			if err != nil {
+				fail(err)
+				return
+			}
+			select {
+			case read <- b:
+			case <-ctx.Done():
+				return
+			}
+			if b.end {
+				return
+			}
+			prev = b.last
+		}
+	})
+	wg.Go(func() { // decryption
+		defer close(decrypted)
+		for b := range read {
+			if err := r.decrypt(ctx, b); err != nil {
+				fail(err)
+				return
+			}
+			select {
+			case decrypted <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	for b := range decrypted { // writer, in key order
+		if ctx.Err() != nil {
+			break
+		}
+		if err := r.write(ctx, b); err != nil {
+			fail(err)
+			break
+		}
+		r.committed(b)
+	}
+	cancel()
+	for range decrypted {
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// committed counts a written batch and reports the progress.
+func (r *run) committed(b *batch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done.add(b.counts)
+	r.thisRn += b.counts.rows
+	if r.opts.Progress != nil {
+		r.opts.Progress(Progress{Done: r.done.rows, Total: max(r.total, r.done.rows), Failed: r.done.failed})
+	}
+}
