@@ -100,6 +100,14 @@ type run struct {
 // database error, a batch the destination refused) returns its error with the report so far,
 // and a rerun of the same Options continues it; ctx ending returns ctx.Err().
 func Run(ctx context.Context, opts Options) (Report, error) {
+	rep, err := runOpts(ctx, opts)
+	if err != nil && ctx.Err() != nil {
+		return rep, ctx.Err() // whatever failed, it failed for the interruption
+	}
+	return rep, err
+}
+
+func runOpts(ctx context.Context, opts Options) (Report, error) {
 	var rep Report
 	if err := opts.check(); err != nil {
 		return rep, err

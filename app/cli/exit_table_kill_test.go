@@ -1,0 +1,127 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest"
+)
+
+// progressRows is the rows the run on to has committed: -1 before its progress table exists.
+func (w *tableWorld) progressRows(t *testing.T, to string) int {
+	t.Helper()
+	if tableSQL(t, w.dst, `SELECT to_regclass('`+to+`_progress') IS NOT NULL`) != "true" {
+		return -1
+	}
+	n, err := strconv.Atoi(tableSQL(t, w.dst, `SELECT coalesce(sum(rows_done), 0)::int FROM `+to+`_progress`))
+	require.NoError(t, err)
+	return n
+}
+
+// startTable starts the binary with args; the test kills it or waits for it.
+func startTable(t *testing.T, dir string, args []string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(apptest.Binary(t), args...)
+	cmd.Env = append(os.Environ(), tableEnv...)
+	cmd.Dir = dir
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, &errOut
+}
+
+// waitRows waits until the run on to has committed more than atLeast rows (-1: until its
+// progress table exists), or the process has ended; it reports whether it is still running.
+func (w *tableWorld) waitRows(t *testing.T, cmd *exec.Cmd, to string, atLeast int) bool {
+	t.Helper()
+	exited := make(chan struct{})
+	go func() {
+		for {
+			if p, err := os.FindProcess(cmd.Process.Pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
+				close(exited)
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if w.progressRows(t, to) > atLeast {
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		case <-time.After(3 * time.Millisecond):
+		}
+	}
+	t.Fatal("the run made no progress in 2 minutes")
+	return false
+}
+
+// SIGKILL of the client at several points (as soon as its tables exist, after its first
+// batches, midway, late), and a Ctrl-C (exit 130), each followed by the next run of the same
+// command: the last run, left to finish, leaves exactly the rows of an uninterrupted run.
+func TestExitDecryptTableKilledAndResumed(t *testing.T) {
+	t.Parallel()
+	w := newTableWorld(t, 1, 6)
+	args := w.args("--to-table", "clear_msgs", "--workers", "2", "--batch-rows", "3")
+	total := len(w.rows)
+	killed := 0
+	for _, at := range []int{-1, 0, total / 3, total / 2, 2 * total / 3} {
+		at = max(at, w.progressRows(t, "clear_msgs")) // rows this run commits
+		cmd, errOut := startTable(t, w.dir, args)
+		running := w.waitRows(t, cmd, "clear_msgs", at)
+		sig := syscall.SIGKILL
+		if killed == 2 {
+			sig = syscall.SIGINT
+		}
+		if running {
+			require.NoError(t, cmd.Process.Signal(sig))
+		}
+		err := cmd.Wait()
+		if !running {
+			continue
+		}
+		killed++
+		if sig == syscall.SIGINT {
+			require.Equal(t, 130, apptest.ExitCode(t, err), "Ctrl-C: %s", errOut)
+			require.Contains(t, errOut.String(), "interrupted")
+		}
+	}
+	require.GreaterOrEqual(t, killed, 3, "the runs were stopped midway")
+	done := w.progressRows(t, "clear_msgs")
+	require.Less(t, done, total, "the run was not complete before the last rerun")
+	_, errOut, code := apptest.RunCLI(t, w.dir, tableEnv, args...)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "("+strconv.Itoa(total-done)+" this run)")
+	w.check(t, "clear_msgs")
+}
+
+// Two exit servers, one killed (SIGKILL) midway: its batches go to the other, and the run
+// completes with every row.
+func TestExitDecryptTableServerKilled(t *testing.T) {
+	t.Parallel()
+	w := newTableWorld(t, 2, 6)
+	args := w.args("--to-table", "clear_msgs", "--batch-rows", "3")
+	cmd, errOut := startTable(t, w.dir, args)
+	require.True(t, w.waitRows(t, cmd, "clear_msgs", len(w.rows)/4), "the run still going: %s", errOut)
+	w.servers[0].Kill9(t)
+	err := cmd.Wait()
+	require.Equal(t, 1, apptest.ExitCode(t, err), "the negative cases fail, the run completes: %s", errOut)
+	require.Contains(t, errOut.String(), strconv.Itoa(len(w.rows))+" rows in clear_msgs")
+	w.check(t, "clear_msgs")
+}
