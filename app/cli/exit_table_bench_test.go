@@ -159,13 +159,16 @@ func BenchmarkDecryptTable(b *testing.B) {
 	var (
 		base, pipe, one, two, resume, inproc []float64
 		clientRSS, twoRSS                    float64
+		clientCPU, serverCPU                 []float64 // cores used by each process in the one-server run
 	)
 	for b.Loop() {
 		inproc = append(inproc, inProcess())
 		pipe = append(pipe, pipeline())
 
 		to := newTable()
-		secs, rss := benchRun(b, env, table(to, urls[0])...)
+		srv0 := cpuSeconds(b, servers[0].Cmd.Process.Pid)
+		secs, rss, cpu := benchRunCPU(b, env, table(to, urls[0])...)
+		clientCPU, serverCPU = append(clientCPU, cpu/secs), append(serverCPU, (cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0)/secs)
 		check(to, "bytea")
 		one, base = append(one, float64(rows)/secs), append(base, secs)
 		clientRSS = max(clientRSS, rss)
@@ -228,6 +231,8 @@ func BenchmarkDecryptTable(b *testing.B) {
 		{"ratio_vs_inprocess(goal>=0.3)", fieldsPerSec / median(inproc)},
 		{"two_servers_two_workers_rows/s", median(two)},
 		{"resume_total/uninterrupted(goal<=1.1)", median(resume)},
+		{"client_cores", median(clientCPU)},
+		{"server_cores", median(serverCPU)},
 		{"client_peak_RSS_MiB(goal<64)", clientRSS},
 		{"client_two_workers_peak_RSS_MiB", twoRSS},
 		{"server_peak_RSS_MiB(goal<64)", max(serverRSS, server2RSS)},

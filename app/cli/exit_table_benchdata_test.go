@@ -174,6 +174,12 @@ func benchSQL(b *testing.B, dsn, sql string) string {
 // benchRun runs the binary with args to its end (exit 0) and returns its wall time and peak
 // RSS in MiB (VmHWM, read every 20 ms while it runs).
 func benchRun(b *testing.B, env []string, args ...string) (float64, float64) {
+	secs, rss, _ := benchRunCPU(b, env, args...)
+	return secs, rss
+}
+
+// benchRunCPU is benchRun that also returns the CPU seconds the process used.
+func benchRunCPU(b *testing.B, env []string, args ...string) (float64, float64, float64) {
 	b.Helper()
 	cmd := exec.Command(apptest.Binary(b), args...)
 	cmd.Env = env
@@ -208,7 +214,19 @@ func benchRun(b *testing.B, env []string, args ...string) (float64, float64) {
 	if err != nil {
 		b.Fatalf("%v: %v: %s", args[:2], err, stderr.String())
 	}
-	return secs, peak / 1024
+	return secs, peak / 1024, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+}
+
+// cpuSeconds is the CPU time a running process has used (user and system, /proc/PID/stat).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
 }
 
 // vmHWM is a running process's peak RSS in MiB.

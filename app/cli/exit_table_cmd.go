@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -98,6 +100,13 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 	}
 }
 
+// exit decrypt-table's soft memory limit: a base, and room for each worker's three batches
+// (read, decrypted, written) of a few MiB each.
+const (
+	tableMemoryBase      = 24 << 20
+	tableMemoryPerWorker = 16 << 20
+)
+
 // poolDecrypter is the exit servers' pool as exit/table asks for it.
 type poolDecrypter struct{ pool *exitclient.Pool }
 
@@ -131,6 +140,11 @@ func (p *prog) decryptTable(ctx context.Context, pool *exitclient.Pool, opts tab
 		return clientStopped(ctx, p, cmd, err, "nothing written", nil)
 	}
 	opts.Decrypter = poolDecrypter{pool}
+	// A soft memory limit (unless GOMEMLIMIT sets one): the garbage collector returns the
+	// batches' buffers before the heap doubles, so memory stays flat and small.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(tableMemoryBase + int64(opts.Workers)*tableMemoryPerWorker)
+	}
 	opts.Warn = func(s string) { fmt.Fprintf(p.stderr, "idvault %s: warning: %s\n", cmd, s) }
 	pr := newProgress(p.stderr, "decrypting rows", 0)
 	opts.Progress = func(pg table.Progress) {

@@ -6,7 +6,7 @@ import (
 )
 
 // work runs the ranges left, Options.Workers at a time; each worker reads, decrypts and
-// writes one range's batches in a pipeline (the next batch read and the next decrypted while
+// writes one range's batches in a pipeline (the next batch read and another decrypted while
 // one is written), committing them in key order. The first error stops every worker.
 func (r *run) work(ctx context.Context, ranges []*keyRange) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -52,8 +52,9 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; cancel() })
 	}
-	read := make(chan *batch, 1)
-	decrypted := make(chan *batch, 1)
+	// Unbuffered: a worker holds three batches at most, one in each stage.
+	read := make(chan *batch)
+	decrypted := make(chan *batch)
 	var wg sync.WaitGroup
 	wg.Go(func() { // reader
 		defer close(read)
