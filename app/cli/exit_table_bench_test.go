@@ -159,16 +159,17 @@ func BenchmarkDecryptTable(b *testing.B) {
 	var (
 		base, pipe, one, two, resume, inproc []float64
 		clientRSS, twoRSS                    float64
-		clientCPU, serverCPU                 []float64 // cores used by each process in the one-server run
+		clientCPU, serverCPU, pgCPU          []float64 // cores used by each process in the one-server run
 	)
 	for b.Loop() {
 		inproc = append(inproc, inProcess())
 		pipe = append(pipe, pipeline())
 
 		to := newTable()
-		srv0 := cpuSeconds(b, servers[0].Cmd.Process.Pid)
+		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), clusterCPU(b, src)
 		secs, rss, cpu := benchRunCPU(b, env, table(to, urls[0])...)
 		clientCPU, serverCPU = append(clientCPU, cpu/secs), append(serverCPU, (cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0)/secs)
+		pgCPU = append(pgCPU, (clusterCPU(b, src)-pg0)/secs)
 		check(to, "bytea")
 		one, base = append(one, float64(rows)/secs), append(base, secs)
 		clientRSS = max(clientRSS, rss)
@@ -233,6 +234,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 		{"resume_total/uninterrupted(goal<=1.1)", median(resume)},
 		{"client_cores", median(clientCPU)},
 		{"server_cores", median(serverCPU)},
+		{"postgres_cores", median(pgCPU)},
 		{"client_peak_RSS_MiB(goal<64)", clientRSS},
 		{"client_two_workers_peak_RSS_MiB", twoRSS},
 		{"server_peak_RSS_MiB(goal<64)", max(serverRSS, server2RSS)},

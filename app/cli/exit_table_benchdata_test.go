@@ -252,3 +252,43 @@ func procStatusKiB(pid int, field string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// clusterCPU returns the CPU seconds the PostgreSQL cluster holding dsn has used so far: its
+// postmaster's, its children's that have exited, and its live children's (backends).
+func clusterCPU(b *testing.B, dsn string) float64 {
+	b.Helper()
+	dataDir := benchSQL(b, dsn, "SHOW data_directory")
+	raw, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	stat := func(pid int) []string {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil
+		}
+		return strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	}
+	ticks := func(f []string, i ...int) float64 {
+		t := 0.0
+		for _, k := range i {
+			if k < len(f) {
+				v, _ := strconv.ParseFloat(f[k], 64)
+				t += v
+			}
+		}
+		return t
+	}
+	total := ticks(stat(pid), 11, 12, 13, 14) // utime, stime, cutime, cstime
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, c := range strings.Fields(string(children)) {
+		if cp, err := strconv.Atoi(c); err == nil {
+			total += ticks(stat(cp), 11, 12)
+		}
+	}
+	return total / 100 // USER_HZ
+}

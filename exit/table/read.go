@@ -20,9 +20,9 @@ type batch struct {
 	end  bool   // the range holds nothing after this batch
 	mem  []byte // holds the rows' values
 	// Filled in by the decryption: per row, per field (Options.Fields order).
-	out      [][]fieldOut
-	failures int
-	counts   counts
+	out    [][]fieldOut
+	counts counts
+	done   chan struct{} // closed once out is filled in (or the decryption failed)
 }
 
 // fieldOut is a field's value in the destination and, when it failed, why.

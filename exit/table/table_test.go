@@ -255,3 +255,27 @@ func TestDecryptTableWarnsWithoutTerse(t *testing.T) {
 	require.Contains(t, warned[0], "log_error_verbosity")
 	exec(t, to, "DROP OWNED BY "+role, "DROP ROLE "+role)
 }
+
+// Keys of other types, and a --query source: a uuid key split over three workers, a text key
+// with a schema-qualified destination; a batch of a few rows so that ranges have many.
+func TestDecryptTableKeysAndQuery(t *testing.T) {
+	t.Parallel()
+	from := source(t, 300)
+	exec(t, from, `CREATE SCHEMA out`)
+	for name, tc := range map[string]struct{ query, key, to, order string }{
+		"uuid": {`SELECT md5(id::text)::uuid AS u, id, body FROM msgs`, "u", "clear_u", "u"},
+		"text": {`SELECT 'k' || lpad(id::text, 4, '0') AS k, id, body FROM msgs`, "k", "out.clear_k", "k"},
+	} {
+		opts := table.Options{From: from, Query: tc.query, Key: tc.key, Fields: []string{"body"}, ToTable: tc.to,
+			Decode: decodeBase64, Decrypter: &fakeDecrypter{}, BatchRows: 7, Workers: 3, ClearText: true}
+		rep, err := table.Run(context.Background(), opts)
+		require.NoError(t, err, name)
+		require.EqualValues(t, 300, rep.Rows, name)
+		want := query(t, from, `SELECT id, CASE WHEN body IS NULL THEN 'NULL' WHEN body = '' THEN 'EMPTY' WHEN id % 7 = 0 THEN 'NULL'
+			ELSE substr(convert_from(decode(body, 'base64'), 'UTF8'), 4) END FROM msgs ORDER BY id`)
+		got := query(t, from, `SELECT id, CASE WHEN body IS NULL THEN 'NULL' WHEN body = '' THEN 'EMPTY' ELSE body END FROM `+tc.to+` ORDER BY id`)
+		require.Equal(t, want, got, name)
+		require.Equal(t, "text", query(t, from, `SELECT pg_typeof(body)::text FROM `+tc.to+` LIMIT 1`), name)
+		require.Equal(t, fmt.Sprint(rep.Failed), query(t, from, `SELECT count(*) FROM `+tc.to+`_errors`), name)
+	}
+}

@@ -5,6 +5,10 @@ import (
 	"sync"
 )
 
+// decryptsInFlight is the batches a worker decrypts at once: the exit servers' answers are
+// awaited while the next batch is read and the one before is written.
+const decryptsInFlight = 2
+
 // work runs the ranges left, Options.Workers at a time; each worker reads, decrypts and
 // writes one range's batches in a pipeline (the next batch read and another decrypted while
 // one is written), committing them in key order. The first error stops every worker.
@@ -52,12 +56,15 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; cancel() })
 	}
-	// Unbuffered: a worker holds three batches at most, one in each stage.
-	read := make(chan *batch)
-	decrypted := make(chan *batch)
+	// The reader hands each batch to the writer's queue, in key order, and to one of
+	// decryptsInFlight decryptions; the writer takes them in order as each is decrypted. A
+	// worker holds decryptsInFlight+2 batches at most.
+	pending := make(chan *batch, decryptsInFlight)
+	work := make(chan *batch)
 	var wg sync.WaitGroup
 	wg.Go(func() { // reader
-		defer close(read)
+		defer close(pending)
+		defer close(work)
 		prev := rg.last
 		for {
 			b, err := r.src.readBatch(ctx, rg, prev, r.opts.BatchRows)
@@ -65,8 +72,14 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 				fail(err)
 				return
 			}
+			b.done = make(chan struct{})
 			select {
-			case read <- b:
+			case pending <- b:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- b:
 			case <-ctx.Done():
 				return
 			}
@@ -76,21 +89,21 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 			prev = b.last
 		}
 	})
-	wg.Go(func() { // decryption
-		defer close(decrypted)
-		for b := range read {
-			if err := r.decrypt(ctx, b); err != nil {
-				fail(err)
-				return
+	for range decryptsInFlight {
+		wg.Go(func() {
+			for b := range work {
+				if err := r.decrypt(ctx, b); err != nil {
+					fail(err)
+				}
+				close(b.done)
 			}
-			select {
-			case decrypted <- b:
-			case <-ctx.Done():
-				return
-			}
+		})
+	}
+	for b := range pending { // writer, in key order
+		select {
+		case <-b.done:
+		case <-ctx.Done():
 		}
-	})
-	for b := range decrypted { // writer, in key order
 		if ctx.Err() != nil {
 			break
 		}
@@ -101,7 +114,7 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 		r.committed(b)
 	}
 	cancel()
-	for range decrypted {
+	for range pending {
 	}
 	wg.Wait()
 	return firstErr
