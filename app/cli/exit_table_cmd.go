@@ -78,7 +78,7 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 					From: *from, To: cmp.Or(*to, *from), Table: *src, Query: *query, Key: *key, Fields: fields,
 					ToTable: *toTable, ClearText: *clearType == "text", Workers: cmp.Or(*workers, len(urls)), BatchRows: *batchRows,
 					Restart: *restart, Count: *count,
-					Decode:  func(text []byte) ([]byte, error) { return exitclient.DecodeCiphertext(enc, text) },
+					Decode:  func(dst, text []byte) ([]byte, error) { return exitclient.AppendCiphertext(dst, enc, text) },
 					Command: "encoding=" + enc,
 				}
 				if len(ageTo) > 0 || *ageFile != "" {

@@ -28,7 +28,16 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 	var (
 		cts  [][]byte
 		refs []*fieldOut
+		text int
 	)
+	for _, row := range b.rows {
+		for _, ci := range s.flds {
+			if s.cols[ci].text {
+				text += len(row[ci])
+			}
+		}
+	}
+	buf := make([]byte, 0, text) // the text ciphertexts' bytes, never more than their text
 	for i, row := range b.rows {
 		b.out[i] = make([]fieldOut, len(s.flds))
 		for j, ci := range s.flds {
@@ -44,11 +53,13 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 			}
 			ct := v
 			if s.cols[ci].text {
+				start := len(buf)
 				var err error
-				if ct, err = r.opts.Decode(v); err != nil {
+				if buf, err = r.opts.Decode(buf, v); err != nil {
 					o.code, o.msg = CodeInvalidEncoding, err.Error()
 					continue
 				}
+				ct = buf[start:len(buf):len(buf)]
 			}
 			cts, refs = append(cts, ct), append(refs, o)
 		}

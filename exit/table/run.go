@@ -37,8 +37,9 @@ type Options struct {
 	// ClearText makes the clear columns text (refusing bytes that are not UTF-8 or hold NUL,
 	// as not_text); bytea otherwise.
 	ClearText bool
-	// Decode turns a text ciphertext into its bytes (base64, hex).
-	Decode func(text []byte) ([]byte, error)
+	// Decode appends the bytes of a text ciphertext (base64, hex) to dst, and returns the
+	// extended slice (dst unchanged on an error).
+	Decode func(dst, text []byte) ([]byte, error)
 	// Seal, when set, turns each clear value into what the destination holds (an age file).
 	Seal func(clear []byte) ([]byte, error)
 	// Decrypter decrypts the ciphertexts.

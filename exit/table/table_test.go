@@ -43,7 +43,13 @@ func (f *fakeDecrypter) Decrypt(_ context.Context, cts [][]byte) ([]table.Result
 	return out, nil
 }
 
-func decodeBase64(text []byte) ([]byte, error) { return base64.StdEncoding.AppendDecode(nil, text) }
+func decodeBase64(dst, text []byte) ([]byte, error) {
+	out, err := base64.StdEncoding.AppendDecode(dst, text)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
 
 func exec(t *testing.T, dsn string, sqls ...string) {
 	t.Helper()
