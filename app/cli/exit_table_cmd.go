@@ -104,7 +104,7 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 // (read, decrypted, written) of a few MiB each.
 const (
 	tableMemoryBase      = 24 << 20
-	tableMemoryPerWorker = 16 << 20
+	tableMemoryPerWorker = 24 << 20
 )
 
 // poolDecrypter is the exit servers' pool as exit/table asks for it.

@@ -6,8 +6,14 @@ import (
 )
 
 // decryptsInFlight is the batches a worker decrypts at once: the exit servers' answers are
-// awaited while the next batch is read and the one before is written.
-const decryptsInFlight = 2
+// awaited while the next batch is read and the one before is written. With several workers,
+// each decrypts one at a time: the others keep the servers busy, and memory stays smaller.
+func (r *run) decryptsInFlight() int {
+	if r.opts.Workers == 1 {
+		return 2
+	}
+	return 1
+}
 
 // work runs the ranges left, Options.Workers at a time; each worker reads, decrypts and
 // writes one range's batches in a pipeline (the next batch read and another decrypted while
@@ -56,10 +62,11 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; cancel() })
 	}
-	// The reader hands each batch to the writer's queue, in key order, and to one of
-	// decryptsInFlight decryptions; the writer takes them in order as each is decrypted. A
-	// worker holds decryptsInFlight+2 batches at most.
-	pending := make(chan *batch, decryptsInFlight)
+	// The reader hands each batch to the writer's queue, in key order, and to one of the
+	// decryptions; the writer takes them in order as each is decrypted. A worker holds
+	// decryptsInFlight+2 batches at most.
+	inFlight := r.decryptsInFlight()
+	pending := make(chan *batch, inFlight)
 	work := make(chan *batch)
 	var wg sync.WaitGroup
 	wg.Go(func() { // reader
@@ -89,7 +96,7 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 			prev = b.last
 		}
 	})
-	for range decryptsInFlight {
+	for range inFlight {
 		wg.Go(func() {
 			for b := range work {
 				if err := r.decrypt(ctx, b); err != nil {
