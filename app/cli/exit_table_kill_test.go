@@ -25,50 +25,53 @@ func (w *tableWorld) progressRows(t *testing.T, to string) int {
 	return n
 }
 
-// startTable starts the binary with args; the test kills it or waits for it.
-func startTable(t *testing.T, dir string, args []string) (*exec.Cmd, *bytes.Buffer) {
+// tableRun is a run of the binary that the test kills or waits for.
+type tableRun struct {
+	cmd    *exec.Cmd
+	errOut *bytes.Buffer
+	exited chan struct{}
+	err    error
+}
+
+// startTable starts the binary with args.
+func startTable(t *testing.T, dir string, args []string) *tableRun {
 	t.Helper()
-	cmd := exec.Command(apptest.Binary(t), args...)
-	cmd.Env = append(os.Environ(), tableEnv...)
-	cmd.Dir = dir
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	require.NoError(t, cmd.Start())
+	r := &tableRun{cmd: exec.Command(apptest.Binary(t), args...), errOut: &bytes.Buffer{}, exited: make(chan struct{})}
+	r.cmd.Env = append(os.Environ(), tableEnv...)
+	r.cmd.Dir = dir
+	r.cmd.Stderr = r.errOut
+	require.NoError(t, r.cmd.Start())
+	go func() { r.err = r.cmd.Wait(); close(r.exited) }()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		_ = r.cmd.Process.Kill()
+		<-r.exited
 	})
-	return cmd, &errOut
+	return r
+}
+
+// wait waits for the run's end and returns its exit code.
+func (r *tableRun) wait(t *testing.T) int {
+	t.Helper()
+	<-r.exited
+	return apptest.ExitCode(t, r.err)
 }
 
 // waitRows waits until the run on to has committed more than atLeast rows (-1: until its
 // progress table exists), or the process has ended; it reports whether it is still running.
-func (w *tableWorld) waitRows(t *testing.T, cmd *exec.Cmd, to string, atLeast int) bool {
+func (w *tableWorld) waitRows(t *testing.T, r *tableRun, to string, atLeast int) bool {
 	t.Helper()
-	exited := make(chan struct{})
-	go func() {
-		for {
-			if p, err := os.FindProcess(cmd.Process.Pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
-				close(exited)
-				return
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		if w.progressRows(t, to) > atLeast {
 			return true
 		}
 		select {
-		case <-exited:
+		case <-r.exited:
 			return false
 		case <-time.After(3 * time.Millisecond):
 		}
 	}
-	t.Fatal("the run made no progress in 2 minutes")
+	t.Fatalf("the run made no progress in 2 minutes: %s", r.errOut)
 	return false
 }
 
@@ -83,23 +86,24 @@ func TestExitDecryptTableKilledAndResumed(t *testing.T) {
 	killed := 0
 	for _, at := range []int{-1, 0, total / 3, total / 2, 2 * total / 3} {
 		at = max(at, w.progressRows(t, "clear_msgs")) // rows this run commits
-		cmd, errOut := startTable(t, w.dir, args)
-		running := w.waitRows(t, cmd, "clear_msgs", at)
+		run := startTable(t, w.dir, args)
+		running := w.waitRows(t, run, "clear_msgs", at)
 		sig := syscall.SIGKILL
 		if killed == 2 {
 			sig = syscall.SIGINT
 		}
 		if running {
-			require.NoError(t, cmd.Process.Signal(sig))
+			require.NoError(t, run.cmd.Process.Signal(sig))
 		}
-		err := cmd.Wait()
+		code := run.wait(t)
 		if !running {
+			require.Equal(t, 1, code, "a run not stopped ends with the negative cases failed: %s", run.errOut)
 			continue
 		}
 		killed++
 		if sig == syscall.SIGINT {
-			require.Equal(t, 130, apptest.ExitCode(t, err), "Ctrl-C: %s", errOut)
-			require.Contains(t, errOut.String(), "interrupted")
+			require.Equal(t, 130, code, "Ctrl-C: %s", run.errOut)
+			require.Contains(t, run.errOut.String(), "interrupted")
 		}
 	}
 	require.GreaterOrEqual(t, killed, 3, "the runs were stopped midway")
@@ -117,11 +121,10 @@ func TestExitDecryptTableServerKilled(t *testing.T) {
 	t.Parallel()
 	w := newTableWorld(t, 2, 6)
 	args := w.args("--to-table", "clear_msgs", "--batch-rows", "3")
-	cmd, errOut := startTable(t, w.dir, args)
-	require.True(t, w.waitRows(t, cmd, "clear_msgs", len(w.rows)/4), "the run still going: %s", errOut)
+	run := startTable(t, w.dir, args)
+	require.True(t, w.waitRows(t, run, "clear_msgs", len(w.rows)/4), "the run still going: %s", run.errOut)
 	w.servers[0].Kill9(t)
-	err := cmd.Wait()
-	require.Equal(t, 1, apptest.ExitCode(t, err), "the negative cases fail, the run completes: %s", errOut)
-	require.Contains(t, errOut.String(), strconv.Itoa(len(w.rows))+" rows in clear_msgs")
+	require.Equal(t, 1, run.wait(t), "the negative cases fail, the run completes: %s", run.errOut)
+	require.Contains(t, run.errOut.String(), strconv.Itoa(len(w.rows))+" rows in clear_msgs")
 	w.check(t, "clear_msgs")
 }

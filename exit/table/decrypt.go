@@ -37,7 +37,10 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 			}
 		}
 	}
-	buf := make([]byte, 0, text) // the text ciphertexts' bytes, never more than their text
+	// The text ciphertexts' bytes (never more than their text), kept with the batch until it
+	// is written: a result may be a part of its ciphertext.
+	buf := getBuffer(text)
+	defer func() { b.chunks = append(b.chunks, buf) }()
 	for i, row := range b.rows {
 		b.out[i] = make([]fieldOut, len(s.flds))
 		for j, ci := range s.flds {

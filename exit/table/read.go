@@ -1,11 +1,23 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// memChunk is the size of the buffers the rows' values are copied into.
+const memChunk = 1 << 20
+
+// release gives the batch's buffers back once it is written: its rows are gone with them.
+func (b *batch) release() {
+	for _, c := range b.chunks {
+		putBuffer(c)
+	}
+	b.chunks, b.mem, b.rows, b.out = nil, nil, nil, nil
+}
 
 // maxBatchBytes ends a batch early when its rows hold this much (big ciphertexts): memory
 // stays bounded by the batches in flight whatever the rows' sizes.
@@ -18,7 +30,9 @@ type batch struct {
 	rows [][][]byte
 	last []byte // the last row's key
 	end  bool   // the range holds nothing after this batch
-	mem  []byte // holds the rows' values
+	mem  []byte // holds the rows' values (the last of chunks)
+	// chunks are the buffers holding the rows' values, given back once the batch is written.
+	chunks [][]byte
 	// Filled in by the decryption: per row, per field (Options.Fields order).
 	out    [][]fieldOut
 	counts counts
@@ -89,9 +103,10 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 			if v == nil {
 				continue
 			}
-			// One buffer for the batch: a new one when full (the old one stays referenced).
+			// Buffers of the batch: a new one when full (the old one stays referenced).
 			if cap(b.mem)-len(b.mem) < len(v) {
-				b.mem = make([]byte, 0, max(256<<10, len(v)))
+				b.mem = getBuffer(max(memChunk, len(v)))
+				b.chunks = append(b.chunks, b.mem)
 			}
 			start := len(b.mem)
 			b.mem = append(b.mem, v...)
@@ -108,7 +123,8 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 		return nil, fmt.Errorf("read the source: %s", pgMessage(err))
 	}
 	if len(b.rows) > 0 {
-		b.last = b.rows[len(b.rows)-1][s.key]
+		// A copy: the next batch starts after it, once this batch's buffers are reused.
+		b.last = bytes.Clone(b.rows[len(b.rows)-1][s.key])
 	}
 	b.end = !cut && len(b.rows) < limit
 	return b, nil

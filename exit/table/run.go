@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -58,6 +60,9 @@ type Options struct {
 	Command string
 	// Progress, when set, is called after each committed batch, one call at a time.
 	Progress func(Progress)
+	// LockWait is how long a run waits for another one to leave the destination (a run killed
+	// a moment ago, whose session the server has not closed yet) before refusing (default 15 s).
+	LockWait time.Duration
 	// Warn, when set, receives notices for the user (the role may not set
 	// log_error_verbosity).
 	Warn func(string)
@@ -144,12 +149,25 @@ func runOpts(ctx context.Context, opts Options) (Report, error) {
 		return rep, configErrorf("connect to the destination (--to): %s", pgMessage(err))
 	}
 	defer lock.Release()
-	var got bool
-	if err := lock.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idvault decrypt-table ' || current_database() || ' ' || $1))", r.dst.table).Scan(&got); err != nil {
+	// A run killed a moment ago may still hold it until its server session notices: wait a
+	// little before refusing.
+	wait := opts.LockWait
+	if wait <= 0 {
+		wait = 15 * time.Second
+	}
+	if _, err := lock.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", wait.Milliseconds())); err != nil {
 		return rep, configErrorf("lock the destination: %s", pgMessage(err))
 	}
-	if !got {
+	_, err = lock.Exec(ctx, "SELECT pg_advisory_lock(hashtext('idvault decrypt-table ' || current_database() || ' ' || $1))", r.dst.table)
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "55P03" { // lock_not_available
 		return rep, &ConfigError{Msg: ErrLocked.Error() + " (" + opts.ToTable + ")"}
+	}
+	if err != nil {
+		return rep, configErrorf("lock the destination: %s", pgMessage(err))
+	}
+	if _, err := lock.Exec(ctx, "RESET lock_timeout"); err != nil {
+		return rep, configErrorf("lock the destination: %s", pgMessage(err))
 	}
 	ranges, resumed, err := r.prepare(ctx)
 	if err != nil {

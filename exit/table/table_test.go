@@ -285,3 +285,28 @@ func TestDecryptTableKeysAndQuery(t *testing.T) {
 		require.Equal(t, fmt.Sprint(rep.Failed), query(t, from, `SELECT count(*) FROM `+tc.to+`_errors`), name)
 	}
 }
+
+// One run at a time on a destination: while another session holds its lock, a run is refused
+// (after waiting LockWait), writing nothing.
+func TestDecryptTableOneRunAtATime(t *testing.T) {
+	t.Parallel()
+	from, to := source(t, 20), pgtest.NewDB(t)
+	exec(t, to, `CREATE TYPE mood AS ENUM ('sad', 'ok')`)
+	conn, err := pgx.Connect(context.Background(), to)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(context.Background(), `SELECT pg_advisory_lock(hashtext('idvault decrypt-table ' || current_database() || ' ' || '"clear_msgs"'))`)
+	require.NoError(t, err)
+	opts := options(from, to, &fakeDecrypter{})
+	opts.LockWait = 200 * time.Millisecond
+	_, err = table.Run(context.Background(), opts)
+	var cfg *table.ConfigError
+	require.ErrorAs(t, err, &cfg)
+	require.ErrorContains(t, err, table.ErrLocked.Error())
+	require.Equal(t, "false", query(t, to, `SELECT to_regclass('clear_msgs') IS NOT NULL`))
+	_, err = conn.Exec(context.Background(), `SELECT pg_advisory_unlock_all()`)
+	require.NoError(t, err)
+	rep, err := table.Run(context.Background(), opts)
+	require.NoError(t, err)
+	require.EqualValues(t, 20, rep.Rows)
+}

@@ -119,6 +119,7 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 			break
 		}
 		r.committed(b)
+		b.release()
 	}
 	cancel()
 	for range pending {

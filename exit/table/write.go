@@ -14,7 +14,7 @@ var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 type copyBuf struct{ b []byte }
 
 func newCopyBuf(size int) *copyBuf {
-	c := &copyBuf{b: make([]byte, 0, size+len(copyHeader)+2)}
+	c := &copyBuf{b: getBuffer(size + len(copyHeader) + 2)}
 	c.b = append(c.b, copyHeader...)
 	return c
 }
@@ -30,7 +30,10 @@ func (c *copyBuf) field(v []byte) {
 	c.b = append(c.b, v...)
 }
 
-func (c *copyBuf) end() []byte { return binary.BigEndian.AppendUint16(c.b, 0xffff) }
+func (c *copyBuf) end() []byte {
+	c.b = binary.BigEndian.AppendUint16(c.b, 0xffff)
+	return c.b
+}
 
 // write commits a batch: its rows, its failures and its range's new last key, in one
 // transaction. The progress row must still be where the batch started (b.prev).
@@ -47,6 +50,12 @@ func (r *run) write(ctx context.Context, b *batch) error {
 	}
 	rows := newCopyBuf(size + 2*len(b.rows))
 	var errs *copyBuf
+	defer func() {
+		putBuffer(rows.b)
+		if errs != nil {
+			putBuffer(errs.b)
+		}
+	}()
 	for i, row := range b.rows {
 		rows.tuple(len(row))
 		for ci, v := range row {
