@@ -83,6 +83,7 @@ func TestPoolSendsToTheServersLeft(t *testing.T) {
 	items = append(items, []byte("not a ciphertext"), append([]byte("ct:"), bytes.Repeat([]byte("b"), 1<<20)...))
 	res, err := pool.Decrypt(context.Background(), items)
 	require.NoError(t, err)
+	require.Equal(t, items[7][3:], res[7].Clear)
 	require.Positive(t, served[0].Load())
 	require.Positive(t, served[1].Load(), "both servers serve")
 
