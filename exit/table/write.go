@@ -39,31 +39,13 @@ func (c *copyBuf) end() []byte {
 // transaction. The progress row must still be where the batch started (b.prev).
 func (r *run) write(ctx context.Context, b *batch) error {
 	s := r.src
-	size := 0
-	for i, row := range b.rows {
-		for _, v := range row {
-			size += len(v) + 4
-		}
-		for _, o := range b.out[i] {
-			size += len(o.val) + 4
-		}
-	}
-	rows := newCopyBuf(size + 2*len(b.rows))
 	var errs *copyBuf
 	defer func() {
-		putBuffer(rows.b)
 		if errs != nil {
 			putBuffer(errs.b)
 		}
 	}()
 	for i, row := range b.rows {
-		rows.tuple(len(row))
-		for ci, v := range row {
-			if j := r.fieldPos[ci]; j >= 0 {
-				v = b.out[i][j].val
-			}
-			rows.field(v)
-		}
 		for j, o := range b.out[i] {
 			if o.code == "" {
 				continue
@@ -85,7 +67,7 @@ func (r *run) write(ctx context.Context, b *batch) error {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
 	pc := tx.Conn().PgConn()
 	if len(b.rows) > 0 {
-		if _, err := pc.CopyFrom(ctx, bytes.NewReader(rows.end()), r.dst.copyRows); err != nil {
+		if _, err := pc.CopyFrom(ctx, &rowsReader{r: r, b: b}, r.dst.copyRows); err != nil {
 			return r.rejected(ctx, b, err)
 		}
 	}
