@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,6 +70,20 @@ func TestExitDecryptTable(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "this run)")
 	w.check(t, "clear_msgs")
+
+	// Only rows that decrypt, through --query: exit 0, status ok.
+	var ok []string
+	for _, r := range w.rows {
+		if r.code == "" && len(r.body) > 0 && len(r.body) < 1<<20 {
+			ok = append(ok, strconv.Itoa(r.id))
+		}
+	}
+	q := "SELECT id, body FROM msgs WHERE id IN (" + strings.Join(ok, ", ") + ")"
+	out, errOut, code = apptest.RunCLI(t, w.dir, tableEnv, "exit", "decrypt-table", "--url", w.urls[0], "--from", w.src, "--to", w.dst,
+		"--query", q, "--key", "id", "--field", "body", "--to-table", "clear_ok", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"status":"ok"`)
+	require.Equal(t, strconv.Itoa(len(ok))+" 0", tableSQL(t, w.dst, `SELECT (SELECT count(*) FROM clear_ok WHERE body IS NOT NULL) || ' ' || (SELECT count(*) FROM clear_ok_errors)`))
 
 	for name, args := range map[string][]string{
 		"no source":        {"exit", "decrypt-table", "--from", w.src, "--key", "id", "--field", "body", "--to-table", "x"},
