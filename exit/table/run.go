@@ -318,10 +318,14 @@ func (r *run) prepare(ctx context.Context) ([]*keyRange, bool, error) {
 	if err := d.create(ctx, r.want(), r.src.cols[r.src.key], !tableThere); err != nil {
 		return nil, false, err
 	}
-	if r.total, err = r.src.estimate(ctx, r.opts); err != nil {
+	resumed := len(ranges) > 0 && !r.opts.Restart
+	// A fresh run counts the rows: the ranges are split on the count (a stale estimate would
+	// put nearly every row in the last range). A resumed run's progress takes the estimate.
+	count := *r.opts
+	count.Count = count.Count || !resumed
+	if r.total, err = r.src.estimate(ctx, &count); err != nil {
 		return nil, false, err
 	}
-	resumed := len(ranges) > 0 && !r.opts.Restart
 	if !resumed {
 		bounds, err := r.src.boundaries(ctx, r.total, r.opts.Workers*rangesPerWorker)
 		if err != nil {

@@ -144,7 +144,7 @@ func indexOf(cols []column, name string) int {
 }
 
 // estimate is the source's row count: the planner's when allowed (a table analysed at least
-// once), else count(*).
+// once, and no opts.Count), else count(*).
 func (s *source) estimate(ctx context.Context, opts *Options) (int64, error) {
 	if opts.Table != "" && !opts.Count {
 		var n float64

@@ -310,3 +310,19 @@ func TestDecryptTableOneRunAtATime(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 20, rep.Rows)
 }
+
+// A fresh run splits the source on its count, not on a stale estimate: the ranges hold about
+// the same number of rows.
+func TestDecryptTableSplitsOnTheCount(t *testing.T) {
+	t.Parallel()
+	from := pgtest.NewDB(t)
+	exec(t, from, `CREATE TABLE msgs (id bigint PRIMARY KEY, body bytea)`,
+		`INSERT INTO msgs SELECT i, convert_to('ct:' || i, 'UTF8') FROM generate_series(1, 10) i`, `ANALYZE msgs`,
+		`INSERT INTO msgs SELECT i, convert_to('ct:' || i, 'UTF8') FROM generate_series(11, 1000) i`)
+	opts := table.Options{From: from, Table: "msgs", Key: "id", Fields: []string{"body"}, ToTable: "clear_msgs",
+		Decode: decodeBase64, Decrypter: &fakeDecrypter{}, Workers: 2}
+	rep, err := table.Run(context.Background(), opts)
+	require.NoError(t, err)
+	require.EqualValues(t, 1000, rep.Rows)
+	require.Equal(t, "8 125 125", query(t, from, `SELECT count(*), min(rows_done), max(rows_done) FROM clear_msgs_progress`))
+}
