@@ -1,6 +1,7 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
-# test, installing what the tests need when missing (`make deps`: MailDev, jose and the OpenAPI tools
-# from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt).
+# test, installing what the tests need when missing (`make deps`: MailDev, jose, oidc-provider and
+# the OpenAPI tools from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and
+# make from apt).
 
 GO        ?= go
 BIN       ?= ./idvault
@@ -39,7 +40,7 @@ DIST      ?= dist
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
-.PHONY: help build release notices run test pg pg-stop bench bench-http bench-profile lint cover fuzz deps clean
+.PHONY: help build release notices run test pg pg-stop bench bench-http bench-devices bench-profile lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -67,7 +68,7 @@ pg: ## start a throwaway PostgreSQL (127.0.0.1:54329, PGPORT; data in PGDIR); pr
 pg-stop: ## stop the PostgreSQL of `make pg` and remove its data
 	@.ci/pg stop '$(PGDIR)'
 
-deps: ## install what the tests need if missing (MailDev 2.2.1, jose and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1, jose, oidc-provider and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-oidc "$(OIDC_DIR)"
 	@.ci/install-openapi-tools "$(OPENAPI_TOOLS_DIR)"
@@ -102,6 +103,9 @@ bench-http: ## only the Performance table (bench.md; each figure beside its base
 	@rm -f $(BENCH_TABLE)
 	IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
 	@cat $(BENCH_TABLE)
+
+bench-devices: ## what each performance device gives the identity rows: a server with all, one per device switched off, in turns
+	$(GO) test -run '^$$' -bench '^BenchmarkDevices$$' -count=1 -timeout 30m ./app/loadgen/
 
 ROW ?= known
 bench-profile: ## CPU profile of one row of the table, the server alone (ROW=known, known-bare, new, public-new, list, stream or decrypt-1k)

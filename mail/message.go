@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	gomail "github.com/wneessen/go-mail"
+
+	"github.com/idvault/idvault/mail/mailconfig"
 )
 
 // Message is one email to one recipient. Subject, Text and HTML typically carry a
@@ -61,11 +63,11 @@ func (m Message) validate() error {
 	var errs []error
 	if m.To == "" {
 		errs = append(errs, errors.New("to is required"))
-	} else if err := checkBareAddress(m.To); err != nil {
+	} else if err := mailconfig.CheckBareAddress(m.To); err != nil {
 		errs = append(errs, fmt.Errorf("to %w", err))
 	}
 	if m.ReplyTo != "" {
-		if err := checkBareAddress(m.ReplyTo); err != nil {
+		if err := mailconfig.CheckBareAddress(m.ReplyTo); err != nil {
 			errs = append(errs, fmt.Errorf("reply_to %w", err))
 		}
 	} else if m.ReplyToName != "" {

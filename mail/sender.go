@@ -31,14 +31,14 @@ type Sender struct {
 // New validates cfg (after applying the defaults for PoolSize and IdleTimeout) and returns
 // a Sender. It does not connect: call Check for that. A nil logger discards logs.
 func New(cfg Config, logger *slog.Logger) (*Sender, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mail: invalid config: %w", err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	tlsConfig, err := cfg.tlsConfig()
+	tlsConfig, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mail: invalid config: %w", err)
 	}

@@ -5,14 +5,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
-	"sync"
+
+	"github.com/idvault/idvault/mail/mailconfig"
 )
 
 // tlsConfig is the TLS client configuration towards the SMTP server: the system's roots plus
 // the certificates of mail.ca_file (a private CA), and the name the certificate must carry,
 // mail.server_name or else mail.host.
-func (c Config) tlsConfig() (*tls.Config, error) {
+func tlsConfig(c Config) (*tls.Config, error) {
 	cfg := &tls.Config{
 		ServerName:         c.Host,
 		MinVersion:         tls.VersionTLS12,
@@ -22,41 +22,13 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		cfg.ServerName = c.ServerName
 	}
 	if c.CAFile != "" {
-		roots, err := loadRoots(c.CAFile)
+		roots, err := mailconfig.Roots(c.CAFile)
 		if err != nil {
 			return nil, err
 		}
 		cfg.RootCAs = roots
 	}
 	return cfg, nil
-}
-
-// caFiles holds the pool loadRoots made for each mail.ca_file path (path -> *x509.CertPool): a
-// process reads the file and the system's pool once, however often its configuration is checked
-// and senders are made. `idvault serve` checks the configuration (config.Validate, which checks
-// mail.ca_file) and then makes the sender (New), and a file that can be read only once, such as
-// a named pipe, must serve both. A failed load is not kept.
-var caFiles sync.Map
-
-// loadRoots is the system's certificate pool (empty where the system has none) with the PEM
-// certificates of file added, read once per process (caFiles).
-func loadRoots(file string) (*x509.CertPool, error) {
-	if roots, ok := caFiles.Load(file); ok {
-		return roots.(*x509.CertPool), nil
-	}
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("mail.ca_file: %w", err)
-	}
-	roots, err := x509.SystemCertPool()
-	if err != nil || roots == nil {
-		roots = x509.NewCertPool()
-	}
-	if !roots.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("mail.ca_file: no PEM certificate in %s", file)
-	}
-	caFiles.Store(file, roots)
-	return roots, nil
 }
 
 // tlsHint explains the certificate failures a configuration can fix: an unknown authority

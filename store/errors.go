@@ -25,8 +25,12 @@ var (
 	// ErrAppDeleted: a write for an app deleted while the request that makes it was in flight
 	// (it found its app before the deletion); nothing was written.
 	ErrAppDeleted = errors.New("store: the app was deleted")
-	// ErrSchema: the data file was written by a newer idvault.
+	// ErrSchema: the data file was written by a newer idvault. The error names both schema
+	// versions, the file and what to do (newerSchema).
 	ErrSchema = errors.New("store: unsupported schema version")
+	// ErrNoDirectory: the directory a data file or a master key would go in does not exist
+	// (CheckDirectory); the store creates none.
+	ErrNoDirectory = errors.New("store: no such directory")
 	// ErrDamaged: the data file's pages or values are not what idvault wrote (a disk or file
 	// system fault, a program writing into the file): bbolt would read garbage, panic or fault.
 	// The error (damaged.go) names the file, what was found and what to do: restore it from a

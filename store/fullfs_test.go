@@ -68,8 +68,8 @@ func fillDisk(t *testing.T, dir string) string {
 // space is freed, the next start creates the key instead of failing on "want 32 bytes".
 func TestMasterKeyOnFullDisk(t *testing.T) {
 	dir, free := fullTmpfs(t)
-	keyPath := filepath.Join(dir, "d", "master.key")
-	dataPath := filepath.Join(dir, "d", "idvault.db")
+	keyPath := filepath.Join(dir, "master.key")
+	dataPath := filepath.Join(dir, "idvault.db")
 	if _, _, err := LoadOrCreateMasterKey(keyPath, dataPath); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("create master key on a full disk: err = %v, want no space left on device", err)
 	}

@@ -43,9 +43,6 @@ type groupCommit struct {
 	check func() error
 	// damage, when set, records an ErrDamaged (Store.damage).
 	damage *damage
-	// ahead, when set, keeps the file's blocks written ahead of the data (ahead.go); it runs in
-	// a group's transaction, after the writes.
-	ahead *fileAhead
 
 	mu      sync.Mutex
 	queue   []*groupWrite
@@ -200,9 +197,6 @@ func (g *groupCommit) commit(group []*groupWrite) {
 			} else if w.err != nil {
 				return w.err
 			}
-		}
-		if g.ahead != nil {
-			g.ahead.keep(tx)
 		}
 		return nil
 	})

@@ -76,7 +76,7 @@ func BenchmarkRecordWrites(b *testing.B) {
 //
 // "restarted" is "packed" in a store closed after its 20,000 records, its pages dropped from the
 // page cache, and opened again: a server started again on a data file not in the cache (after a
-// reboot, or its pages evicted), which Open reads back page by page (pagecache_linux.go).
+// reboot, or its pages evicted).
 func BenchmarkIdentityRecordWrites(b *testing.B) {
 	b.Run("packed", func(b *testing.B) { identityRecordWrites(b, true, false) })
 	b.Run("unpacked", func(b *testing.B) { identityRecordWrites(b, false, false) })

@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/idvault/idvault/app/smallfile"
 )
 
 // MasterKeySize is the size of the master key in bytes.
@@ -33,9 +34,10 @@ const maxKeyFile = 4 << 10
 // was created with, which a new key would never open, so the missing key is an error
 // (ErrMasterKeyMissing) and nothing is written; unless dataFile is no data file at all (a
 // directory, a file bbolt does not read), which the error then says instead. A key file readable by group or others is
-// refused: it protects every secret idvault holds.
+// refused: it protects every secret idvault holds. The key file's directory must exist
+// (CheckDirectory).
 func LoadOrCreateMasterKey(path, dataFile string) (mk *MasterKey, created bool, err error) {
-	raw, err := ReadSmallFile(path, maxKeyFile)
+	raw, err := smallfile.Read(path, maxKeyFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(dataFile); serr == nil {
 			if err := CheckDataFile(dataFile); err != nil {
@@ -66,8 +68,8 @@ func createMasterKey(path string) (*MasterKey, error) {
 	if _, err := rand.Read(mk.key[:]); err != nil {
 		return nil, fmt.Errorf("store: generate master key: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("store: create master key directory: %w", err)
+	if err := CheckDirectory(path, "master key", "store.key_file"); err != nil {
+		return nil, err
 	}
 	text := base64.StdEncoding.EncodeToString(mk.key[:]) + "\n"
 	if err := WriteNewFile(path, []byte(text), 0o600); err != nil {

@@ -12,8 +12,7 @@ import (
 // BenchmarkOpenPageCheck measures what the page check (checkPages) adds to opening a data file
 // of 100,000 identities: one op is one check; it reports the file's size and, measured in the
 // same run, bbolt's own open for writing (which rebuilds the freelist by walking the same pages)
-// and the ratio of the two, and the time cacheByPage takes to drop the file from the page cache
-// and read it back page by page (Linux; pagecache_linux.go). A store's Open runs all three.
+// and the ratio of the two. A store's Open runs both.
 func BenchmarkOpenPageCheck(b *testing.B) {
 	s, path := openTemp(b, newKey(b))
 	app := testApp(9)
@@ -57,14 +56,6 @@ func BenchmarkOpenPageCheck(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	var cached time.Duration // what Open adds before the check: the file read back page by page
-	const rounds = 3
-	for range rounds {
-		start := time.Now()
-		cacheByPage(path)
-		cached += time.Since(start)
-	}
-	b.ReportMetric(float64(cached.Microseconds())/rounds/1000, "cache-by-page-ms")
 	b.ReportMetric(float64(st.Size())/(1<<20), "MiB")
 	b.ReportMetric(float64(boltOpen.Microseconds())/float64(opens)/1000, "bbolt-open-ms")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(boltOpen.Nanoseconds()/int64(opens)), "check/bbolt-open")

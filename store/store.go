@@ -38,7 +38,8 @@ var (
 
 // Options configure Open.
 type Options struct {
-	// Path of the bbolt data file; its directory is created (0700) if missing.
+	// Path of the bbolt data file. Its directory must exist (CheckDirectory): the file is
+	// created in it if missing.
 	Path string
 	// MasterKey seals sensitive values.
 	MasterKey *MasterKey
@@ -47,6 +48,8 @@ type Options struct {
 	// RecordCacheBytes bounds the memory of the record cache (see recordCache): 0 is
 	// DefaultRecordCacheBytes, a negative value switches the cache off.
 	RecordCacheBytes int
+	// NoLinger makes a group commit's leader commit at once under load (groupcommit.go, linger).
+	NoLinger bool
 }
 
 // Store is an open data file. It is safe for concurrent use.
@@ -70,7 +73,8 @@ type Store struct {
 	noPack bool
 }
 
-// Open opens (creating if needed) the data file, creates every bucket and checks the schema.
+// Open opens (creating if needed, in a directory that exists) the data file, creates every bucket
+// and checks the schema: a file of a later schema is refused (ErrSchema) and left as it was.
 func Open(opts Options) (*Store, error) {
 	if opts.MasterKey == nil {
 		return nil, errors.New("store: open: no master key")
@@ -78,8 +82,8 @@ func Open(opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
 	}
-	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("store: create data directory: %w", err)
+	if err := CheckDirectory(opts.Path, "data file", "store.path or --data"); err != nil {
+		return nil, err
 	}
 	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
 	// when the file opens), which saves pages and time on every commit; committed data is
@@ -114,18 +118,6 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
-	if cachesByPage && errors.Is(statErr, fs.ErrNotExist) {
-		// bbolt wrote the new file's first four pages (the meta pages among them, which every
-		// commit writes) in one write, which the page cache holds in a large folio: closed and
-		// opened again, the file is cached page by page (pagecache_linux.go).
-		db.Close()
-		cacheByPage(opts.Path)
-		if db, err = openGuarded(opts.Path, boltOpts); errors.Is(err, bolterr.ErrTimeout) {
-			return nil, lockedError(opts.Path)
-		} else if err != nil {
-			return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
-		}
-	}
 	opened, err := os.Stat(opts.Path)
 	if err != nil {
 		db.Close()
@@ -137,7 +129,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
-	s.group.check, s.group.damage = s.writable, &s.damage
+	s.group.check, s.group.damage, s.group.noLinger = s.writable, &s.damage, opts.NoLinger
 	if err := guard(opts.Path, s.init); err != nil {
 		db.Close()
 		if errors.Is(err, ErrWrongMasterKey) {
@@ -145,19 +137,16 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, err
 	}
-	s.group.ahead = openAhead(opts.Path, opened)
 	removeStaleSnapshots(filepath.Dir(opts.Path))
 	return s, nil
 }
 
 // precheck checks the pages of an existing data file (checkPages) under a shared lock, before
 // bbolt opens it for writing and rebuilds its freelist by walking every page in a goroutine
-// where a damaged page is a crash. It first reads the file into the page cache page by page
-// (cacheByPage), which that check would otherwise do with readahead. A file another process
+// where a damaged page is a crash. A file another process
 // holds is ErrLocked; a file bbolt cannot open at all is left to the open that follows, which
 // names the error.
 func precheck(path string, timeout time.Duration) error {
-	cacheByPage(path) // before anything maps it (pagecache_linux.go)
 	db, err := openGuarded(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	switch {
 	case errors.Is(err, ErrDamaged):
@@ -194,8 +183,10 @@ func (s *Store) init() error {
 			if err := meta.Put([]byte("created"), []byte(s.now().UTC().Format(time.RFC3339))); err != nil {
 				return err
 			}
-		case len(v) != 8 || binary.BigEndian.Uint64(v) > SchemaVersion:
-			return fmt.Errorf("%w: file has %x, this idvault reads up to %d", ErrSchema, v, SchemaVersion)
+		case len(v) != 8:
+			return damaged(s.db.Path(), fmt.Errorf("schema version: %d bytes, not 8", len(v)))
+		case binary.BigEndian.Uint64(v) > SchemaVersion:
+			return newerSchema(s.db.Path(), binary.BigEndian.Uint64(v))
 		}
 		if err := s.checkMasterKey(tx); err != nil {
 			return err
@@ -207,11 +198,17 @@ func (s *Store) init() error {
 	})
 }
 
+// newerSchema is ErrSchema for the data file at path, of schema version v: one line with both
+// versions as numbers (the file's, then the binary's), the file and what to do.
+func newerSchema(path string, v uint64) error {
+	return fmt.Errorf("%w: file has %d, this idvault reads up to %d: %s was written by a newer idvault; run that version or a newer one, or restore the backup taken before the upgrade",
+		ErrSchema, v, SchemaVersion, path)
+}
+
 // Close closes the data file. Pending writes have already been committed.
 func (s *Store) Close() error {
 	s.cache.close()
 	err := s.db.Close() // waits for a commit still running, whose extension needs the file
-	s.group.ahead.close()
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

@@ -216,6 +216,8 @@ func TestVerifyFileRejectsGarbage(t *testing.T) {
 	require.Error(t, VerifyFile(p))
 }
 
+// A data file written by a newer idvault (a later schema) is refused in one line naming the file,
+// both schema versions as numbers and what to do, and is left byte for byte as it was.
 func TestSchemaFromTheFutureIsRefused(t *testing.T) {
 	t.Parallel()
 	mk := newKey(t)
@@ -224,14 +226,31 @@ func TestSchemaFromTheFutureIsRefused(t *testing.T) {
 		return tx.Bucket(bucketMeta).Put([]byte("schema"), []byte{0, 0, 0, 0, 0, 0, 0, 99})
 	}))
 	require.NoError(t, s.Close())
-	_, err := Open(Options{Path: path, MasterKey: mk})
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, err = Open(Options{Path: path, MasterKey: mk})
 	require.ErrorIs(t, err, ErrSchema)
+	msg := err.Error()
+	require.NotContains(t, msg, "\n")
+	for _, want := range []string{path, fmt.Sprintf("file has 99, this idvault reads up to %d", SchemaVersion), "newer one", "backup taken before the upgrade"} {
+		require.Contains(t, msg, want)
+	}
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(before, after), "the refused file is left as it was")
 }
 
 func TestMasterKeyFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "master.key")
+	// A key file in a directory that does not exist (a mistyped store.key_file) is refused,
+	// and no directory is made.
+	_, _, err := LoadOrCreateMasterKey(path, filepath.Join(dir, "no-data-file.db"))
+	require.ErrorIs(t, err, ErrNoDirectory)
+	require.ErrorContains(t, err, "mkdir -p -m 0700 "+filepath.Join(dir, "sub"))
+	require.NoDirExists(t, filepath.Join(dir, "sub"))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
 	mk, created, err := LoadOrCreateMasterKey(path, filepath.Join(dir, "no-data-file.db"))
 	require.NoError(t, err)
 	require.True(t, created)

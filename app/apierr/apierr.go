@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"github.com/idvault/idvault/store"
 )
 
 // Code is one entry of the catalogue.
@@ -55,27 +53,23 @@ func (c Code) Msg(format string, args ...any) *Error {
 func (c Code) Wrap(cause error) *Error { return &Error{Code: c, Message: c.Message, Cause: cause} }
 
 // Internal wraps an unexpected error: the client sees internal_error, the log sees cause. When
-// cause is the server's storage refusing writes (a full disk or quota, a read-only file system,
-// a damaged data file: store.ErrDamaged),
+// cause is the server's storage refusing writes (a full disk or quota, a read-only file system),
 // the message says so, for the operator reading a client's report: "a retry may help" would
-// send them looking for a bug while nothing is stored until they act. When cause is the store
-// refusing a write because the request's app was deleted while the request ran, the client
-// sees app_not_found, as the next request for that app would.
+// send them looking for a bug while nothing is stored until they act. The store's own errors
+// (an app deleted while the request ran, a damaged data file) are answered where the server is
+// assembled (app/server), which knows the store.
 func Internal(cause error) *Error {
 	switch {
-	case errors.Is(cause, store.ErrAppDeleted):
-		return AppNotFound.Wrap(cause)
 	case errors.Is(cause, syscall.ENOSPC), errors.Is(cause, syscall.EDQUOT):
 		return InternalError.Wrap(cause).withMessage(MsgStorageFull)
 	case errors.Is(cause, syscall.EROFS):
 		return InternalError.Wrap(cause).withMessage(MsgStorageReadOnly)
-	case errors.Is(cause, store.ErrDamaged):
-		return InternalError.Wrap(cause).withMessage(MsgStorageDamaged)
 	}
 	return InternalError.Wrap(cause)
 }
 
-// The messages of internal_error when the server's storage refuses writes (Internal).
+// The messages of internal_error when the server's storage refuses writes (Internal; a damaged
+// data file: app/server).
 const (
 	MsgStorageFull     = "internal error: the server's disk is full, nothing was stored; retry once its operator frees space"
 	MsgStorageReadOnly = "internal error: the server's data file is on a read-only file system, nothing was stored"

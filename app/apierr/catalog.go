@@ -15,6 +15,9 @@ var (
 	HostNotAllowed    = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (server.allowed_hosts)"}
 	// ExitHostNotAllowed is host_not_allowed as the exit server answers it, naming its own key.
 	ExitHostNotAllowed = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (exit.allowed_hosts)"}
+	// MetricsHostNotAllowed is host_not_allowed as the separate metrics listener (metrics.listen)
+	// answers it, naming its own key; the code is HostNotAllowed's.
+	MetricsHostNotAllowed = Code{http.StatusMisdirectedRequest, "host_not_allowed", "this server does not answer for that Host header (metrics.allowed_hosts)"}
 	// MalformedRequest: framing that a proxy could read differently (two Host headers,
 	// Content-Length with Transfer-Encoding); the connection is closed after the answer.
 	MalformedRequest = Code{http.StatusBadRequest, "malformed_request", "the request's framing is ambiguous (two Host headers, or Content-Length with Transfer-Encoding)"}
@@ -30,7 +33,8 @@ var (
 	TooManyEmails = Code{http.StatusBadRequest, "too_many_emails", "too many emails in one request"}
 	UserNotFound  = Code{http.StatusNotFound, "user_not_found", "no identity for that email"}
 
-	// Identity server (flat {"error": message} bodies; the message is the wire text).
+	// Identity server ({"error": message, "code": name} bodies; the message is the wire text
+	// of the reference's clients, the name the code a program reads).
 	NoEmailProvided = Code{http.StatusBadRequest, "no_email_provided", "no email provided"}
 	InvalidEmailIS  = Code{http.StatusBadRequest, "invalid_email", "invalid email"}
 	UnknownUser     = Code{http.StatusBadRequest, "unknown_user", "unknown user"}
@@ -48,7 +52,8 @@ var (
 	EmailNotVerified = Code{http.StatusForbidden, "email_not_verified", "the ID token's email is not verified (email_verified is not true)"}
 	NoEmailClaim     = Code{http.StatusForbidden, "no_email_claim", "the ID token has no usable email claim"}
 	// IdentityProviderUnavailable: the OpenID provider's discovery document or keys cannot be
-	// fetched while they are needed; the app token keeps working.
+	// fetched while they are needed; Retry-After says when idvault asks the provider again. The
+	// app token keeps working.
 	IdentityProviderUnavailable = Code{http.StatusServiceUnavailable, "identity_provider_unavailable", "the identity provider cannot be reached to check the ID token; retry later"}
 	// TooManyNewIdentities: the ID token's user made POST /public_identity create
 	// identity_server.oidc.new_identities_per_user new identities in its window; Retry-After

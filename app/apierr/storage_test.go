@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/idvault/idvault/store"
 )
 
 // A write refused by the server's storage tells the client (and the operator reading its report)
@@ -33,10 +31,6 @@ func TestInternalNamesRefusingStorage(t *testing.T) {
 		if strings.Contains(e.Message, "/var/lib") {
 			t.Errorf("%v: message %q names a server path", tc.errno, e.Message)
 		}
-	}
-	damaged := fmt.Errorf("directory: record: %w", store.ErrDamaged)
-	if e := Internal(damaged); e.Code.Name != InternalError.Name || e.Message != MsgStorageDamaged {
-		t.Errorf("a damaged data file: %s %q, want internal_error %q", e.Code.Name, e.Message, MsgStorageDamaged)
 	}
 	if e := Internal(fmt.Errorf("boom")); e.Message != InternalError.Message {
 		t.Errorf("another cause: message %q, want the default %q", e.Message, InternalError.Message)

@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -25,7 +26,24 @@ func EchoApp() *fiber.App {
 // an HTTP client that keeps connections alive (enough idle connections for parallel use).
 func Serve(tb testing.TB, app *fiber.App) (string, *http.Client) {
 	tb.Helper()
-	addr := ServeLoopback(tb, app.Listener, func() error { return app.ShutdownWithTimeout(5 * time.Second) })
+	return serveWith(tb, app.Listener, app.ShutdownWithTimeout)
+}
+
+// Server is a server with its own Serve and Shutdown, as the exit server has.
+type Server interface {
+	Serve(ln net.Listener) error
+	Shutdown(timeout time.Duration) error
+}
+
+// ServeServer is Serve for a Server, served by its own Serve (as the binary serves it).
+func ServeServer(tb testing.TB, s Server) (string, *http.Client) {
+	tb.Helper()
+	return serveWith(tb, s.Serve, s.Shutdown)
+}
+
+func serveWith(tb testing.TB, serve func(net.Listener) error, shutdown func(time.Duration) error) (string, *http.Client) {
+	tb.Helper()
+	addr := ServeLoopback(tb, serve, func() error { return shutdown(5 * time.Second) })
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
 	tb.Cleanup(tr.CloseIdleConnections)
 	return "http://" + addr, &http.Client{Transport: tr, Timeout: time.Minute}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/idvault/idvault/store"
+	"github.com/idvault/idvault/app/smallfile"
 )
 
 // The address file: a running server writes the address it actually listens on to the data
@@ -42,7 +42,7 @@ func removeAddrFile(dataPath, addr string) {
 
 // readAddrFile returns the address a running server recorded; fs.ErrNotExist when none did.
 func readAddrFile(dataPath string) (string, error) {
-	raw, err := store.ReadSmallFile(addrFilePath(dataPath), 4<<10) // one host:port line
+	raw, err := smallfile.Read(addrFilePath(dataPath), 4<<10) // one host:port line
 	if err != nil {
 		return "", err
 	}

@@ -112,9 +112,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 		}
 		// A group's own run takes flags: a first word that is not one must be a subcommand.
 		if len(cmd.subs) > 0 && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(p.stderr, "%s: unknown %s %q%s\n\n", progPath(path), unknownWhat(path), args[0], didYouMean(args[0], subcommandNames(cmd), quoted))
-			p.printHelp(p.stderr, cmd, path)
-			return exitUsage
+			return p.unknownCommand(cmd, path, args[0])
 		}
 		p.running = cmd
 		return cmd.run(ctx, p, args)
@@ -125,7 +123,7 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 			return exitOK
 		}
 		if len(args) > 0 {
-			fmt.Fprintf(p.stderr, "%s: unknown %s %q%s\n\n", progPath(path), unknownWhat(path), args[0], didYouMean(args[0], subcommandNames(cmd), quoted))
+			return p.unknownCommand(cmd, path, args[0])
 		}
 		p.printHelp(p.stderr, cmd, path)
 		return exitUsage
@@ -142,13 +140,21 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 	return run(ctx, pos)
 }
 
+// unknownCommand reports a first word that is none of cmd's subcommands: the suggestion, when
+// one is close, and one line pointing at --help; the list of commands is --help's, so a typo does
+// not push the error off the screen.
+func (p *prog) unknownCommand(cmd *command, path, word string) int {
+	fmt.Fprintf(p.stderr, "%s: unknown %s %q%s\n", progPath(path), unknownWhat(path), word, didYouMean(word, subcommandNames(cmd), quoted))
+	fmt.Fprintf(p.stderr, "Run '%s --help' for the list of %ss.\n", progPath(path), unknownWhat(path))
+	return exitUsage
+}
+
 // helpFor answers "idvault [group] help [command...]": what the named command's --help prints.
 func (p *prog) helpFor(ctx context.Context, cmd *command, path string, names []string) int {
 	for _, n := range names {
 		sub := cmd.subcommand(n)
 		if sub == nil {
-			fmt.Fprintf(p.stderr, "%s: unknown command %q%s\n", progPath(path), n, didYouMean(n, subcommandNames(cmd), quoted))
-			return exitUsage
+			return p.unknownCommand(cmd, path, n)
 		}
 		cmd, path = sub, joinPath(path, n)
 	}

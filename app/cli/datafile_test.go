@@ -134,6 +134,7 @@ func TestDataFlagMovesKeyAndTokenFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "x", "y.db")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "x"), 0o700)) // serve creates no directory but ./data
 	env := []string{"IDVAULT_SERVER__LISTEN=127.0.0.1:" + itoa(apptest.FreePort(t)), "IDVAULT_VERIFICATION__ENABLED=false"}
 	p := apptest.Start(t, dir, env, "--data", data)
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "moved", "--data", data)

@@ -17,42 +17,72 @@ func exitAuditCommand() *command {
 		name:    "audit",
 		summary: "say which ciphertexts the imported identities open, and who holds the others, without decrypting",
 		help: `Reads only the header of each ciphertext (its format and resource or session ID) from a tree of
-files (--in DIR) or from the --field columns of records (--in FILE, CSV or JSON lines, as for
-decrypt-records), asks the exit server which keys the imported identities reach, and prints a
-summary (total, reachable, missing, invalid) and the users whose identity would open the missing
-ones, most first. --users names them by the plain user IDs the app gave createIdentity (one per
-line). --json prints one object: {"summary", "missing_by_user", "items"}, items listing every
-item that is not reachable. Exit status: 0 when every item is reachable, 1 when some are missing
-or invalid (or the audit stopped), 2 for a usage or configuration error.`,
+files (--in DIR) or from the --field columns of records (--in FILE, or - for standard input with
+--format; CSV or JSON lines, as for decrypt-records), asks the exit server which keys the
+imported identities reach, and prints a summary (total, reachable, missing, invalid) and the
+identities whose import would open the missing ones, most first: users, and provisional
+identities (an email or phone number a key was shared with) that no user claimed. A user is
+named by the base64 of its hashed user ID, a provisional identity by the hash its public
+identity carries (hashed_email:<base64> or hashed_phone_number:<base64>).
+
+--users FILE names them by the plain user IDs the app gave createIdentity, one per line; a line
+email:ADDRESS names the email provisional identity of ADDRESS (a phone number's hash is salted
+with its private identity's key: only --identities names it). --identities FILE, the private
+identities one would import (as exit import reads them), names each holder found there by its
+line in FILE, and a provisional one also by its email or phone number; nothing else of an
+identity is kept or printed.
+
+--json prints one object: {"summary", "missing_by_user", "items"}, items listing every item that
+is not reachable with its holders, each {"user_id", "user", "line"} or {"provisional", "user",
+"line"} (user and line when known). Exit status: 0 when every item is reachable, 1 when some
+are missing or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 		setup: func(c *cmdline) runFunc {
 			server := addExitServerFlags(c.FlagSet)
-			in := c.String("in", "", "a `DIR` of ciphertext files (read recursively), or a FILE of records")
+			in := c.String("in", "", "a `DIR` of ciphertext files (read recursively), a FILE of records, or - for records on standard input")
 			var fields listFlag
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")
-			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension)")
+			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
 			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
-			users := c.String("users", "", "`FILE` of plain app user IDs, one per line, to name the holders")
+			key := c.String("key", "", "column or top-level key `NAME` of records whose value each --json item carries as \"key\" (a primary key)")
+			users := c.String("users", "", "`FILE` of plain app user IDs, and email:ADDRESS lines, one per line, to name the holders")
+			idFile := c.String("identities", "", "`FILE` of the private identities one would import, to name the holders by their line")
 			asJSON := c.Bool("json", false, "print one JSON object on standard output")
 			c.require("in")
-			c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users")...)
+			c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users", "identities", "key")...)
 			return func(ctx context.Context, args []string) int {
 				p := c.p
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
-				// --in is opened and examined once: the audit reads the records from f, or
-				// walks the directory.
-				f, err := os.Open(*in)
-				if err != nil {
-					return c.usageError("--in: %v", err)
+				// --in is opened and examined once: the audit reads the records from it, or walks
+				// the directory. "-" is standard input, records only.
+				var (
+					records   io.Reader
+					isDir     bool
+					unchanged = func() error { return nil }
+				)
+				if *in == "-" {
+					records = p.env.Stdin
+					if records == nil {
+						records = strings.NewReader("")
+					}
+				} else {
+					f, err := os.Open(*in)
+					if err != nil {
+						return c.usageError("--in: %v", err)
+					}
+					defer f.Close()
+					st, err := f.Stat()
+					if err != nil {
+						return c.usageError("--in: %v", err)
+					}
+					isDir = st.IsDir()
+					if !isDir {
+						records, unchanged = f, unchangedSince(f, *in)
+					}
 				}
-				defer f.Close()
-				st, err := f.Stat()
-				if err != nil {
-					return c.usageError("--in: %v", err)
-				}
-				opts := exitclient.AuditOptions{Fields: fields, Encoding: *encoding}
-				if !st.IsDir() {
+				opts := exitclient.AuditOptions{Fields: fields, Encoding: *encoding, Key: *key}
+				if !isDir {
 					opts.Format = *format
 					if opts.Format == "" {
 						opts.Format = recordFormatOf(*in)
@@ -60,27 +90,35 @@ or invalid (or the audit stopped), 2 for a usage or configuration error.`,
 					if opts.Format == "" || len(fields) == 0 {
 						return c.usageError("a file of records needs --field and --format csv or jsonl (or a .csv or .jsonl name)")
 					}
-				} else if len(fields) > 0 {
-					return c.usageError("--field is for records: --in names a directory")
+				} else if len(fields) > 0 || *key != "" {
+					return c.usageError("--field and --key are for records: --in names a directory")
 				}
 				if *users != "" {
+					var err error
 					if opts.Users, err = readUserIDs(*users); err != nil {
 						return c.usageError("--users: %v", err)
 					}
 				}
+				if *idFile != "" {
+					f, err := os.Open(*idFile)
+					if err != nil {
+						return c.usageError("--identities: %v", err)
+					}
+					defer f.Close()
+					opts.Identities = f
+				}
 				cl := server.client(p)
-				unchanged := unchangedSince(f, *in)
 				run := func(ctx context.Context, opts exitclient.AuditOptions) (exitclient.AuditReport, error) {
-					if st.IsDir() {
+					if isDir {
 						return cl.AuditTree(ctx, *in, opts)
 					}
-					rep, err := cl.AuditRecords(ctx, f, opts)
+					rep, err := cl.AuditRecords(ctx, records, opts)
 					if err == nil {
 						err = unchanged() // a file cut short or grown: the counts are of neither version
 					}
 					return rep, err
 				}
-				return p.audit(ctx, cl, run, opts, *asJSON)
+				return p.audit(ctx, cl, run, opts, *asJSON, *idFile)
 			}
 		},
 	}
@@ -112,7 +150,8 @@ func readUserIDs(path string) ([]string, error) {
 const topHolders = 20
 
 // audit probes the server with c, then runs the audit with opts and prints its report.
-func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context.Context, exitclient.AuditOptions) (exitclient.AuditReport, error), opts exitclient.AuditOptions, asJSON bool) int {
+// identities is the --identities file, which the text report names.
+func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context.Context, exitclient.AuditOptions) (exitclient.AuditReport, error), opts exitclient.AuditOptions, asJSON bool, identities string) int {
 	const cmd = "exit audit"
 	if err := c.Probe(ctx); err != nil {
 		return clientStopped(ctx, p, cmd, err, "nothing audited", nil)
@@ -152,7 +191,7 @@ func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context
 	if asJSON {
 		err = writeAuditJSON(p.stdout, rep, tmp)
 	} else {
-		err = writeAuditText(p.stdout, rep, invalid)
+		err = writeAuditText(p.stdout, rep, invalid, identities)
 	}
 	if err != nil {
 		fmt.Fprintf(p.stderr, "idvault %s: write the report: %v\n", cmd, err)
@@ -197,23 +236,25 @@ func writeAuditJSON(w io.Writer, rep exitclient.AuditReport, items *os.File) err
 	return bw.Flush()
 }
 
-// writeAuditText writes the summary and the top holders for a person.
-func writeAuditText(w io.Writer, rep exitclient.AuditReport, invalid []exitclient.AuditItem) error {
+// writeAuditText writes the summary and the top holders for a person: the identities to
+// import, users and provisional identities.
+func writeAuditText(w io.Writer, rep exitclient.AuditReport, invalid []exitclient.AuditItem, identities string) error {
 	s := rep.Summary
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "total %d: reachable %d, missing %d, invalid %d\n", s.Total, s.Reachable, s.Missing, s.Invalid)
 	if len(rep.MissingByUser) > 0 {
-		fmt.Fprintln(bw, "\nimporting these users' identities would open missing items (a resource held by several users counts for each):")
+		fmt.Fprintln(bw, "\nimporting these identities (users' and provisional identities') would open missing items (a resource held by several counts for each):")
+		unnamed := false
 		for i, u := range rep.MissingByUser {
 			if i == topHolders {
-				fmt.Fprintf(bw, "  ... and %d more users (--json lists every item with its holders)\n", len(rep.MissingByUser)-topHolders)
+				fmt.Fprintf(bw, "  ... and %d more identities (--json lists every item with its holders)\n", len(rep.MissingByUser)-topHolders)
 				break
 			}
-			name := u.UserID
-			if u.User != "" {
-				name = fmt.Sprintf("%s (user ID %s)", printable(u.User), u.UserID)
-			}
-			fmt.Fprintf(bw, "  %s would open %d more\n", name, u.Resources)
+			fmt.Fprintf(bw, "  %s would open %d more\n", holderText(u, identities), u.Resources)
+			unnamed = unnamed || (u.Provisional != "" && u.User == "")
+		}
+		if unnamed && identities == "" {
+			fmt.Fprintln(bw, "  (a provisional identity is named by the hash its public identity carries: --identities FILE,\n  the identities you would import, names each by its line and email or phone number)")
 		}
 	}
 	if len(invalid) > 0 {
@@ -223,6 +264,31 @@ func writeAuditText(w io.Writer, rep exitclient.AuditReport, invalid []exitclien
 		}
 	}
 	return bw.Flush()
+}
+
+// holderText names a holder for a person: "NAME (user ID ID)" or the ID alone for a user,
+// "provisional identity NAME (HASH)" or the hash alone for a provisional identity, with its
+// line in the identities file when it is there.
+func holderText(u exitclient.UserCount, identities string) string {
+	id, kind, prefix := u.UserID, "user ID ", ""
+	if u.Provisional != "" {
+		id, kind, prefix = u.Provisional, "", "provisional identity "
+	}
+	var notes []string
+	if u.User != "" {
+		notes = append(notes, kind+id)
+	}
+	if u.Line > 0 {
+		notes = append(notes, fmt.Sprintf("line %d of %s", u.Line, printable(identities)))
+	}
+	name := id
+	if u.User != "" {
+		name = printable(u.User)
+	}
+	if len(notes) == 0 {
+		return prefix + name
+	}
+	return prefix + name + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // strconvQuoteIfNeeded prints a source as is when it is printable, quoted otherwise.

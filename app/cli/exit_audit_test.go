@@ -24,7 +24,7 @@ func TestExitAuditCommand(t *testing.T) {
 	db := exitfake.New()
 	alice, _ := db.AddNamedUser("alice@example.com")
 	bob, bobID := db.AddNamedUser("bob@example.com")
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{}))
 	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: alice, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
 	dir := t.TempDir()

@@ -42,7 +42,7 @@ func oneLine(t *testing.T, s string) {
 func TestExitClientsConfigErrors(t *testing.T) {
 	t.Parallel()
 	db := exitfake.New()
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{Token: "the-right-token-0123"}).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{Token: "the-right-token-0123"}))
 	port := strings.TrimPrefix(url, "http://127.0.0.1:")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
@@ -283,7 +283,7 @@ func TestExitDecryptQuotesNames(t *testing.T) {
 func TestExitImportBareLines(t *testing.T) {
 	t.Parallel()
 	db := exitfake.New()
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{}))
 	var lines, ids []string
 	for i := range 9 {
 		id, _ := db.AddUser()

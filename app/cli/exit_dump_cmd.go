@@ -26,6 +26,8 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 	provisional := fs.Int("provisional", 0, "provisional identities (0: users/4, at least 4)")
 	formats := fs.String("formats", "2-11", "formats to cycle through: a list and/or ranges, e.g. 2,9-11")
 	big := fs.Int("big", 0, "extra multi-MiB ciphertexts (2 to 5 MiB, stream formats)")
+	provOnly := fs.Int("provisional-only", 0, "extra ciphertexts whose key is shared only with a provisional identity nobody\n"+
+		"claimed (encrypt with shareWithSelf false): only that identity of identities.jsonl opens them")
 	seed := fs.Uint64("seed", 1, "seed: the same seed gives the same dump")
 	appSecret := fs.String("app-secret", "", "main app `SECRET` (base64, 64 bytes); default derived from --seed. Shown to every\n"+
 		"user by ps: prefer --app-secret-file or "+appSecretEnv)
@@ -45,7 +47,7 @@ func runGenDump(ctx context.Context, p *prog, args []string) int {
 		return exitUsage
 	}
 	opts := dump.Options{Users: *users, Groups: *groups, Resources: *resources, Provisional: *provisional,
-		Formats: fv, Big: *big, Seed: *seed, DecoyApps: *decoys}
+		Formats: fv, Big: *big, ProvisionalOnly: *provOnly, Seed: *seed, DecoyApps: *decoys}
 	if opts.AppSecret, err = genDumpAppSecret(p, *appSecret, *appSecretFile); err != nil {
 		fmt.Fprintf(p.stderr, "idvault exit gen-dump: %v\n", err)
 		return exitUsage

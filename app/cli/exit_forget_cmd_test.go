@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,11 +20,13 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // `idvault exit forget` with the real binary, server and PostgreSQL: identities imported, a file
 // decrypted; forget without --yes lists the rows and deletes nothing (exit 2); with --yes it
-// deletes them and says how many; the server started again answers key_not_found.
+// deletes them and says how many, but exits 1 naming a session whose snapshot keeps them in the
+// files, and succeeds once it is gone; the server started again answers key_not_found.
 func TestExitForgetEndToEnd(t *testing.T) {
 	t.Parallel()
 	dsn, dir, dumpDir := binaryDump(t, "--users", "4", "--resources", "8")
@@ -99,11 +103,27 @@ func TestExitForgetEndToEnd(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Equal(t, out, again, "the first run deleted something")
 
-	// With --yes: the same counts, deleted.
-	deleted, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget", "--yes")
-	require.Equal(t, 0, code, errOut)
+	// With --yes while a psql session holds a snapshot older than the delete: the same counts,
+	// deleted, but exit 1 naming the session and the command to rerun.
+	pid, endSnapshot := psqlSnapshot(t, dsn)
+	deleted, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget", "--yes", "--wait", "0s")
+	require.Equal(t, 1, code, errOut)
 	require.Equal(t, out, deleted)
-	require.Contains(t, errOut, "deleted")
+	require.Contains(t, errOut, "the rows are deleted, but the files of exit_identities")
+	require.Contains(t, errOut, "held by session pid "+pid+" (user postgres, application psql, since ")
+	require.Contains(t, errOut, "pg_terminate_backend("+pid+")")
+	require.Contains(t, errOut, "rerun: idvault exit forget --yes")
+	require.NotContains(t, errOut, "copies it does not reach")
+	endSnapshot()
+	// Rerun: nothing left to delete, done, and what is out of reach is listed.
+	rerun, errOut, code := apptest.RunCLI(t, dir, env, "exit", "forget", "--yes")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, rerun, "exit_user_keys: 0 rows")
+	require.Contains(t, errOut, "deleted 0 rows")
+	require.Contains(t, errOut, "hold none of them")
+	for _, left := range []string{"write-ahead log", "backups", "tanker_provisional_keys", "server log"} {
+		require.Contains(t, errOut, left)
+	}
 	after, _, code := apptest.RunCLI(t, dir, env, "exit", "forget")
 	require.Equal(t, 2, code)
 	for _, line := range strings.Split(strings.TrimSpace(after), "\n") {
@@ -123,3 +143,29 @@ func TestExitForgetEndToEnd(t *testing.T) {
 }
 
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// psqlSnapshot starts psql on dsn holding a REPEATABLE READ snapshot, and returns its backend
+// pid and a function that commits and waits for psql to exit.
+func psqlSnapshot(t *testing.T, dsn string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(pgtest.Bin(t, "psql"), "-X", "-qtA", "-v", "ON_ERROR_STOP=1", dsn)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	_, err = io.WriteString(stdin, "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT pg_backend_pid();\n")
+	require.NoError(t, err)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	pid := strings.TrimSpace(line)
+	_, err = strconv.Atoi(pid)
+	require.NoError(t, err, line)
+	return pid, func() {
+		_, err := io.WriteString(stdin, "COMMIT;\n")
+		require.NoError(t, err)
+		require.NoError(t, stdin.Close())
+		require.NoError(t, cmd.Wait())
+	}
+}

@@ -30,10 +30,13 @@ func exitRecordsCommand() *command {
 --field holding a ciphertext's text by its clear value, and writes every record in input order
 with everything else unchanged. Empty and null fields pass through. A field that does not
 decrypt keeps its ciphertext and gets one JSON line in --errors (or on standard error):
-{"record", "field", "code", "message"}. "-" reads standard input or writes standard output;
-a file output is written under a temporary name and renamed once complete. Exit status: 0 when
-every field decrypted, 1 when some failed (every record is still written) or the run stopped, 2
-for a usage error.`,
+{"record", "key" (with --key), "field", "code", "message"}. "-" reads standard input or writes
+standard output; a file output, and --errors, are written under a temporary name (a new file,
+0600, no symlink followed) and renamed once complete. When the run stops (the server gone,
+Ctrl-C, SIGTERM, a write error), standard output ends on a whole record, then one line that
+holds no clear byte and that a loader fails on (an unterminated CSV quote, not JSON), so that
+psql's \copy ... FROM STDIN loads nothing. Exit status: 0 when every field decrypted, 1 when
+some failed (every record is still written) or the run stopped, 2 for a usage error.`,
 		setup: func(c *cmdline) runFunc {
 			server := addExitServerFlags(c.FlagSet)
 			in := c.String("in", "", "records to read: a `FILE`, or - for standard input")
@@ -44,12 +47,13 @@ for a usage error.`,
 			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
 			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
 			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
+			key := c.String("key", "", "column or top-level key `NAME` whose value each --errors line carries as \"key\" (a primary key)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
 			var ageTo listFlag
 			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
 			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
 			c.require("in", "out", "field")
-			c.nonEmpty(exitNonEmpty("in", "out", "field", "format", "encoding", "clear-encoding", "errors", "age-recipient", "age-recipients-file")...)
+			c.nonEmpty(exitNonEmpty("in", "out", "field", "format", "encoding", "clear-encoding", "errors", "key", "age-recipient", "age-recipients-file")...)
 			return func(ctx context.Context, args []string) int {
 				p := c.p
 				if len(args) > 0 {
@@ -68,17 +72,20 @@ for a usage error.`,
 				if st, err := os.Lstat(*out); *out != "-" && err == nil && !st.Mode().IsRegular() {
 					return c.usageError("--out %q exists and is not a regular file (a directory, a symlink, a device): name a file, or - for standard output", *out)
 				}
+				if st, err := os.Lstat(*errorsFile); *errorsFile != "-" && err == nil && !st.Mode().IsRegular() {
+					return c.usageError("--errors %q exists and is not a regular file (a directory, a symlink, a device): it is not followed nor replaced; name a file, or - for standard error", *errorsFile)
+				}
 				if *in != "-" && *out != "-" && sameFile(*in, *out) {
 					return c.usageError("--in and --out name the same file")
 				}
-				// --errors is truncated when the run starts: on --in it would destroy the records
-				// before they are read, on --out the output would replace the failures.
+				// --errors on --in would replace the records once the run ends, on --out the output
+				// would replace the failures.
 				for _, other := range []struct{ flag, name string }{{"--in", *in}, {"--out", *out}} {
 					if *errorsFile != "" && *errorsFile != "-" && other.name != "-" && samePath(*errorsFile, other.name) {
 						return c.usageError("--errors and %s name the same file", other.flag)
 					}
 				}
-				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs}
+				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs, Key: *key}
 				if len(ageTo) > 0 || *ageFile != "" {
 					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
 					if err != nil {
@@ -130,9 +137,29 @@ func samePath(a, b string) bool {
 func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts exitclient.RecordOptions) int {
 	const cmd = "exit decrypt-records"
 	const name = "idvault " + cmd
+	// Standard output read as it comes (psql \copy ... FROM STDIN) ends, on any stop, with the
+	// stop line a loader fails on (exitclient.StopWriter).
+	var stdout *exitclient.StopWriter
+	if out == "-" {
+		stdout = exitclient.NewStopWriter(p.stdout, opts.Format)
+	}
+	stopLine := func(code int) int {
+		if stdout != nil {
+			reason := "an error, named on its standard error"
+			if code == exitInterrupted {
+				reason = "interrupted"
+			}
+			_ = stdout.Stop(reason) // a standard output that fails is why the run stopped
+		}
+		return code
+	}
 	// The server, its token and its database are checked before anything is read or written.
 	if err := c.Probe(ctx); err != nil {
-		return clientStopped(ctx, p, cmd, err, "nothing written", nil)
+		nothing := "nothing written"
+		if stdout != nil {
+			nothing = "nothing written but the stop line"
+		}
+		return stopLine(clientStopped(ctx, p, cmd, err, nothing, nil))
 	}
 	var r io.Reader = p.env.Stdin
 	inputUnchanged := func() error { return nil }
@@ -140,7 +167,7 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		f, err := os.Open(in)
 		if err != nil {
 			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
-			return exitUsage // a bad path, as exit decrypt reports one
+			return stopLine(exitUsage) // a bad path, as exit decrypt reports one
 		}
 		defer f.Close()
 		r = f
@@ -149,57 +176,55 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 	if r == nil {
 		r = strings.NewReader("")
 	}
-	errw := p.stderr
-	closeErrors := func() error { return nil }
-	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
-		f, err := os.OpenFile(errorsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			fmt.Fprintf(p.stderr, "%s: %v\n", name, err)
-			return exitFail
-		}
-		defer f.Close()
-		bw := bufio.NewWriter(f)
-		errw = bw
-		// The last failures sit in bw until the end: a full disk then loses them, and the run
-		// must say so rather than leave a short --errors beside a summary that counts them.
-		closeErrors = func() error {
-			err := bw.Flush()
-			if err == nil {
-				err = f.Sync()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("write errors: %w", err)
-			}
-			return nil
-		}
-	}
-	enc := json.NewEncoder(errw)
-	enc.SetEscapeHTML(false)
-	opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
-
 	pr := newProgress(p.stderr, "decrypting records", 0)
 	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
 	var rep exitclient.RecordsReport
 	whole := false // every record read was written
-	run := func(w io.Writer) error {
+	decrypt := func(w io.Writer) error {
 		var err error
 		rep, err = c.DecryptRecords(ctx, r, w, opts)
 		whole = err == nil
 		if err == nil {
 			err = inputUnchanged()
 		}
-		// Before the output is renamed into place: a run is complete with its failures listed.
-		if cerr := closeErrors(); err == nil {
-			err = cerr
-		}
 		return err
 	}
+	// Failures go as JSON lines to --errors, written as --out is: a new part file (0600, no
+	// symlink followed) renamed into place once the run is complete, before --out is; or to
+	// standard error.
+	var errorsTree *exitclient.OutputTree
+	run := func(w io.Writer) error {
+		if errorsTree == nil {
+			enc := json.NewEncoder(p.stderr)
+			enc.SetEscapeHTML(false)
+			opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
+			return decrypt(w)
+		}
+		return errorsTree.Write(filepath.Base(errorsFile), func(ew io.Writer) error {
+			bw := bufio.NewWriterSize(ew, 64<<10)
+			enc := json.NewEncoder(bw)
+			enc.SetEscapeHTML(false)
+			opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
+			err := decrypt(w)
+			// The last failures sit in bw until here: a full disk then loses them, and the run
+			// must say so rather than leave a short --errors beside a summary that counts them.
+			if ferr := bw.Flush(); err == nil && ferr != nil {
+				err = fmt.Errorf("write errors: %w", ferr)
+			}
+			return err
+		})
+	}
 	var err error
+	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
+		errorsTree, err = exitclient.OpenOutputTree(filepath.Dir(errorsFile))
+		if err != nil {
+			fmt.Fprintf(p.stderr, "%s: --errors: %s\n", name, printable(err.Error()))
+			return stopLine(exitFail)
+		}
+		defer errorsTree.Close()
+	}
 	if out == "-" {
-		err = run(p.stdout)
+		err = run(stdout)
 	} else {
 		// The safe writer of exit decrypt: a new part file (0600, no symlink followed), synced,
 		// renamed over the final name only once complete.
@@ -211,6 +236,9 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 			}
 			tree.Close()
 		}
+	}
+	if err == nil && errorsTree != nil {
+		err = errorsTree.Sync()
 	}
 	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
@@ -224,16 +252,27 @@ func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out
 		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines): nothing written\n", name, printable(src))
 		return exitFail
 	}
+	var unsafe *exitclient.UnsafeOutputError
+	if errors.As(err, &unsafe) {
+		// Something planted at --out's or --errors' name (or their part files'): refused
+		// before any record is read.
+		pr.Fail()
+		fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(unsafe.Error()))
+		return stopLine(exitUsage)
+	}
 	if err != nil {
 		pr.Fail()
 		written := "no output file written"
 		switch {
 		case out == "-" && whole:
-			written = "every record read was written to standard output"
+			written = "every record read was written to standard output, then the stop line"
 		case out == "-":
-			written = "the output is cut short"
+			written = "standard output ends on a whole record, then the stop line"
 		}
-		return clientStopped(ctx, p, cmd, err, summary+"; "+written, nil)
+		if errorsTree != nil {
+			written += "; --errors left as it was"
+		}
+		return stopLine(clientStopped(ctx, p, cmd, err, summary+"; "+written, nil))
 	}
 	pr.Done(summary)
 	if rep.Failed > 0 {

@@ -40,12 +40,15 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 	require.NoFileExists(t, out)
 	require.NoFileExists(t, out+exitclient.PartSuffix)
 
-	// To standard output, the records are all out already: the message says so.
+	// To standard output, the records are all out already: the message says so, and the stop
+	// line after them makes a loader refuse the whole (the failures it holds are not listed).
 	stdout, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", "-", "--field", "v", "--errors", errs)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "no space left on device")
-	require.Contains(t, errOut, "every record read was written to standard output")
-	require.Equal(t, "id,v\n1,not base64!\n2,nor this!\n", stdout)
+	require.Contains(t, errOut, "every record read was written to standard output, then the stop line")
+	require.Equal(t, "id,v\n1,not base64!\n2,nor this!\n"+string(exitclient.StopLine("an error, named on its standard error")), stdout)
+	require.NoFileExists(t, errs)
+	require.NoFileExists(t, errs+exitclient.PartSuffix)
 }
 
 // A records file that grows or is cut short while it is read (an export still running) stops

@@ -80,7 +80,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	// A run that stops (the server refuses the token) leaves neither the output nor its
 	// temporary file.
 	// A refused token is found by the probe, before anything is written: exit 2.
-	locked, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{Token: "right-token-0123456789"}).App)
+	locked, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{Token: "right-token-0123456789"}))
 	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", locked, "--token", "wrong", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
 	require.Equal(t, 2, code, "a refused token is a configuration error: %s", errOut)
 	require.Contains(t, errOut, "refused the token")
@@ -139,7 +139,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 // the documented \copy pipeline works on an empty table too.
 func TestExitDecryptRecordsNoRecord(t *testing.T) {
 	t.Parallel()
-	url, _ := apptest.Serve(t, exitserver.New(exitfake.New(), exitserver.Config{}).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(exitfake.New(), exitserver.Config{}))
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, format, content string }{
 		{"empty.csv", "csv", ""},
@@ -175,7 +175,7 @@ func exitWithOneUser(t *testing.T) (*exitfake.DB, string, string) {
 	t.Helper()
 	db := exitfake.New()
 	who, _ := db.AddUser()
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{}))
 	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
 	return db, who, url

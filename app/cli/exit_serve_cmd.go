@@ -31,7 +31,7 @@ func exitServerSetup(c *cmdline) runFunc {
 	c.nonEmpty("config", "listen", "db", "app-id", "token", "max-body", "log-level")
 	return func(ctx context.Context, args []string) int {
 		if len(args) > 0 {
-			return c.usageError("unknown subcommand %q (%s)%s", args[0], strings.Join(subcommandNames(c.cmd), ", "), didYouMean(args[0], subcommandNames(c.cmd), quoted))
+			return c.p.unknownCommand(c.cmd, c.path, args[0])
 		}
 		flags := map[string]any{}
 		set := func(key, v string) {

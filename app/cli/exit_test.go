@@ -155,7 +155,7 @@ func TestExitDecryptResumesAfterKill(t *testing.T) {
 	}
 	db := exitfake.New()
 	who, _ := db.AddUser()
-	url, _ := apptest.Serve(t, exitserver.New(db, exitserver.Config{}).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{}))
 	c := exitclient.New(url, "")
 	_, err := c.Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)

@@ -88,9 +88,9 @@ func TestHelpRulesForEveryCommand(t *testing.T) {
 func TestUsageErrorsGoToStderrWithExit2(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{}, {"frobnicate"}, {"app"}, {"app", "frobnicate"}, {"app", "create"}, {"app", "create", "--nme", "x"},
+		{}, {"app"}, {"app", "create"}, {"app", "create", "--nme", "x"},
 		{"app", "show"}, {"config"}, {"backup"}, {"version", "extra"}, {"completion", "tcsh"},
-		{"exit"}, {"exit", "frobnicate"},
+		{"exit"},
 	} {
 		out, errOut, code := runHere(t, args...)
 		require.Equal(t, exitUsage, code, "%v", args)
@@ -98,6 +98,7 @@ func TestUsageErrorsGoToStderrWithExit2(t *testing.T) {
 		require.Contains(t, errOut, "Usage: idvault", "%v", args)
 		require.False(t, singleDash.MatchString(errOut), "%v: single-dash flag:\n%s", args, errOut)
 	}
+	// A mistyped command is two lines and no usage (TestMistypedCommandIsTwoLines).
 	_, errOut, _ := runHere(t, "app", "create")
 	require.Contains(t, errOut, "--name is required")
 	_, errOut, _ = runHere(t, "app", "create", "--nme", "x")

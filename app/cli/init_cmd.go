@@ -32,13 +32,17 @@ identity server and the verification API off until configured, JSON logs, the da
 --data), master.key and admin.token (mode 0600), and idvault.service, a systemd unit that runs
 "BIN serve --config DIR/config.yaml" sandboxed: it can write only --data, and reads the key
 and the token as systemd credentials. "idvault serve --config DIR/config.yaml" is ready at
-once. Existing files are never replaced.`,
+once. Existing files are never replaced. An existing --dir writable by group or others, or
+owned by another user, is refused (another account could swap the unit, the config or the key
+before they are installed), as is a directory above it that another account could rename it
+through; --force-permissions fixes --dir itself.`,
 		setup: func(c *cmdline) runFunc {
 			dir := c.String("dir", "", "`DIR` to write config.yaml, master.key, admin.token and idvault.service into (created 0700 if missing)")
 			c.require("dir")
 			bin := c.String("bin", "", "the idvault binary `PATH` the unit runs (default: this binary)")
 			data := c.String("data", "/var/lib/idvault", "`DIR` of the data file, the only place the service writes")
 			listen := c.String("listen", "127.0.0.1:8080", "listen address `ADDR` (server.listen); loopback behind a TLS reverse proxy")
+			force := c.Bool("force-permissions", false, "make an existing --dir writable by its owner only, and root's when run as root, instead of refusing it")
 			c.nonEmpty("dir", "bin", "data", "listen")
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {
@@ -54,6 +58,14 @@ once. Existing files are never replaced.`,
 					return exitFail
 				}
 				p.listen = *listen
+				fixed, err := checkInitDir(p.dir, *force)
+				if err != nil {
+					fmt.Fprintf(c.p.stderr, "idvault init: %v\n", err)
+					return exitFail
+				}
+				for _, line := range fixed {
+					fmt.Fprintf(c.p.stdout, "%s (--force-permissions)\n", line)
+				}
 				if err := p.write(); err != nil {
 					fmt.Fprintf(c.p.stderr, "idvault init: %v\n", err)
 					return exitFail
@@ -138,6 +150,10 @@ func (p *initFiles) write() (err error) {
 	}
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return fmt.Errorf("create --dir: %w", err)
+	}
+	// Again once it exists: another account may have made it first, in a sticky /tmp.
+	if _, err := checkInitDir(p.dir, false); err != nil {
+		return err
 	}
 	var written []string
 	defer func() {

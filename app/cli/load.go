@@ -13,6 +13,7 @@ import (
 
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/logging"
+	"github.com/idvault/idvault/app/smallfile"
 	"github.com/idvault/idvault/store"
 )
 
@@ -24,7 +25,7 @@ type configFlags struct {
 
 func (f *configFlags) register(c *cmdline) {
 	c.StringVar(&f.file, "config", "", "configuration `FILE` (YAML): replaces the embedded local-dev profile, over the built-in defaults")
-	c.StringVar(&f.data, "data", "", "data `FILE` (overrides store.path; the master key and admin token default to its directory)")
+	c.StringVar(&f.data, "data", "", "data `FILE` in a directory that exists (overrides store.path; the master key and admin token default to that directory)")
 	c.nonEmpty("config", "data")
 }
 
@@ -126,7 +127,7 @@ func readAdminToken(c config.Config) (string, error) {
 		return c.Admin.Token, nil
 	}
 	path := adminTokenFile(c)
-	raw, err := store.ReadSmallFile(path, 4<<10) // one token line
+	raw, err := smallfile.Read(path, 4<<10) // one token line
 	if err != nil {
 		return "", fmt.Errorf("read admin token: %w", err)
 	}

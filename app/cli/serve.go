@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"path/filepath"
 
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/store"
@@ -19,10 +17,13 @@ func serveCommand() *command {
 	return &command{
 		name:    "serve",
 		summary: "run the HTTP server (fake authentication, identity server, verification API, admin API)",
-		help: `The server creates the data file, the master key and the admin token on first start.
-While it runs, it writes the address it listens on to the data file's path plus ".addr", so
-the app and backup commands find it whatever --listen said; the file is removed on a clean
-shutdown (SIGINT, SIGTERM, or SIGHUP unless started under nohup).`,
+		help: `The server creates the data file, the master key and the admin token on first start,
+in directories that exist: a --data or store.path whose directory is missing is refused with
+the command that creates it (only ./data, the default's, is made). Nothing is created when a
+listen address is in use or the data file was written by a newer idvault. While it runs, it
+writes the address it listens on to the data file's path plus ".addr", so the app and backup
+commands find it whatever --listen said; the file is removed on a clean shutdown (SIGINT,
+SIGTERM, or SIGHUP unless started under nohup).`,
 		setup: func(c *cmdline) runFunc {
 			var cf configFlags
 			cf.register(c)
@@ -61,6 +62,23 @@ shutdown (SIGINT, SIGTERM, or SIGHUP unless started under nohup).`,
 // finish (up to server.shutdown_timeout), the store is closed cleanly, the address file is
 // removed, and a last line says so.
 func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err error) {
+	// Nothing is created before the listen addresses are bound and the directories checked
+	// (serve_start.go): an address in use or a mistyped --data leaves no new file behind.
+	ln, err := listenTCP(c.Server.Listen, "listen on", "give another address with --listen or server.listen")
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // after a failed start; closed already by the server's shutdown otherwise
+	metricsLn, err := listenMetrics(c.Metrics, log)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.Close()
+	}
+	if err := checkDirectories(c); err != nil {
+		return err
+	}
 	mk, created, err := store.LoadOrCreateMasterKey(c.Store.KeyFile, c.Store.Path)
 	if err != nil {
 		return err
@@ -98,16 +116,9 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	defer cleanup()
 	defer srv.Close() // first: the readiness checks use the store and the mailer
 
-	stopMetrics, err := serveMetrics(c.Metrics, srv.MetricsHandler(), log)
-	if err != nil {
-		return err
-	}
+	stopMetrics := serveMetrics(metricsLn, srv.MetricsListenerHandler(c.Metrics.Listen, c.Metrics.AllowedHosts), log)
 	defer stopMetrics()
 
-	ln, err := net.Listen("tcp", c.Server.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.Server.Listen, err)
-	}
 	addr = ln.Addr().String()
 	if werr := writeAddrFile(c.Store.Path, addr); werr != nil {
 		log.Warn("could not record the listen address beside the data file; the app and backup commands will use server.listen", "err", werr)
@@ -138,9 +149,6 @@ func ensureAdminToken(p *prog, c config.Config, log *slog.Logger) (string, error
 	}
 	tok, err := newToken()
 	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
 	// A new file, never one in place: a failed write leaves no partial token behind.

@@ -8,8 +8,11 @@ package config
 import (
 	"time"
 
-	"github.com/idvault/idvault/mail"
+	"github.com/idvault/idvault/mail/mailconfig"
 )
+
+// Mail is the `mail` section (package mailconfig; package mail sends with it).
+type Mail = mailconfig.Config
 
 // Config is the whole configuration. The koanf tags are the keys of config.yaml.
 type Config struct {
@@ -22,7 +25,7 @@ type Config struct {
 	FakeAuth       FakeAuth       `koanf:"fakeauth"`
 	IdentityServer IdentityServer `koanf:"identity_server"`
 	Verification   Verification   `koanf:"verification"`
-	Mail           mail.Config    `koanf:"mail"`
+	Mail           Mail           `koanf:"mail"`
 	Apps           []DeclaredApp  `koanf:"apps"`
 	Exit           Exit           `koanf:"exit"`
 }
@@ -121,7 +124,7 @@ func Default() Config {
 		FakeAuth:       FakeAuth{MaxEmails: 100},
 		IdentityServer: DefaultIdentityServer(),
 		Verification:   DefaultVerification(),
-		Mail:           mail.DefaultConfig(),
+		Mail:           mailconfig.Default(),
 		Apps:           []DeclaredApp{},
 		Exit:           DefaultExit(),
 	}

@@ -331,9 +331,6 @@ func TestURLCredentialsNeverPrinted(t *testing.T) {
 	require.Contains(t, out, "identity_server.oidc.issuer = http://<redacted>@127.0.0.1:1/")
 	require.Contains(t, msg, `identity_server.oidc.issuer: "http://<redacted>@127.0.0.1:1/" is not an issuer URL`)
 	require.Contains(t, msg, `"https://<redacted>@app.example.com" is not an origin`)
-	require.Equal(t, "postgres://h/x", RedactUserinfo("postgres://h/x"))
-	require.Equal(t, "a@example.com", RedactUserinfo("a@example.com"))
-	require.Equal(t, "http://<redacted>@h/p@q", RedactUserinfo("http://u:p@w@h/p@q"))
 }
 
 // A secret the YAML library cannot read (a password starting with '*' is an alias, one with a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/loopback"
+	"github.com/idvault/idvault/app/userinfo"
 )
 
 // OIDC is identity_server.oidc: ID tokens of one OpenID provider, checked against the keys it
@@ -35,6 +36,12 @@ type OIDC struct {
 	// no bound. The app token is never bounded.
 	NewIdentitiesPerUser int           `koanf:"new_identities_per_user"`
 	NewIdentitiesWindow  time.Duration `koanf:"new_identities_window"`
+	// KeysMinAge and KeysMaxAge bound how long the provider's key set is used: for the max-age
+	// of its Cache-Control, no less than KeysMinAge (max-age below it, no-store, no-cache) and
+	// no more than KeysMaxAge (max-age above it, or none): a key the provider removes is
+	// refused within KeysMaxAge while the provider answers.
+	KeysMinAge time.Duration `koanf:"keys_min_age"`
+	KeysMaxAge time.Duration `koanf:"keys_max_age"`
 }
 
 // On reports whether ID tokens are accepted.
@@ -50,7 +57,7 @@ var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS51
 func DefaultIdentityServer() IdentityServer {
 	return IdentityServer{
 		OIDC: OIDC{EmailClaim: "email", RequireEmailVerified: true, Algorithms: []string{"RS256", "ES256"}, ClockSkew: time.Minute,
-			NewIdentitiesPerUser: 1000, NewIdentitiesWindow: 24 * time.Hour},
+			NewIdentitiesPerUser: 1000, NewIdentitiesWindow: 24 * time.Hour, KeysMinAge: time.Minute, KeysMaxAge: 15 * time.Minute},
 		CORSOrigins: []string{},
 	}
 }
@@ -84,7 +91,12 @@ func (s IdentityServer) validate() []error {
 	// Bounds hold with OIDC off too (as verification's with verification off), so config check
 	// finds them before an issuer turns OIDC on.
 	errs = append(errs, checkBounds([]bounded{{"identity_server.oidc.clock_skew", o.ClockSkew, 0, 10 * time.Minute},
-		{"identity_server.oidc.new_identities_window", o.NewIdentitiesWindow, time.Second, 8784 * time.Hour}})...)
+		{"identity_server.oidc.new_identities_window", o.NewIdentitiesWindow, time.Second, 8784 * time.Hour},
+		{"identity_server.oidc.keys_min_age", o.KeysMinAge, time.Second, 24 * time.Hour},
+		{"identity_server.oidc.keys_max_age", o.KeysMaxAge, time.Second, 24 * time.Hour}})...)
+	if o.KeysMinAge > o.KeysMaxAge {
+		bad("oidc.keys_min_age", "%s is over identity_server.oidc.keys_max_age (%s)", short(o.KeysMinAge), short(o.KeysMaxAge))
+	}
 	if o.NewIdentitiesPerUser < 0 {
 		bad("oidc.new_identities_per_user", "must be 0 (no bound) or more")
 	}
@@ -103,7 +115,7 @@ func (s IdentityServer) validate() []error {
 // same machine, tests): anything else would let the network forge the provider's keys.
 func checkIssuer(issuer string) error {
 	u, err := url.Parse(issuer)
-	issuer = RedactUserinfo(issuer)
+	issuer = userinfo.Redact(issuer)
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%q is not an issuer URL such as https://accounts.example.com", issuer)
 	}
@@ -127,7 +139,7 @@ func TrustedTransport(u *url.URL) bool {
 // case, no path, no trailing slash; "*" is refused.
 func checkOrigin(origin string) error {
 	if strings.Contains(origin, "@") {
-		return fmt.Errorf("%q is not an origin: it holds a user name or password", RedactUserinfo(origin))
+		return fmt.Errorf("%q is not an origin: it holds a user name or password", userinfo.Redact(origin))
 	}
 	if origin == "*" {
 		return fmt.Errorf("\"*\" is refused: list each origin (scheme://host[:port])")

@@ -39,6 +39,10 @@ func TestIdentityServerOIDCValidation(t *testing.T) {
 		"negative new identities":      {func(c *IdentityServer) { c.OIDC.NewIdentitiesPerUser = -1 }, "identity_server.oidc.new_identities_per_user"},
 		"no bound on new identities":   {func(c *IdentityServer) { c.OIDC.NewIdentitiesPerUser = 0 }, ""},
 		"new identities window of 0":   {func(c *IdentityServer) { c.OIDC.NewIdentitiesWindow = 0 }, "identity_server.oidc.new_identities_window"},
+		"keys min age of 0":            {func(c *IdentityServer) { c.OIDC.KeysMinAge = 0 }, "identity_server.oidc.keys_min_age"},
+		"keys max age over a day":      {func(c *IdentityServer) { c.OIDC.KeysMaxAge = 25 * time.Hour }, "identity_server.oidc.keys_max_age"},
+		"keys min age over max age":    {func(c *IdentityServer) { c.OIDC.KeysMinAge, c.OIDC.KeysMaxAge = 10*time.Minute, 5*time.Minute }, "identity_server.oidc.keys_min_age"},
+		"keys ages equal":              {func(c *IdentityServer) { c.OIDC.KeysMinAge, c.OIDC.KeysMaxAge = 5*time.Minute, 5*time.Minute }, ""},
 		// Bounds hold with OIDC off too, as verification's do with verification off: config check
 		// finds a value out of range before an issuer (often an environment variable) turns it on.
 		"clock skew too large, OIDC off": {func(c *IdentityServer) { c.OIDC.Issuer, c.OIDC.ClockSkew = "", time.Hour }, "identity_server.oidc.clock_skew"},
@@ -99,12 +103,15 @@ func TestIdentityServerOIDCFromEnvironment(t *testing.T) {
 		"IDVAULT_IDENTITY_SERVER__OIDC__CLOCK_SKEW=30s",
 		"IDVAULT_IDENTITY_SERVER__OIDC__NEW_IDENTITIES_PER_USER=50",
 		"IDVAULT_IDENTITY_SERVER__OIDC__NEW_IDENTITIES_WINDOW=1h",
+		"IDVAULT_IDENTITY_SERVER__OIDC__KEYS_MIN_AGE=30s",
+		"IDVAULT_IDENTITY_SERVER__OIDC__KEYS_MAX_AGE=5m",
 		"IDVAULT_IDENTITY_SERVER__CORS_ORIGINS=https://a.example.com,http://localhost:3000",
 	}})
 	require.NoError(t, err)
 	require.Empty(t, l.Problems)
 	require.Equal(t, OIDC{Issuer: "https://auth.example.com", Audience: "web", EmailClaim: "upn", RequireEmailVerified: false,
-		Algorithms: []string{"ES256", "EdDSA"}, ClockSkew: 30 * time.Second, NewIdentitiesPerUser: 50, NewIdentitiesWindow: time.Hour}, l.Config.IdentityServer.OIDC)
+		Algorithms: []string{"ES256", "EdDSA"}, ClockSkew: 30 * time.Second, NewIdentitiesPerUser: 50, NewIdentitiesWindow: time.Hour,
+		KeysMinAge: 30 * time.Second, KeysMaxAge: 5 * time.Minute}, l.Config.IdentityServer.OIDC)
 	require.Equal(t, []string{"https://a.example.com", "http://localhost:3000"}, l.Config.IdentityServer.CORSOrigins)
 
 	l, err = Load(Sources{})

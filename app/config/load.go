@@ -14,7 +14,8 @@ import (
 	"github.com/knadh/koanf/providers/structs"
 	"github.com/knadh/koanf/v2"
 
-	"github.com/idvault/idvault/store"
+	"github.com/idvault/idvault/app/smallfile"
+	"github.com/idvault/idvault/app/userinfo"
 )
 
 // EnvPrefix starts every environment variable idvault reads: IDVAULT_SERVER__LISTEN is the
@@ -81,7 +82,7 @@ func Load(src Sources) (*Loaded, error) {
 	}
 	if src.File != "" {
 		profile = "file " + src.File + " over the built-in defaults (the embedded dev profile is not used)"
-		raw, err := store.ReadSmallFile(src.File, MaxFileSize)
+		raw, err := smallfile.Read(src.File, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err) // names the file: read FILE, open FILE
 		}
@@ -316,7 +317,7 @@ func isSecretName(key string) bool {
 func redactURLs(v any) any {
 	switch v := v.(type) {
 	case string:
-		return RedactUserinfo(v)
+		return userinfo.Redact(v)
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
@@ -325,26 +326,6 @@ func redactURLs(v any) any {
 		return out
 	}
 	return v
-}
-
-// RedactUserinfo returns s with the user information of a URL in it (user:password@ after
-// "scheme://") replaced by "<redacted>@", so that a URL holding credentials can be printed in
-// an error or in config check. A string without "://" and "@" is returned as it is.
-func RedactUserinfo(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	rest := s[i+3:]
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
-	if at < 0 {
-		return s
-	}
-	return s[:i+3] + "<redacted>@" + rest[at+1:]
 }
 
 func redact(v string) string {

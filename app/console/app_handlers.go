@@ -124,6 +124,9 @@ func (h *Handler) fail(c *fiber.Ctx, err error) error {
 	if e == nil {
 		e = apierr.Internal(err)
 	}
+	if h.d.StoreError != nil {
+		e = h.d.StoreError(e)
+	}
 	if e.Code.Status >= 500 {
 		h.d.Logger.Error("console: request failed", "path", c.Route().Path, "err", e.Error())
 	}

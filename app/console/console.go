@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/admin"
+	"github.com/idvault/idvault/app/apierr"
 )
 
 //go:embed templates/*.html
@@ -59,6 +60,9 @@ type Deps struct {
 	// (a TLS proxy in front of idvault makes the session cookie Secure; the host it forwards
 	// is the console's own for the same-origin check and the "Try it" commands).
 	TrustedProxies []netip.Prefix
+	// StoreError, when set, answers the store's errors as the API does (app/server: an app
+	// deleted meanwhile, a damaged data file) on the error page.
+	StoreError func(*apierr.Error) *apierr.Error
 }
 
 // Handler serves /console/.

@@ -52,9 +52,21 @@ type Directory struct {
 // four apps' worth in all, shared between the apps creating identities), key pairs included.
 const keyPoolSize = 64
 
-// New makes a directory over st. Close releases its key pool.
-func New(st Store) *Directory {
-	keys := identity.NewKeyPool(keyPoolSize)
+// Options configure NewWith.
+type Options struct {
+	// NoKeyPool makes every identity's keys on the request's path (no identity.KeyPool).
+	NoKeyPool bool
+}
+
+// New makes a directory over st with the default options. Close releases its key pool.
+func New(st Store) *Directory { return NewWith(st, Options{}) }
+
+// NewWith makes a directory over st. Close releases its key pool.
+func NewWith(st Store, o Options) *Directory {
+	var keys *identity.KeyPool // nil: no pool
+	if !o.NoKeyPool {
+		keys = identity.NewKeyPool(keyPoolSize)
+	}
 	return &Directory{st: st, keys: keys, issuers: issuers{dropped: keys.Drop}}
 }
 

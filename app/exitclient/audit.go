@@ -2,19 +2,15 @@ package exitclient
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 
-	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -25,14 +21,25 @@ type AuditOptions struct {
 	Format   string
 	Fields   []string
 	Encoding string
-	// Users are the plain user IDs the app gave createIdentity; holders whose hashed ID is one
-	// of them are named by it.
+	// Users name the holders: plain user IDs the app gave createIdentity (a holder whose hashed
+	// user ID is one of them is named by it), and "email:ADDRESS" lines, which also name the
+	// email provisional identity of ADDRESS (hashed as Tanker hashes it). A phone number's hash
+	// is salted with its provisional identity's private signature key: only Identities names it.
 	Users []string
+	// Identities, when set, are read once (as exit import reads a file, ReadIdentities): the
+	// private identities one would import. A holder whose identity is there is named by its
+	// line (Holder.Line); a provisional one also by its "email:ADDRESS" or
+	// "phone_number:NUMBER" (Holder.User, unless Users names it). Nothing else of an identity
+	// is kept. A file that does not read is a *UsageError.
+	Identities io.Reader
 	// Item receives every item that is not reachable (missing or invalid), in input order. An
 	// error it returns stops the audit.
 	Item func(AuditItem) error
 	// Progress, when set, is called with the items audited so far, from time to time.
 	Progress func(items int64)
+	// Key, for records, names the column or top-level key whose value each item carries as
+	// Key (as RecordOptions.Key).
+	Key string
 }
 
 // Item statuses of an audit.
@@ -47,24 +54,30 @@ type AuditItem struct {
 	// Source is the file's path relative to the input directory (slash-separated), or
 	// RECORD:FIELD for records (RECORD counting data records from 1).
 	Source string `json:"source"`
+	// Key is the value of AuditOptions.Key in the item's record (absent when it has none).
+	Key    string `json:"key,omitempty"`
 	Status string `json:"status"`
 	// Format is the ciphertext's first byte (0 when there is none).
 	Format int `json:"format"`
 	// ResourceID is the standard base64 of the resource ID (16 bytes, or 33 for formats 9 to
 	// 11, as the SDKs' getResourceId), empty for an invalid item.
 	ResourceID string `json:"resource_id,omitempty"`
-	// Holders are, for a missing item, the users whose identity would open it (none when no
-	// user of the app holds its key).
+	// Holders are, for a missing item, the users and the provisional identities nobody claimed
+	// whose private identity would open it (none when no identity of the app holds its key).
 	Holders []Holder `json:"holders,omitempty"`
 	// Reason says why an invalid item is not a ciphertext.
 	Reason string `json:"reason,omitempty"`
 }
 
-// Holder is a user who holds a key: the standard base64 of the hashed user ID, and the plain
-// user ID when AuditOptions.Users has it.
+// Holder is an identity that holds a key: a user, by the standard base64 of the hashed user ID
+// (UserID), or a provisional identity nobody claimed, by the value its public identity carries
+// (Provisional: "hashed_email:<base64>" or "hashed_phone_number:<base64>"); named by User when
+// AuditOptions.Users or Identities knows it, and by Line when Identities holds it.
 type Holder struct {
-	UserID string `json:"user_id"`
-	User   string `json:"user,omitempty"`
+	UserID      string `json:"user_id,omitempty"`
+	Provisional string `json:"provisional,omitempty"`
+	User        string `json:"user,omitempty"`
+	Line        int    `json:"line,omitempty"`
 }
 
 // AuditSummary counts the items of an audit.
@@ -75,17 +88,21 @@ type AuditSummary struct {
 	Invalid   int64 `json:"invalid"`
 }
 
-// UserCount is how many missing items importing one user's identity would open.
+// UserCount is how many missing items importing one identity (a Holder: a user's or a
+// provisional identity's) would open.
 type UserCount struct {
-	UserID    string `json:"user_id"`
-	User      string `json:"user,omitempty"`
-	Resources int64  `json:"resources"`
+	UserID      string `json:"user_id,omitempty"`
+	Provisional string `json:"provisional,omitempty"`
+	User        string `json:"user,omitempty"`
+	Line        int    `json:"line,omitempty"`
+	Resources   int64  `json:"resources"`
 }
 
 // AuditReport is the outcome of AuditTree or AuditRecords.
 type AuditReport struct {
 	Summary AuditSummary `json:"summary"`
-	// MissingByUser lists the holders of missing items, most items first.
+	// MissingByUser lists the holders of missing items (users and provisional identities),
+	// most items first.
 	MissingByUser []UserCount `json:"missing_by_user"`
 }
 
@@ -93,12 +110,14 @@ type AuditReport struct {
 type auditEntry struct {
 	path   string // a file's, or for records the field's name
 	record int    // a record's number (0 for a file)
+	key    string // the record's key (AuditOptions.Key)
 	format int
 	rid    encryption.ResourceID
 	reason string // invalid when set
 }
 
-// keyState is the server's audit of one 16-byte ID.
+// keyState is the server's audit of one 16-byte ID: holders are the base64 user IDs, then
+// the "hashed_TARGET:<base64>" provisional identities.
 type keyState struct {
 	reachable bool
 	holders   []string
@@ -147,14 +166,15 @@ func (a *auditor) finish(ctx context.Context, err error) (AuditReport, error) {
 	}
 	rep := AuditReport{Summary: a.sum, MissingByUser: []UserCount{}}
 	for id, n := range a.byUser {
-		rep.MissingByUser = append(rep.MissingByUser, UserCount{UserID: id, User: a.users[id], Resources: n})
+		h := a.holder(id)
+		rep.MissingByUser = append(rep.MissingByUser, UserCount{UserID: h.UserID, Provisional: h.Provisional, User: h.User, Line: h.Line, Resources: n})
 	}
 	sort.Slice(rep.MissingByUser, func(i, j int) bool {
 		x, y := rep.MissingByUser[i], rep.MissingByUser[j]
 		if x.Resources != y.Resources {
 			return x.Resources > y.Resources
 		}
-		return x.UserID < y.UserID
+		return x.UserID+x.Provisional < y.UserID+y.Provisional
 	})
 	return rep, nil
 }
@@ -164,7 +184,7 @@ type auditor struct {
 	opts    AuditOptions
 	pending []auditEntry
 	cache   map[encryption.SimpleID]keyState
-	users   map[string]string // hashed (base64) -> plain, once the app ID is known
+	names   map[string]holderName // by holder (keyState.holders), once the app ID is known
 	byUser  map[string]int64
 	sum     AuditSummary
 }
@@ -244,6 +264,11 @@ func (a *auditor) records(ctx context.Context, in io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if a.opts.Key != "" {
+		if err := rr.setKey(a.opts.Key); err != nil {
+			return err
+		}
+	}
 	if _, err := DecodeCiphertext(a.opts.Encoding, nil); err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -309,10 +334,10 @@ func readAuditRecords(ctx context.Context, rr recordReader, encoding string, ful
 			return err
 		}
 		if rec.bad != "" { // a record that cannot be read is one invalid item (it has no fields)
-			batch = append(batch, auditEntry{record: rec.num, reason: rec.bad})
+			batch = append(batch, auditEntry{record: rec.num, key: rec.key, reason: rec.bad})
 		}
 		for _, fl := range rec.fields {
-			e := auditEntry{record: rec.num, path: fl.name}
+			e := auditEntry{record: rec.num, key: rec.key, path: fl.name}
 			switch {
 			case fl.bad != "":
 				e.reason = fl.bad
@@ -394,7 +419,7 @@ func (a *auditor) report(e auditEntry) error {
 	a.sum.Total++
 	// The item's source is named only for an item that is reported (most are reachable).
 	item := func() AuditItem {
-		it := AuditItem{Source: e.path, Format: e.format}
+		it := AuditItem{Source: e.path, Key: e.key, Format: e.format}
 		if e.record > 0 {
 			it.Source = strconv.Itoa(e.record) + ":" + e.path
 		}
@@ -422,7 +447,7 @@ func (a *auditor) report(e auditEntry) error {
 	it.Status, it.ResourceID = AuditMissing, e.rid.String()
 	for _, h := range holders {
 		a.byUser[h]++
-		it.Holders = append(it.Holders, Holder{UserID: h, User: a.users[h]})
+		it.Holders = append(it.Holders, a.holder(h))
 	}
 	return a.emit(it)
 }
@@ -435,97 +460,4 @@ func (a *auditor) emit(item AuditItem) error {
 		return fmt.Errorf("audit: write the report: %w", err)
 	}
 	return nil
-}
-
-func union(a, b []string) []string {
-	if len(b) == 0 {
-		return a
-	}
-	out := append([]string(nil), a...)
-	for _, x := range b {
-		found := false
-		for _, y := range a {
-			if x == y {
-				found = true
-				break
-			}
-		}
-		if !found {
-			out = append(out, x)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ask audits ids on the server, AuditBatchIDs at a time, into the cache.
-func (a *auditor) ask(ctx context.Context, ids []encryption.SimpleID) error {
-	const max = 10000 // exitserver.AuditBatchIDs
-	for len(ids) > 0 {
-		n := min(len(ids), max)
-		ans, err := a.c.auditIDs(ctx, ids[:n])
-		if err != nil {
-			return err
-		}
-		if len(ans.Keys) != n {
-			return fmt.Errorf("audit: the server answered %d keys for %d IDs", len(ans.Keys), n)
-		}
-		if a.users == nil {
-			if err := a.hashUsers(ans.AppID); err != nil {
-				return err
-			}
-		}
-		for i, k := range ans.Keys {
-			a.cache[ids[i]] = keyState{reachable: k.Reachable, holders: k.Holders}
-		}
-		ids = ids[n:]
-	}
-	return nil
-}
-
-// hashUsers hashes opts.Users as Tanker hashes user IDs, under the app's ID.
-func (a *auditor) hashUsers(appID string) error {
-	a.users = map[string]string{}
-	if len(a.opts.Users) == 0 {
-		return nil
-	}
-	id, err := base64.StdEncoding.DecodeString(appID)
-	if err != nil || len(id) != 32 {
-		return errors.New("audit: the server's app_id is not the base64 of 32 bytes")
-	}
-	for _, u := range a.opts.Users {
-		a.users[base64.StdEncoding.EncodeToString(identity.HashUserID(id, u))] = u
-	}
-	return nil
-}
-
-type auditAnswer struct {
-	AppID string `json:"app_id"`
-	Keys  []struct {
-		Reachable bool     `json:"reachable"`
-		Holders   []string `json:"holders"`
-	} `json:"keys"`
-}
-
-// auditIDs is one POST /v1/audit.
-func (c *Client) auditIDs(ctx context.Context, ids []encryption.SimpleID) (*auditAnswer, error) {
-	req := struct {
-		IDs []string `json:"ids"`
-	}{IDs: make([]string, len(ids))}
-	for i, id := range ids {
-		req.IDs[i] = id.String()
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.sendRead(ctx, http.MethodPost, "/v1/audit", "application/json", body, 64<<20)
-	if err != nil {
-		return nil, err
-	}
-	var ans auditAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return nil, &errTransport{fmt.Errorf("read the audit answer: %w", err)}
-	}
-	return &ans, nil
 }

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idvault/idvault/app/config"
+	"github.com/idvault/idvault/app/userinfo"
 )
 
 // CodeOutputFailed is the failure code of a file whose clear file could not be written (an
@@ -186,7 +186,7 @@ func redactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}
-	return config.RedactUserinfo(raw) // not a URL, but it may hold one's user:password@
+	return userinfo.Redact(raw) // not a URL, but it may hold one's user:password@
 }
 
 // probeIdle bounds one attempt of Probe: /readyz answers at once, or the server is hung.

@@ -27,7 +27,7 @@ func server(t *testing.T, cfg exitserver.Config) (*exitfake.DB, *exitclient.Clie
 	t.Helper()
 	db := exitfake.New()
 	cfg.Token = token
-	url, _ := apptest.Serve(t, exitserver.New(db, cfg).App)
+	url, _ := apptest.ServeServer(t, exitserver.New(db, cfg))
 	c := exitclient.New(url, token)
 	c.HTTP.Transport = apptest.CheckTransport(c.HTTP.Transport, apptest.LoadExitAPIDoc) // every answer keeps to exit.json
 	c.Backoff = 10 * time.Millisecond

@@ -1,7 +1,6 @@
 package exitclient
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -49,13 +48,19 @@ type RecordOptions struct {
 	Errors func(FieldError) error
 	// Progress, when set, is called with the records written so far, from time to time.
 	Progress func(records int64)
+	// Key, when set, names the CSV column or top-level JSON key whose value each FieldError
+	// carries as Key (a primary key, to find the record by).
+	Key string
 }
 
 // FieldError is one field that kept its ciphertext (or one record passed through unchanged
 // because it could not be read, with Field empty and Code invalid_record). Record counts data
 // records from 1 (a CSV header is not a record, nor is a blank line).
 type FieldError struct {
-	Record  int    `json:"record"`
+	Record int `json:"record"`
+	// Key is the value of RecordOptions.Key in the record: a JSON string's text, other JSON
+	// values as written; absent when the record has none (or it is empty).
+	Key     string `json:"key,omitempty"`
 	Field   string `json:"field"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -84,6 +89,7 @@ type record struct {
 	raw    []byte
 	fields []field
 	bad    string // why the record cannot be read (it passes through whole); such a record has no fields
+	key    string // the value of the key column (RecordOptions.Key), when one is named
 	inline [1]field
 }
 
@@ -148,6 +154,9 @@ type field struct {
 type recordReader interface {
 	preamble() []byte
 	next() (*record, error)
+	// setKey names the column or key whose value each record carries as its key; a CSV
+	// column absent from the header is a usage error.
+	setKey(name string) error
 }
 
 // recBatch is the records of one request, with their ciphertexts.
@@ -191,7 +200,8 @@ func newRecordReader(format string, in io.Reader, fields []string, mem *arena) (
 // byte for byte as it came. A field that does not decrypt keeps its ciphertext and is given
 // to opts.Errors. Memory stays bounded by the batches in flight, whatever the input's size.
 // The error is for the run as a whole: unreadable input, the server unreachable after the
-// retries or refusing the token, out failing; out then holds a part of the records. An input
+// retries or refusing the token, ctx done, out failing; out then holds the first records, each
+// whole (the CSV header first), and the caller ends it (StopWriter.Stop for a stream). An input
 // without a data record is ErrNoRecord, and out is left untouched, except a CSV header alone: that
 // is an empty table (psql's \copy of one), so its header is written and the run succeeds.
 func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer, opts RecordOptions) (RecordsReport, error) {
@@ -206,6 +216,11 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 	rr, err := newRecordReader(opts.Format, in, opts.Fields, rawMem)
 	if err != nil {
 		return rep, err
+	}
+	if opts.Key != "" {
+		if err := rr.setKey(opts.Key); err != nil {
+			return rep, err
+		}
 	}
 	quote := quoteCSV
 	if opts.Format == FormatJSONL {
@@ -282,11 +297,17 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 		return rep, err
 	}
 
-	bw := bufio.NewWriterSize(out, 256<<10)
-	if _, err := bw.Write(rr.preamble()); err != nil {
-		return abort(fmt.Errorf("write records: %w", err))
+	// Records go out in writes that each end on a record boundary (never bufio's cut at its
+	// buffer's size), and what is held when the run stops is dropped: standard output stopped at
+	// any point ends on a whole record, and StopWriter's line after it is the one a loader fails
+	// on (a cut record would be printed by the loader's error, its clear values with it).
+	// The CSV header goes out at once: a stop line in its place would be skipped as the header
+	// by a loader told there is one (psql's HEADER), which would then load nothing and succeed.
+	ow := recordOut{w: out, buf: make([]byte, 0, outChunk+outChunk/4)}
+	ow.buf = append(ow.buf, rr.preamble()...)
+	if err := ow.flush(); err != nil {
+		return abort(err)
 	}
-	var line []byte
 	for b := range pending {
 		select {
 		case <-b.done:
@@ -297,13 +318,12 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 			return abort(fmt.Errorf("decrypt records: %w", b.err))
 		}
 		for _, rec := range b.recs {
-			line = line[:0]
 			if rec.num > 0 {
 				rep.Records++
 			}
 			if rec.bad != "" {
 				rep.Failed++
-				if err := report(opts, FieldError{rec.num, "", CodeInvalidRecord, rec.bad}); err != nil {
+				if err := report(opts, FieldError{rec.num, rec.key, "", CodeInvalidRecord, rec.bad}); err != nil {
 					return abort(err)
 				}
 			}
@@ -313,21 +333,23 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 				switch {
 				case f.repl != nil:
 					rep.Decrypted++
-					line = append(line, rec.raw[prev:f.start]...)
-					line = append(line, f.repl...)
+					ow.buf = append(ow.buf, rec.raw[prev:f.start]...)
+					ow.buf = append(ow.buf, f.repl...)
 					prev = f.end
 				case f.code != "":
 					rep.Failed++
-					if err := report(opts, FieldError{rec.num, f.name, f.code, f.msg}); err != nil {
+					if err := report(opts, FieldError{rec.num, rec.key, f.name, f.code, f.msg}); err != nil {
 						return abort(err)
 					}
 				default:
 					rep.Empty++
 				}
 			}
-			line = append(line, rec.raw[prev:]...)
-			if _, err := bw.Write(line); err != nil {
-				return abort(fmt.Errorf("write records: %w", err))
+			ow.buf = append(ow.buf, rec.raw[prev:]...)
+			if len(ow.buf) >= outChunk {
+				if err := ow.flush(); err != nil {
+					return abort(err)
+				}
 			}
 		}
 		b.release()
@@ -343,12 +365,33 @@ func (c *Client) DecryptRecords(ctx context.Context, in io.Reader, out io.Writer
 		return rep, err
 	}
 	if rep.Records == 0 && opts.Format != FormatCSV {
-		return rep, ErrNoRecord // what bw holds (blank lines) is never written
+		return rep, ErrNoRecord // what ow holds (blank lines) is never written
 	}
-	if err := bw.Flush(); err != nil {
-		return rep, fmt.Errorf("write records: %w", err)
+	if err := ow.flush(); err != nil {
+		return rep, err
 	}
 	return rep, nil
+}
+
+// outChunk is the size from which recordOut writes what it holds.
+const outChunk = 256 << 10
+
+// recordOut holds whole records until outChunk bytes are there, then writes them in one Write.
+type recordOut struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (o *recordOut) flush() error {
+	if len(o.buf) == 0 {
+		return nil
+	}
+	_, err := o.w.Write(o.buf)
+	o.buf = o.buf[:0]
+	if err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	return nil
 }
 
 func report(opts RecordOptions, fe FieldError) error {

@@ -22,6 +22,8 @@ type csvReader struct {
 	br     *bufio.Reader
 	want   map[int]string // column index -> name, for the columns to decrypt
 	width  int            // columns of the header
+	key    int            // the key column's index, -1 for none
+	names  []string       // the header's column names
 	num    int
 	header []byte
 	// mem is where records' bytes come from, for a caller that keeps records (decrypt-records).
@@ -47,7 +49,7 @@ func (c *csvReader) newRecord() *record {
 // newCSVReader reads the header and finds the columns named by fields (every column of a
 // repeated name). A field absent from the header is a usage error.
 func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
-	c := &csvReader{br: bufio.NewReaderSize(r, 256<<10), want: map[int]string{}}
+	c := &csvReader{br: bufio.NewReaderSize(r, 256<<10), want: map[int]string{}, key: -1}
 	raw, err := readCSVRecord(c.br, nil, nil)
 	if err == io.EOF {
 		return nil, fmt.Errorf("the CSV input is empty, not even a header row: %w", ErrNoRecord)
@@ -69,6 +71,7 @@ func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 		if i == 0 {
 			name = string(bytes.TrimPrefix([]byte(name), []byte("\xef\xbb\xbf"))) // a UTF-8 BOM
 		}
+		c.names = append(c.names, name)
 		for _, f := range fields {
 			if f == name {
 				c.want[i] = name
@@ -87,6 +90,17 @@ func newCSVReader(r io.Reader, fields []string) (*csvReader, error) {
 }
 
 func (c *csvReader) preamble() []byte { return c.header }
+
+// setKey finds the key column (the first of its name) in the header.
+func (c *csvReader) setKey(name string) error {
+	for i, n := range c.names {
+		if n == name {
+			c.key = i
+			return nil
+		}
+	}
+	return &UsageError{fmt.Sprintf("no column %q in the CSV header (--key)", name)}
+}
 
 // next reads the next record (io.EOF at the end).
 func (c *csvReader) next() (*record, error) {
@@ -121,6 +135,9 @@ func (c *csvReader) next() (*record, error) {
 	rec.num = c.num
 	spans, ok := splitCSV(c.spans[:0], body)
 	c.spans = spans // nothing keeps a span past this call
+	if c.key >= 0 && ok && c.key < len(spans) {
+		rec.key = string(csvValue(body, spans[c.key]))
+	}
 	switch {
 	// readCSVRecord ends a record on an even count of quotes, but at the input's end.
 	case !ok || !bytes.HasSuffix(raw, []byte{'\n'}) && bytes.Count(raw, []byte{'"'})%2 == 1:

@@ -3,6 +3,7 @@ package exitclient
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -42,6 +43,7 @@ func FuzzCSVRecords(f *testing.F) {
 			return
 		}
 		r.mem = &arena{} // as decrypt-records reads
+		_ = r.setKey("a")
 		all := bytes.Clone(r.preamble())
 		num := 0
 		for _, rec := range readAll(t, r) {
@@ -94,6 +96,7 @@ func FuzzJSONLRecords(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		r := newJSONLReader(strings.NewReader(in), []string{"v"})
 		r.mem = &arena{} // as decrypt-records reads
+		_ = r.setKey("w")
 		var all []byte
 		for i, rec := range readAll(t, r) {
 			all = append(all, rec.raw...)
@@ -116,6 +119,39 @@ func FuzzJSONLRecords(f *testing.F) {
 		}
 		if string(all) != in {
 			t.Fatalf("records lose bytes: %q became %q", in, all)
+		}
+	})
+}
+
+// Whatever was written before it, in whatever writes, the stop line leaves it unchanged and
+// makes encoding/csv fail by the end, and its own line is not JSON.
+func FuzzStopLine(f *testing.F) {
+	for _, seed := range []string{"", "a,b\n1,2\n", "a,b\n1,2", "a\n\"open", "a\n\"x\"\"\n", `{"v":"x"}`} {
+		f.Add(seed, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, before string, cut uint8) {
+		for _, format := range []string{FormatCSV, FormatJSONL} {
+			var out bytes.Buffer
+			sw := NewStopWriter(&out, format)
+			k := min(int(cut), len(before))
+			_, _ = sw.Write([]byte(before[:k]))
+			_, _ = sw.Write([]byte(before[k:]))
+			if err := sw.Stop("fuzz"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(out.String(), before) {
+				t.Fatalf("%q changed", before)
+			}
+			if format == FormatCSV {
+				if _, err := csv.NewReader(&out).ReadAll(); err == nil {
+					t.Fatalf("a CSV reader reads %q and its stop line", before)
+				}
+				continue
+			}
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if json.Valid([]byte(lines[len(lines)-1])) {
+				t.Fatalf("the stop line after %q is JSON", before)
+			}
 		}
 	})
 }

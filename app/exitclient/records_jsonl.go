@@ -18,6 +18,7 @@ import (
 type jsonlReader struct {
 	br   *bufio.Reader
 	want map[string]bool
+	key  string // the key whose value each record carries (none when empty)
 	num  int
 	line int    // lines read, blank ones included, for messages
 	mem  *arena // where lines' bytes come from (nil: one allocation each)
@@ -37,6 +38,12 @@ func newJSONLReader(r io.Reader, fields []string) *jsonlReader {
 }
 
 func (j *jsonlReader) preamble() []byte { return nil }
+
+// setKey names the top-level key whose value each record carries as its key.
+func (j *jsonlReader) setKey(name string) error {
+	j.key = name
+	return nil
+}
 
 func (j *jsonlReader) next() (*record, error) {
 	var raw []byte
@@ -100,6 +107,9 @@ func (j *jsonlReader) next() (*record, error) {
 		i = skipSpace(body, kend)
 		i = skipSpace(body, i+1) // the colon
 		vend := skipValue(body, i)
+		if j.key != "" && string(key) == j.key && rec.key == "" {
+			rec.key = jsonKeyValue(body[i:vend])
+		}
 		if j.want[string(key)] {
 			f := field{name: string(key), start: off + i, end: off + vend}
 			switch body[i] {
@@ -124,6 +134,20 @@ func (j *jsonlReader) next() (*record, error) {
 		}
 	}
 	return rec, nil
+}
+
+// jsonKeyValue is a key's value as FieldError.Key gives it: a string's text, other values
+// (numbers, mostly) as written, null as nothing.
+func jsonKeyValue(v []byte) string {
+	switch v[0] {
+	case '"':
+		var s string
+		_ = json.Unmarshal(v, &s) // the line is valid JSON
+		return s
+	case 'n':
+		return ""
+	}
+	return string(v)
 }
 
 func skipSpace(b []byte, i int) int {

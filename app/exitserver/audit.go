@@ -1,10 +1,8 @@
 package exitserver
 
 import (
-	"context"
 	"encoding/base64"
-
-	"github.com/gofiber/fiber/v2"
+	"net/http"
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/exit/encryption"
@@ -38,26 +36,34 @@ type KeyAudit struct {
 	// a group, or through a provisional identity).
 	Reachable bool `json:"reachable"`
 	// Holders are the users (standard base64 of the hashed user ID) whose identity would reach
-	// it, when it is not reachable: the first exitdb.MaxHolders (20) by user ID; empty
-	// otherwise, and when no user holds it.
+	// it, when it is not reachable; empty otherwise, and when no user holds it.
 	Holders []string `json:"holders"`
+	// Provisional are the provisional identities nobody claimed whose private identity would
+	// reach it, when it is not reachable, each as its public identity names it:
+	// "hashed_email:<base64>" or "hashed_phone_number:<base64>". Holders and Provisional list
+	// exitdb.MaxHolders (20) at most together, users first.
+	Provisional []string `json:"provisional"`
 }
 
+// holderBytes bounds one holder in the answer: "hashed_phone_number:" and 44 base64
+// characters, quoted, with a comma.
+const holderBytes = 72
+
 // audit is POST /v1/audit: {"ids": ["<base64 of a 16-byte resource, session or seed ID>"]}
-// -> 200 {"app_id", "keys": [{"reachable", "holders"}]}. It reads the dump's rows and the
+// -> 200 {"app_id", "keys": [{"reachable", "holders", "provisional"}]}. It reads the dump's rows and the
 // imported keys; it opens no key and decrypts nothing.
-func (s *Server) audit(c *fiber.Ctx) error {
+func (s *Server) audit(x *exchange) error {
 	// The body, and an answer of up to MaxHolders holders per ID (an ID takes at least 27
 	// bytes of body), reserved in the memory budget while they live.
-	size := bodyBound(c, auditBodyBytes)
+	size := bodyBound(x, auditBodyBytes)
 	ids := min(size/27+1, AuditBatchIDs)
-	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*48+64), budgetWait)
+	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*holderBytes+80), budgetWait)
 	if err != nil {
 		return err
 	}
 	defer release()
 	var req auditRequest
-	if err := readJSON(c, auditBodyBytes, &req, auditShape); err != nil {
+	if err := readJSON(x, auditBodyBytes, &req, auditShape); err != nil {
 		return err
 	}
 	if req.IDs == nil {
@@ -74,7 +80,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 		}
 		copy(keyIDs[i][:], b)
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	audits, err := s.db.AuditKeys(ctx, keyIDs)
 	if err != nil {
@@ -82,11 +88,14 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	}
 	ans := AuditAnswer{AppID: base64.StdEncoding.EncodeToString(s.db.AppID()), Keys: make([]KeyAudit, len(audits))}
 	for i, a := range audits {
-		k := KeyAudit{Reachable: a.Reachable, Holders: make([]string, len(a.Holders))}
+		k := KeyAudit{Reachable: a.Reachable, Holders: make([]string, len(a.Holders)), Provisional: make([]string, len(a.Provisional))}
 		for j, h := range a.Holders {
 			k.Holders[j] = base64.StdEncoding.EncodeToString(h)
 		}
+		for j, p := range a.Provisional {
+			k.Provisional[j] = "hashed_" + p.Target + ":" + base64.StdEncoding.EncodeToString(p.HashedValue)
+		}
 		ans.Keys[i] = k
 	}
-	return c.JSON(ans)
+	return x.json(http.StatusOK, ans)
 }

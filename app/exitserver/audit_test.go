@@ -36,9 +36,9 @@ func TestAudit(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &ans))
 	require.Equal(t, base64.StdEncoding.EncodeToString(f.db.AppID()), ans.AppID)
 	require.Equal(t, []exitserver.KeyAudit{
-		{Reachable: true, Holders: []string{}},
-		{Holders: []string{base64.StdEncoding.EncodeToString(strangerID)}},
-		{Holders: []string{}},
+		{Reachable: true, Holders: []string{}, Provisional: []string{}},
+		{Holders: []string{base64.StdEncoding.EncodeToString(strangerID)}, Provisional: []string{}},
+		{Holders: []string{}, Provisional: []string{}},
 	}, ans.Keys)
 
 	for name, bad := range map[string]string{

@@ -7,28 +7,26 @@ import (
 	"net"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/loopback"
 )
 
 // authenticate checks the bearer token when one is configured. Both sides are hashed first so
 // that the comparison takes the same time whatever the length of the token sent.
-func (s *Server) authenticate(c *fiber.Ctx) error {
+func (s *Server) authenticate(x *exchange) error {
 	if s.cfg.Token == "" {
-		return c.Next()
+		return nil
 	}
 	// The scheme in any case (RFC 9110 11.1): "bearer" is the same scheme.
-	scheme, got, ok := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
+	scheme, got, ok := strings.Cut(strings.TrimSpace(x.r.Header.Get("Authorization")), " ")
 	ok = ok && strings.EqualFold(scheme, "bearer")
 	want := sha256.Sum256([]byte(s.cfg.Token))
 	sent := sha256.Sum256([]byte(strings.TrimSpace(got)))
 	if subtle.ConstantTimeCompare(want[:], sent[:]) != 1 || !ok {
-		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="idvault exit"`)
+		x.w.Header().Set("WWW-Authenticate", `Bearer realm="idvault exit"`)
 		return apierr.Unauthorized.Msg("missing or wrong bearer token")
 	}
-	return c.Next()
+	return nil
 }
 
 // CheckListen refuses a listen address that is reachable from other machines when no token

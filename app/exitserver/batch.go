@@ -1,14 +1,12 @@
 package exitserver
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
+	"net/http"
+	"strings"
 	"sync"
-
-	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/exit/encryption"
@@ -21,8 +19,7 @@ const (
 	// DecryptBatchItems is the most ciphertexts one batch may carry.
 	DecryptBatchItems = 10000
 	// DecryptBatchBytes is the largest batch body, framing included (8 MiB). The answer is at
-	// most as large: clear bytes are shorter than their ciphertext, and an error is a few
-	// dozen bytes.
+	// most as large and batchErrorMax per item (batchAnswerBound).
 	DecryptBatchBytes = 8 << 20
 )
 
@@ -38,27 +35,38 @@ const (
 // with the code and message the item would have had on POST /v1/decrypt. An item whose error
 // is the server's (database_unavailable, internal_error) fails the whole batch with that
 // answer, so that the client retries it.
-func (s *Server) decryptBatch(c *fiber.Ctx) error {
-	// The body and the answer (clear bytes are shorter than their ciphertexts; an error takes
-	// a few dozen bytes), reserved in the memory budget until the answer is written.
-	res, err := s.budget.hold(2*bodyBound(c, DecryptBatchBytes)+64<<10, budgetWait)
+func (s *Server) decryptBatch(x *exchange) error {
+	// Reserved in the memory budget until the answer is written: the body and as much again
+	// for the answer's clear bytes, then, once the items are counted, their slice and room for
+	// each to fail (batchAnswerBound).
+	release, err := s.budget.reserve(2*bodyBound(x, DecryptBatchBytes), budgetWait)
 	if err != nil {
 		return err
 	}
-	defer res.done()
-	raw, err := readBatchBody(c)
+	defer release()
+	raw, err := readBatchBody(x)
 	if err != nil {
 		return err
 	}
+	n, err := eachBatchItem(raw, nil)
+	if err != nil {
+		return err
+	}
+	releaseItems, err := s.budget.reserve(batchItemsReserve(n), budgetWait)
+	if err != nil {
+		return err
+	}
+	defer releaseItems()
 	items, err := splitBatch(raw)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.KeyLookupTimeout)
+	ctx, cancel := s.lookupContext()
 	defer cancel()
 	keys := s.db.KeyFinder(ctx)
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})
-	out := batchBuffer(len(raw))[:0]
+	// Allocated at its bound, so that appending never grows it past what was reserved.
+	out := batchBuffers.get(int(batchAnswerBound(int64(len(raw)), int64(len(items)))))[:0]
 	for _, item := range items {
 		clear, _, err := encryption.Decrypt(keys, item, limits)
 		if err == nil {
@@ -71,57 +79,89 @@ func (s *Server) decryptBatch(c *fiber.Ctx) error {
 		if e == nil || e.Code.Status >= 500 {
 			return classifyDecryptError(err)
 		}
-		out = append(out, batchItemError)
-		out = appendString(out, e.Code.Name)
-		out = appendString(out, e.Message)
+		out = appendBatchError(out, e)
 	}
-	recycleBatchBuffer(raw)
+	batchBodies.put(raw)
 	raw, items = nil, nil
-	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
-	// fasthttp closes the reader once the answer is written (or dropped): the reservation is
-	// given back then, and the buffer recycled.
-	release := res.handOver()
-	c.Response().SetBodyStream(&releasingReader{Reader: bytes.NewReader(out), release: func() {
-		release()
+	defer func() {
 		clear(out) // clear text must neither linger nor reach another answer
-		recycleBatchBuffer(out)
-	}}, len(out))
-	return nil
+		batchBuffers.put(out)
+	}()
+	return x.send(http.StatusOK, octetStream, out)
 }
 
-// batchBuffers recycles the body and answer buffers of decrypt-batch (up to 8 MiB each, within
-// the memory budget's reservation): a records run sends thousands of batches, and a fresh
-// buffer would be zeroed, then collected, each time.
-var batchBuffers sync.Pool
+// Bounds of a batch answer's error item: its status byte, then its code and message, each
+// after its uvarint length. Messages are cut to batchMessageMax bytes (none of the catalogue's
+// is that long), so that the answer's size is known before the items are decrypted.
+const (
+	batchCodeMax    = 32
+	batchMessageMax = 256
+	batchErrorMax   = 1 + 1 + batchCodeMax + 2 + batchMessageMax
+	// sliceHeader is the size of one item's slice in splitBatch's result.
+	sliceHeader = 24
+)
 
-// batchBuffer returns a buffer of n bytes, recycled when one big enough is at hand.
-func batchBuffer(n int) []byte {
-	if p, ok := batchBuffers.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
+// batchItemsReserve is what n items add to a batch's reservation beside its body and as much
+// again: their slice, and room in the answer for each to fail.
+func batchItemsReserve(n int) int64 {
+	return int64(n) * (batchErrorMax + sliceHeader)
+}
+
+// batchAnswerBound bounds the answer to a body of size bytes holding items items: a clear item
+// takes no more than its framed ciphertext took in the body and one byte (clear bytes are
+// shorter than their ciphertext), an error item batchErrorMax.
+func batchAnswerBound(size, items int64) int64 {
+	return size + items*batchErrorMax
+}
+
+// appendBatchError appends an error item, its message cut to batchMessageMax bytes.
+func appendBatchError(out []byte, e *apierr.Error) []byte {
+	msg := e.Message
+	if len(msg) > batchMessageMax {
+		msg = strings.ToValidUTF8(msg[:batchMessageMax], "")
+	}
+	out = append(out, batchItemError)
+	out = appendString(out, e.Code.Name[:min(len(e.Code.Name), batchCodeMax)])
+	return appendString(out, msg)
+}
+
+// batchBuffers and batchBodies recycle the answer and body buffers of decrypt-batch (up to
+// 8 MiB and about as much again, within the memory budget's reservation), apart since an
+// answer's is the larger: a records run sends thousands of batches, and a fresh buffer would
+// be zeroed, then collected, each time.
+var batchBuffers, batchBodies bufferPool
+
+// bufferPool recycles byte buffers.
+type bufferPool struct{ sync.Pool }
+
+// get returns a buffer of n bytes, recycled when one big enough is at hand.
+func (p *bufferPool) get(n int) []byte {
+	if b, ok := p.Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:n]
 	}
 	return make([]byte, n)
 }
 
-// recycleBatchBuffer gives b back once nothing refers to it.
-func recycleBatchBuffer(b []byte) {
+// put gives b back once nothing refers to it.
+func (p *bufferPool) put(b []byte) {
 	if cap(b) > 0 {
-		batchBuffers.Put(&b)
+		p.Put(&b)
 	}
 }
 
 // readBatchBody reads the body up to DecryptBatchBytes, into one buffer of its announced
 // length when it has one (growing a buffer from nothing costs more than the decryption of a
 // batch of small values).
-func readBatchBody(c *fiber.Ctx) ([]byte, error) {
-	n := c.Request().Header.ContentLength()
+func readBatchBody(x *exchange) ([]byte, error) {
+	n := x.r.ContentLength
 	if n <= 0 {
-		return readLimited(requestBody(c), DecryptBatchBytes)
+		return readLimited(x, DecryptBatchBytes)
 	}
 	if n > DecryptBatchBytes {
 		return nil, apierr.PayloadTooLarge.Msg("the body is over %d bytes", DecryptBatchBytes)
 	}
-	raw := batchBuffer(n)
-	if _, err := io.ReadFull(requestBody(c), raw); err != nil {
+	raw := batchBodies.get(int(n))
+	if _, err := io.ReadFull(x, raw); err != nil {
 		return nil, apierr.InvalidBody.Msg("reading the body: %v", err)
 	}
 	return raw, nil
@@ -135,23 +175,37 @@ func appendString(b []byte, s string) []byte {
 // errBatchFraming is why a batch body is not a sequence of framed items.
 var errBatchFraming = errors.New("want a sequence of uvarint(length) || ciphertext")
 
-// splitBatch cuts a batch body into its items (sub-slices of raw).
+// splitBatch cuts a batch body into its items (sub-slices of raw), in a slice of their number.
 func splitBatch(raw []byte) ([][]byte, error) {
-	var items [][]byte
+	n, err := eachBatchItem(raw, nil)
+	if err != nil {
+		return nil, err
+	}
+	items := make([][]byte, 0, n)
+	_, err = eachBatchItem(raw, func(item []byte) { items = append(items, item) })
+	return items, err
+}
+
+// eachBatchItem calls f (unless nil) with each item of a batch body, and returns their number.
+func eachBatchItem(raw []byte, f func([]byte)) (int, error) {
+	count := 0
 	for off := 0; off < len(raw); {
 		n, size := binary.Uvarint(raw[off:])
 		if size <= 0 {
-			return nil, apierr.InvalidBody.Msg("%v: item %d has a bad length at byte %d", errBatchFraming, len(items), off)
+			return 0, apierr.InvalidBody.Msg("%v: item %d has a bad length at byte %d", errBatchFraming, count, off)
 		}
 		off += size
 		if n > uint64(len(raw)-off) {
-			return nil, apierr.InvalidBody.Msg("%v: item %d is %d bytes, %d remain", errBatchFraming, len(items), n, len(raw)-off)
+			return 0, apierr.InvalidBody.Msg("%v: item %d is %d bytes, %d remain", errBatchFraming, count, n, len(raw)-off)
 		}
-		if len(items) == DecryptBatchItems {
-			return nil, apierr.PayloadTooLarge.Msg("over %d ciphertexts in one batch", DecryptBatchItems)
+		if count == DecryptBatchItems {
+			return 0, apierr.PayloadTooLarge.Msg("over %d ciphertexts in one batch", DecryptBatchItems)
 		}
-		items = append(items, raw[off:off+int(n)])
+		if f != nil {
+			f(raw[off : off+int(n)])
+		}
+		count++
 		off += int(n)
 	}
-	return items, nil
+	return count, nil
 }

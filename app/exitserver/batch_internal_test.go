@@ -6,10 +6,13 @@ import (
 	"encoding/binary"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
 )
@@ -32,8 +35,9 @@ func TestRecycledBatchBuffersHoldNoClearText(t *testing.T) {
 		body = append(body, ct...)
 	}
 	for range 20 {
-		resp, err := s.App.Test(httptest.NewRequest("POST", "/v1/decrypt-batch", bytes.NewReader(body)), -1)
-		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/decrypt-batch", bytes.NewReader(body)))
+		resp := rec.Result()
 		answer, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		require.Equal(t, 200, resp.StatusCode, "%s", answer)
@@ -50,4 +54,31 @@ func TestRecycledBatchBuffersHoldNoClearText(t *testing.T) {
 		require.False(t, bytes.Contains((*p)[:cap(*p)], clear), "a recycled buffer still holds clear text")
 	}
 	t.Logf("%d recycled buffers looked at", seen)
+}
+
+// A batch's reservation covers what it holds at its worst: its body, the slice of its items
+// and an answer in which every item failed, whatever the error (each message is cut to the
+// bound it is reserved at).
+func TestBatchReservationCoversTheWorstAnswer(t *testing.T) {
+	t.Parallel()
+	s := New(exitfake.New(), Config{})
+	for _, body := range [][]byte{
+		make([]byte, DecryptBatchItems),         // empty items: unsupported_format each
+		bytes.Repeat([]byte{3, 11, 0, 1}, 2000), // 3-byte items of format 11: truncated_data each
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/decrypt-batch", bytes.NewReader(body)))
+		require.Equal(t, 200, rec.Code, "%.200s", rec.Body.Bytes())
+		items, err := splitBatch(body)
+		require.NoError(t, err)
+		held := int64(len(body)) + int64(rec.Body.Len()) + int64(len(items))*sliceHeader
+		require.GreaterOrEqual(t, 2*int64(len(body))+batchItemsReserve(len(items)), held)
+		require.LessOrEqual(t, int64(rec.Body.Len()), batchAnswerBound(int64(len(body)), int64(len(items))))
+	}
+	for _, c := range apierr.ExitCatalog {
+		require.LessOrEqual(t, len(c.Name), batchCodeMax, c.Name)
+	}
+	long := appendBatchError(nil, apierr.KeyNotFound.Msg("%s", strings.Repeat("é", 400)))
+	require.LessOrEqual(t, len(long), batchErrorMax)
+	require.True(t, utf8.Valid(long[len(long)-batchMessageMax+10:]), "a message is cut between characters")
 }

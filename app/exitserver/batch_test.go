@@ -103,7 +103,8 @@ func TestDecryptBatchKeepsToTheMemoryBudget(t *testing.T) {
 	db := exitfake.New()
 	who := db.AddImportedUser()
 	srv := exitserver.New(db, exitserver.Config{MemoryBudget: 1 << 20})
-	url, client := apptest.ServeChecked(t, srv.App, apptest.LoadExitAPIDoc)
+	url, client := apptest.ServeServer(t, srv)
+	client.Transport = apptest.CheckTransport(client.Transport, apptest.LoadExitAPIDoc)
 	post := func(body []byte) (int, []byte) {
 		resp, err := client.Post(url+"/v1/decrypt-batch", "application/octet-stream", bytes.NewReader(body))
 		require.NoError(t, err)

@@ -8,50 +8,14 @@ import (
 	"io"
 	"reflect"
 
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/jsonkeys"
 )
 
-const bodyKey = "exitserver.body"
-
-// requestBody is the request body as a stream (empty when there is none), the same reader for
-// every caller of one request.
-func requestBody(c *fiber.Ctx) io.Reader {
-	if r, ok := c.Locals(bodyKey).(io.Reader); ok {
-		return r
-	}
-	var r io.Reader = bytes.NewReader(nil)
-	if raw := c.Context().RequestBodyStream(); raw != nil {
-		r = &stickyEOF{r: raw}
-	}
-	c.Locals(bodyKey, r)
-	return r
-}
-
-// stickyEOF keeps answering io.EOF once its reader did: fasthttp's chunked request stream
-// would otherwise wait for another chunk header after the last one.
-type stickyEOF struct {
-	r   io.Reader
-	eof bool
-}
-
-func (s *stickyEOF) Read(p []byte) (int, error) {
-	if s.eof {
-		return 0, io.EOF
-	}
-	n, err := s.r.Read(p)
-	if err == io.EOF {
-		s.eof = true
-	}
-	return n, err
-}
-
 // bodyBound is the body size a handler reserves memory for: the announced Content-Length, or
-// limit when there is none or it is over limit (the read stops past limit).
-func bodyBound(c *fiber.Ctx, limit int64) int64 {
-	n := int64(c.Request().Header.ContentLength())
+// limit when there is none (a chunked body) or it is over limit (the read stops past limit).
+func bodyBound(x *exchange, limit int64) int64 {
+	n := x.r.ContentLength
 	if n < 0 || n > limit {
 		return limit
 	}
@@ -60,8 +24,8 @@ func bodyBound(c *fiber.Ctx, limit int64) int64 {
 
 // readJSON reads a body of up to limit bytes that holds one JSON object, without unknown
 // fields, into v; shape is the body wanted, for the error message.
-func readJSON(c *fiber.Ctx, limit int64, v any, shape string) error {
-	raw, err := readLimited(requestBody(c), limit)
+func readJSON(x *exchange, limit int64, v any, shape string) error {
+	raw, err := readLimited(x, limit)
 	if err != nil {
 		return err
 	}

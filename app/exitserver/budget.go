@@ -9,15 +9,16 @@ import (
 
 // budget bounds the bytes that request bodies and stream chunk buffers hold at once
 // (exit.memory_budget). A request reserves what it will hold before it reads or allocates
-// it, and gives it back when its answer is written. A reservation that does not fit waits
+// it, and gives it back when its answer is written (its handler returns). A reservation that does not fit waits
 // for others to end, up to budgetWait, then the request gets 503 server_busy.
 type budget struct {
 	limit int64
 
-	mu    sync.Mutex
-	used  int64
-	peak  int64
-	freed chan struct{} // closed (and replaced) whenever bytes are given back
+	mu      sync.Mutex
+	used    int64
+	peak    int64
+	freed   chan struct{} // closed (and replaced) when bytes are given back and someone waits
+	waiting int           // reservations waiting on freed
 }
 
 // budgetWait is how long a request waits for room in the budget before server_busy.
@@ -48,6 +49,7 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 			return func() { once.Do(func() { b.give(n) }) }, nil
 		}
 		freed := b.freed
+		b.waiting++
 		b.mu.Unlock()
 		if timer == nil {
 			t := time.NewTimer(wait)
@@ -57,6 +59,11 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 		select {
 		case <-freed:
 		case <-timer:
+			b.mu.Lock()
+			if b.freed == freed { // not woken: still counted
+				b.waiting--
+			}
+			b.mu.Unlock()
 			e := apierr.ServerBusy.New()
 			e.RetryAfter = busyRetryAfter
 			return nil, e
@@ -64,40 +71,15 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 	}
 }
 
-// reservation is what one request reserved in the budget. The handler defers done, which gives
-// the bytes back unless handOver passed them on to what writes the answer after the handler
-// returned (a body stream, a hijacked connection).
-type reservation struct {
-	release    func()
-	handedOver bool
-}
-
-// hold is reserve for a handler that may hand its bytes over: `defer r.done()`.
-func (b *budget) hold(n int64, wait time.Duration) (reservation, error) {
-	release, err := b.reserve(n, wait)
-	return reservation{release: release}, err
-}
-
-// done gives the bytes back unless they were handed over.
-func (r *reservation) done() {
-	if !r.handedOver {
-		r.release()
-	}
-}
-
-// handOver returns the function that gives the bytes back, for the writer of the answer to
-// call when it is written; done then leaves them reserved.
-func (r *reservation) handOver() func() {
-	r.handedOver = true
-	return r.release
-}
-
 func (b *budget) give(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= n
-	close(b.freed)
-	b.freed = make(chan struct{})
+	if b.waiting > 0 {
+		close(b.freed)
+		b.freed = make(chan struct{})
+		b.waiting = 0 // each waiter tries again, and counts itself again if it must wait
+	}
 }
 
 // MemoryStats are the budget's figures.

@@ -31,3 +31,10 @@ type DB interface {
 }
 
 var _ DB = (*exitdb.DB)(nil)
+
+// lookupContext bounds the database work of resolving keys (KeyLookupTimeout). It does not
+// follow the request's context: a lookup a client stopped waiting for still fills the key
+// cache, and a context of its own costs less than one tied to the request's.
+func (s *Server) lookupContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.cfg.KeyLookupTimeout)
+}

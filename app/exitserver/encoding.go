@@ -1,9 +1,8 @@
 package exitserver
 
 import (
+	"net/http"
 	"strings"
-
-	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
 )
@@ -14,17 +13,16 @@ import (
 // check a gzip-compressed ciphertext was read as an unknown format and a compressed import body
 // as invalid JSON, errors that send the client looking in the wrong place. A request without a
 // body (Content-Length: 0, such as a GET from a client that always says gzip) passes.
-func refuseContentEncoding(c *fiber.Ctx) error {
-	header := c.Request().Header.Peek(fiber.HeaderContentEncoding)
-	// fasthttp's ContentLength: the announced length, or -1 for a chunked body; a request that
-	// announces neither has none.
-	if n := c.Request().Header.ContentLength(); len(header) == 0 || n == 0 || n < -1 {
-		return c.Next()
+func refuseContentEncoding(r *http.Request) error {
+	header := strings.Join(r.Header.Values("Content-Encoding"), ",")
+	// ContentLength is the announced length, -1 for a chunked body, 0 when there is none.
+	if header == "" || r.ContentLength == 0 {
+		return nil
 	}
-	for enc := range strings.SplitSeq(string(header), ",") {
+	for enc := range strings.SplitSeq(header, ",") {
 		if enc = strings.ToLower(strings.TrimSpace(enc)); enc != "" && enc != "identity" {
 			return apierr.MalformedRequest.Msg("the body's Content-Encoding %q is not supported: the exit server reads bodies as sent; send it uncompressed", enc)
 		}
 	}
-	return c.Next()
+	return nil
 }

@@ -198,7 +198,7 @@ func TestMemoryBudgetRefusesWhatDoesNotFit(t *testing.T) {
 		c := g.dial(t)
 		_, err := io.WriteString(c, postHead("/v1/decrypt", body))
 		require.NoError(t, err)
-		_, err = c.Write(append([]byte{byte(encryption.V3)}, make([]byte, 16<<10)...)) // past fasthttp's 8 KiB read-ahead
+		_, err = c.Write(append([]byte{byte(encryption.V3)}, make([]byte, 16<<10)...)) // a part of the body, then nothing
 		require.NoError(t, err)
 		stalled = append(stalled, c)
 	}

@@ -2,8 +2,7 @@ package exitserver
 
 import (
 	"errors"
-
-	"github.com/gofiber/fiber/v2"
+	"net/http"
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/exit/exitdb"
@@ -21,16 +20,16 @@ type importRequest struct {
 const importShape = `{"identities": ["<private identity>", ...]}`
 
 // importIdentities is PUT /v1/identities: all or nothing, 201 with the counts.
-func (s *Server) importIdentities(c *fiber.Ctx) error {
+func (s *Server) importIdentities(x *exchange) error {
 	limit := int64(s.cfg.BatchLimit)*perIdentityBytes + 4096
 	// The body and what is decoded from it, reserved in the memory budget while they live.
-	release, err := s.budget.reserve(2*bodyBound(c, limit), budgetWait)
+	release, err := s.budget.reserve(2*bodyBound(x, limit), budgetWait)
 	if err != nil {
 		return err
 	}
 	defer release()
 	var req importRequest
-	if err := readJSON(c, limit, &req, importShape); err != nil {
+	if err := readJSON(x, limit, &req, importShape); err != nil {
 		return err
 	}
 	if req.Identities == nil {
@@ -40,7 +39,7 @@ func (s *Server) importIdentities(c *fiber.Ctx) error {
 		return apierr.PayloadTooLarge.Msg("%d identities in one request; the limit is %d (exit.batch_limit)",
 			len(req.Identities), s.cfg.BatchLimit)
 	}
-	res, err := s.db.Import(c.UserContext(), req.Identities)
+	res, err := s.db.Import(x.r.Context(), req.Identities)
 	if err != nil {
 		var ie *exitdb.ImportError
 		if errors.As(err, &ie) {
@@ -55,5 +54,5 @@ func (s *Server) importIdentities(c *fiber.Ctx) error {
 		}
 		return classifyDBError(err)
 	}
-	return c.Status(fiber.StatusCreated).JSON(res)
+	return x.json(http.StatusCreated, res)
 }

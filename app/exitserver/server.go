@@ -1,20 +1,14 @@
 package exitserver
 
 import (
-	"errors"
+	"context"
 	"log/slog"
 	"net"
-	"sync"
+	"net/http"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
-
-	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/httpguard"
 	"github.com/idvault/idvault/app/netguard"
-	"github.com/idvault/idvault/app/openapi"
-	"github.com/idvault/idvault/app/requestid"
 )
 
 // Defaults of Config.
@@ -43,12 +37,12 @@ type Config struct {
 	// IdleTimeout closes keep-alive connections idle this long (default 60 s).
 	IdleTimeout time.Duration
 	// HeaderTimeout bounds the request line and headers, in total (default 30 s): a client
-	// trickling them is answered 408 and dropped.
+	// trickling them is answered 400 invalid_body and dropped (httpguard.Heads).
 	HeaderTimeout time.Duration
 	// BodyIdleTimeout drops a connection whose body, or answer, moves no byte this long
-	// (default 60 s; the first 8 KiB of the body, read with the headers, must come within it).
-	// There is no limit on a whole request: a stream of several GiB that keeps moving takes as
-	// long as it takes. It needs the listener of Serve.
+	// (default 60 s), whatever came before. There is no limit on a whole request: a stream of
+	// several GiB that keeps moving takes as long as it takes. Answers are under it through
+	// the listener of Serve.
 	BodyIdleTimeout time.Duration
 	// MemoryBudget bounds the bytes request bodies and stream chunk buffers hold at once
 	// (default 256 MiB); a request that does not fit within 2 s gets 503 server_busy.
@@ -56,7 +50,7 @@ type Config struct {
 	// KeyLookupTimeout bounds the database work of resolving one key (default 30 s); it starts
 	// once the ciphertext's header (a stream) or whole body (a simple format) is read.
 	KeyLookupTimeout time.Duration
-	// Listen and AllowedHosts choose the Host headers answered (httpguard.Hosts): others get
+	// Listen and AllowedHosts choose the Host headers answered (httpguard.HostCheck): others get
 	// 421 host_not_allowed.
 	Listen       string
 	AllowedHosts []string
@@ -96,103 +90,87 @@ func (c Config) withDefaults() Config {
 
 // Server is the exit tool's HTTP application.
 type Server struct {
-	cfg     Config
-	db      DB
-	streams sync.WaitGroup // decrypt answers being written on hijacked connections
-	kept    keptConns      // connections handed back after a stream, waiting for a request
-	budget  *budget
-	App     *fiber.App
+	cfg    Config
+	db     DB
+	budget *budget
+	routes map[string]map[string]route // by path, then method
+	list   []route
+	http   *http.Server
+	// allowHost answers whether a Host header is served (httpguard.HostCheck); nil: all are.
+	allowHost func(hostHeader string) bool
 }
 
-// Serve serves the application on ln behind netguard: accept errors retried, connections
-// capped (MaxConns, MaxConnsPerIP), and request bodies and answers under BodyIdleTimeout.
+// Serve serves the application on ln behind netguard (accept errors retried, connections
+// capped by MaxConns and MaxConnsPerIP, answers under BodyIdleTimeout) and httpguard.Heads
+// (request heads checked before net/http reads them).
 func (s *Server) Serve(ln net.Listener) error {
-	return s.App.Listener(netguard.Listen(ln, netguard.Config{
+	guarded := netguard.Listen(ln, netguard.Config{
 		MaxConns: s.cfg.MaxConns, MaxConnsPerIP: s.cfg.MaxConnsPerIP,
 		WriteIdle: s.cfg.BodyIdleTimeout, Logger: s.cfg.Logger,
-	}))
+	})
+	return s.http.Serve(httpguard.Heads(guarded, httpguard.HeadConfig{Timeout: s.cfg.HeaderTimeout, Refuse: s.refuseHead}))
 }
 
-// Shutdown stops accepting connections and waits, up to timeout in all, for requests in
-// flight and for decrypt streams being written to finish.
+// Shutdown stops accepting connections, closes idle ones and waits, up to timeout in all, for
+// requests in flight (decrypt streams included) to finish.
 func (s *Server) Shutdown(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	s.kept.closeAll()
-	err := s.App.ShutdownWithTimeout(timeout)
-	done := make(chan struct{})
-	go func() {
-		s.streams.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Until(deadline)):
-		if err == nil {
-			err = errors.New("shutdown: decrypt streams still running at the timeout")
-		}
-	}
-	return err
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.http.Shutdown(ctx)
 }
 
-// New builds the fiber application over db.
+// New builds the application over db.
 func New(db DB, cfg Config) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, db: db, budget: newBudget(cfg.MemoryBudget)}
-	handleErr := s.errorHandler
-	s.App = fiber.New(fiber.Config{
-		AppName:               "idvault exit",
-		DisableStartupMessage: true,
-		Immutable:             true,
-		// The request body is handed over as a stream once its first 8 KiB arrived: decrypt
-		// reads it chunk by chunk, import reads it up to its own limit.
-		StreamRequestBody:            true,
-		DisablePreParseMultipartForm: true,
-		BodyLimit:                    1 << 20,
-		// ReadTimeout is set from the start of a request (its first byte on a keep-alive
-		// connection) to the end of its headers; the body is then under BodyIdleTimeout.
-		ReadTimeout:  cfg.HeaderTimeout,
-		IdleTimeout:  cfg.IdleTimeout,
-		ErrorHandler: handleErr,
-	})
-	srv := s.App.Server()
-	// The first 8 KiB of the body, which fasthttp reads before the handler, get BodyIdleTimeout.
-	srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
-		return fasthttp.RequestConfig{ReadTimeout: cfg.BodyIdleTimeout}
-	}
-	// A stream's connection is kept for the next request (keepalive.go): the server hands it
-	// back, and closes it when it is done.
-	srv.KeepHijackedConns = true
-	srv.ConnState = func(c net.Conn, st fasthttp.ConnState) {
-		s.trackKept(c, st)
-		if st == fasthttp.StateIdle || st == fasthttp.StateClosed {
-			netguard.EndBody(c) // the answer is written: the next request's deadlines are fasthttp's
+	s := &Server{cfg: cfg, db: db, budget: newBudget(cfg.MemoryBudget), allowHost: httpguard.HostCheck(cfg.Listen, cfg.AllowedHosts)}
+	s.list = s.routeList()
+	s.routes = map[string]map[string]route{}
+	for _, r := range s.list {
+		if s.routes[r.path] == nil {
+			s.routes[r.path] = map[string]route{}
 		}
+		s.routes[r.path][r.method] = r
 	}
-	s.App.Use(requestid.Middleware())
-	s.App.Use(s.observe(handleErr))
-	s.App.Use(s.recoverMiddleware())
-	s.App.Use(func(c *fiber.Ctx) error {
-		netguard.StartBody(c.Context().Conn(), cfg.BodyIdleTimeout)
-		return c.Next()
-	})
-	s.App.Use(httpguard.Hosts(cfg.Listen, cfg.AllowedHosts, func() error {
-		return apierr.ExitHostNotAllowed.New()
-	}))
-	s.App.Use(refuseContentEncoding)
-	s.routes()
-	httpguard.RefuseBadFraming(s.App, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
+	s.http = &http.Server{
+		Handler: s,
+		// From a head's first byte to its end (Heads applies it); a new connection that sends
+		// nothing is closed when it runs out.
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ConnContext:       httpguard.ConnContext,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
 	return s
 }
 
-// routes registers every route, in one list that reads like the API.
-func (s *Server) routes() {
-	app := s.App
-	app.Get("/healthz", s.healthz)
-	app.Get("/openapi.json", openapi.ServeExit) // public, like idvault serve's document
-	auth := s.authenticate
-	app.Get("/readyz", auth, s.readyz)
-	app.Put("/v1/identities", auth, s.importIdentities)
-	app.Post("/v1/decrypt", auth, s.decrypt)
-	app.Post("/v1/decrypt-batch", auth, s.decryptBatch)
-	app.Post("/v1/audit", auth, s.audit)
+// route is one operation: a handler, public or behind the token.
+type route struct {
+	method, path string
+	handle       func(*exchange) error
+	public       bool
+}
+
+// routeList is every route, in one list that reads like the API.
+func (s *Server) routeList() []route {
+	return []route{
+		{"GET", "/healthz", s.healthz, true},
+		{"GET", "/openapi.json", s.openapi, true}, // public, like idvault serve's document
+		{"GET", "/readyz", s.readyz, false},
+		{"PUT", "/v1/identities", s.importIdentities, false},
+		{"POST", "/v1/decrypt", s.decrypt, false},
+		{"POST", "/v1/decrypt-batch", s.decryptBatch, false},
+		{"POST", "/v1/audit", s.audit, false},
+	}
+}
+
+// Routes lists the operations served, as "METHOD /path": HEAD too for each GET route.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.list {
+		out = append(out, r.method+" "+r.path)
+		if r.method == http.MethodGet {
+			out = append(out, http.MethodHead+" "+r.path)
+		}
+	}
+	return out
 }

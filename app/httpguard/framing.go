@@ -1,20 +1,24 @@
 package httpguard
 
-import (
-	"bytes"
+import "bytes"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
-)
+// FramingOf says what makes a request's framing ambiguous, or "" when it is exact, from its raw
+// header lines (the request line excluded): two Host headers (fasthttp keeps one of them
+// silently), two Content-Length headers, or Content-Length together with Transfer-Encoding
+// (RFC 9112 section 6.3: a server may refuse it, and must close the connection after it). A
+// proxy in front may have read any of these differently from us, which is how requests are
+// smuggled. Both servers make this check: the main server on fasthttp's raw header block
+// (app/httpguard/fiberguard), the exit server on the head Heads reads before net/http does.
+func FramingOf(raw []byte) string { return scanHeaders(raw).framing() }
 
-// Framing says what makes a request's framing ambiguous, or "" when it is exact: two Host
-// headers (fasthttp keeps one of them silently), two Content-Length headers, or Content-Length
-// together with Transfer-Encoding (RFC 9112 section 6.3: a server may refuse it, and must close
-// the connection after it). A proxy in front may have read any of these differently from us,
-// which is how requests are smuggled. It reads the raw header block fasthttp sets aside.
-func Framing(h *fasthttp.RequestHeader) string {
-	var hosts, lengths, encodings int
-	raw := h.RawHeaders()
+// headerFacts is what the framing checks need of a header block, read in one pass.
+type headerFacts struct {
+	hosts, lengths, encodings int
+	length, encoding          []byte // the last Content-Length and Transfer-Encoding values
+}
+
+func scanHeaders(raw []byte) headerFacts {
+	var f headerFacts
 	for len(raw) > 0 {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
@@ -29,41 +33,29 @@ func Framing(h *fasthttp.RequestHeader) string {
 		name := bytes.TrimSpace(line[:colon])
 		switch {
 		case bytes.EqualFold(name, []byte("Host")):
-			hosts++
+			f.hosts++
 		case bytes.EqualFold(name, []byte("Content-Length")):
-			lengths++
+			f.lengths++
+			f.length = line[colon+1:]
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			encodings++
+			f.encodings++
+			f.encoding = line[colon+1:]
 		}
 	}
+	return f
+}
+
+// framing is FramingOf's answer.
+func (f headerFacts) framing() string {
 	switch {
-	case hosts > 1:
+	case f.hosts > 1:
 		return "the request has more than one Host header"
-	case lengths > 0 && encodings > 0:
+	case f.lengths > 0 && f.encodings > 0:
 		return "the request has both Content-Length and Transfer-Encoding"
-	case lengths > 1:
+	case f.lengths > 1:
 		return "the request has more than one Content-Length header"
-	case encodings > 1:
+	case f.encodings > 1:
 		return "the request has more than one Transfer-Encoding header"
 	}
 	return ""
-}
-
-// RefuseBadFraming makes app answer a request whose framing is ambiguous (Framing) before
-// any routing or middleware: handleErr renders refuse(reason), and the connection is closed
-// after the answer, since where the next request starts cannot be known.
-func RefuseBadFraming(app *fiber.App, handleErr fiber.ErrorHandler, refuse func(reason string) error) {
-	srv := app.Server()
-	next := srv.Handler
-	srv.Handler = func(fctx *fasthttp.RequestCtx) {
-		reason := Framing(&fctx.Request.Header)
-		if reason == "" {
-			next(fctx)
-			return
-		}
-		c := app.AcquireCtx(fctx)
-		defer app.ReleaseCtx(c)
-		_ = handleErr(c, refuse(reason))
-		fctx.Response.Header.SetConnectionClose()
-	}
 }

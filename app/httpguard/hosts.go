@@ -1,6 +1,8 @@
 // Package httpguard holds the request checks both HTTP servers (idvault serve and idvault
-// exit) make before routing: the Host header against DNS rebinding (Hosts) and exact HTTP/1.1
-// framing against request smuggling (Framing).
+// exit) make before routing: the Host header against DNS rebinding (HostCheck) and exact
+// HTTP/1.1 framing against request smuggling (FramingOf), and, for the exit server on net/http,
+// the listener that makes them on each request head before net/http reads it (Heads). It uses
+// the standard library only; the main server's fiber side is app/httpguard/fiberguard.
 package httpguard
 
 import (
@@ -8,34 +10,17 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
-
 	"github.com/idvault/idvault/app/loopback"
 )
 
-// Hosts refuses requests whose Host header is not one the server answers for, with refuse
-// (the caller's JSON 421 host_not_allowed naming its config key). This defeats DNS rebinding:
-// a web page on attacker.example whose name is made to resolve to 127.0.0.1 still sends
+// HostCheck answers whether a Host header is one the server answers for, or is nil when every
+// one is; a middleware of the caller's refuses the others (each server's JSON 421
+// host_not_allowed naming its config key). This defeats DNS rebinding: a web page on
+// attacker.example whose name is made to resolve to 127.0.0.1 still sends
 // "Host: attacker.example", so it cannot reach a server on the visitor's loopback. The allowed
 // names are the configured ones; when none are, a loopback listen address allows loopback
-// names and its own host, any other address allows all.
-func Hosts(listen string, allowed []string, refuse func() error) fiber.Handler {
-	allows := HostCheck(listen, allowed)
-	if allows == nil {
-		return func(c *fiber.Ctx) error { return c.Next() }
-	}
-	return func(c *fiber.Ctx) error {
-		if !allows(utils.UnsafeString(c.Request().Host())) { // not kept: no copy
-			return refuse()
-		}
-		return c.Next()
-	}
-}
-
-// HostCheck is the check Hosts makes, for a middleware of the caller's: whether a Host header
-// is answered, or nil when every one is (no allowed names and a listen address that is not a
-// loopback one). The allowed names are normalized once, here.
+// names and its own host, any other address allows all. The allowed names are normalized once,
+// here.
 func HostCheck(listen string, allowed []string) func(hostHeader string) bool {
 	if len(allowed) == 0 {
 		host, _, err := net.SplitHostPort(listen)

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -62,7 +63,9 @@ func (h *Handler) idToken(c *fiber.Ctx, token string) error {
 		switch {
 		case errors.Is(r.Kind, idtoken.ErrUnavailable):
 			h.count("provider_unavailable")
-			return apierr.IdentityProviderUnavailable.Wrap(r.Cause)
+			e := apierr.IdentityProviderUnavailable.Wrap(r.Cause)
+			e.RetryAfter = max(r.RetryAfter, time.Second) // the client retries no sooner than the server asks the provider again
+			return e
 		case errors.Is(r.Kind, idtoken.ErrUnverified):
 			h.count("unverified")
 			return apierr.EmailNotVerified.Msg("%s", r.Reason)

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/idvault/idvault/app/requestid/fiberid"
 )
 
 // cors is identity_server.cors_origins: the web origins allowed to call the identity server
@@ -31,8 +33,9 @@ const corsMaxAge = "600"
 // with 204, the origin, the route's methods and "Authorization, Content-Type"; it grants the
 // listed origin the answers of the identity server's routes (errors included, so a page can
 // read them). Any other origin gets no grant: its preflight goes on to the router (405) and
-// its answers carry no Access-Control-Allow-Origin, so the browser blocks them. Answers vary
-// on Origin. Without cors_origins it does nothing.
+// its answers carry no Access-Control-Allow-Origin, so the browser blocks them; each refusal
+// is logged with the origin (never a token), so that a 405 preflight in the request log is
+// not taken for a routing bug. Answers vary on Origin. Without cors_origins it does nothing.
 func (h *Handler) CORS(c *fiber.Ctx) error {
 	if len(h.cors.origins) == 0 {
 		return c.Next()
@@ -44,7 +47,12 @@ func (h *Handler) CORS(c *fiber.Ctx) error {
 	c.Vary(fiber.HeaderOrigin)
 	origin := c.Get(fiber.HeaderOrigin)
 	allowed := origin != "" && h.cors.origins[origin]
-	if c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != "" {
+	preflight := c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != ""
+	if origin != "" && !allowed {
+		h.log.Info("cors: origin not in identity_server.cors_origins, no grant", "origin", logOrigin(origin),
+			"preflight", preflight, "route", c.Path(), "request_id", fiberid.Of(c))
+	}
+	if preflight {
 		c.Vary(fiber.HeaderAccessControlRequestMethod, fiber.HeaderAccessControlRequestHeaders)
 		if !allowed {
 			return c.Next()
@@ -59,6 +67,18 @@ func (h *Handler) CORS(c *fiber.Ctx) error {
 		grant(c, origin)
 	}
 	return c.Next()
+}
+
+// maxLoggedOrigin bounds the origin a refusal logs (the header is the client's to fill).
+const maxLoggedOrigin = 200
+
+// logOrigin is the Origin header as logged: cut at maxLoggedOrigin bytes (the log handler
+// quotes and escapes it).
+func logOrigin(origin string) string {
+	if len(origin) > maxLoggedOrigin {
+		return origin[:maxLoggedOrigin] + "..."
+	}
+	return origin
 }
 
 // grant lets origin read the answer.

@@ -10,10 +10,13 @@
 //	PATCH /identity         {"email"} → 200 text/plain "OK" (registered=true)
 //	POST  /public_identity  {"email"} → {"publicIdentity"}
 //
-// Errors are {"error": "<message>"}: 400 "no email provided", 400 "invalid email", 400 "unknown
-// user", 401 "unauthorized", 503 when the configured app does not exist, 500 "internal error;
-// a retry may help" for anything unexpected (logged with the request ID, never with an email
-// or an identity).
+// Errors are {"error": "<message>", "code": "<code>"}: error is the reference's string, code the
+// catalogue's name (app/apierr), for programs: 400 no_email_provided, invalid_email,
+// unknown_user; 401 unauthorized; with an ID token 401 invalid_token, 403 forbidden,
+// email_not_verified, no_email_claim, 503 identity_provider_unavailable (with Retry-After);
+// 503 identity_server_app_unavailable when the configured app does not exist; 500
+// internal_error for anything unexpected (logged with the request ID, never with an email or
+// an identity). The guide for browsers and providers is app/idtoken/OIDC.md.
 //
 // Records are shared with the fake authentication server (package directory): one record per
 // (app, normalised email), so one email has one permanent identity under both interfaces.

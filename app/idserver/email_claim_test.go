@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
@@ -52,9 +53,47 @@ func TestIDTokenOtherEmailClaimNeedsTheVerifiedEmail(t *testing.T) {
 				f.keep(r.ServiceIdentity)
 				return
 			}
-			requireError(t, resp, http.StatusForbidden, c.message)
+			requireError(t, resp, apierr.EmailNotVerified, c.message)
 		})
 	}
 	require.Equal(t, 5, idTokenCount(t, f, "unverified"))
 	require.NotContains(t, f.env.LogBuf.String(), "attacker@")
+}
+
+// An email claim with white space or control characters around the address is not that
+// address: 401 invalid_token, and the record of the address it looks like is not handed out
+// (it used to be trimmed and matched to it). A time claim written as a string is refused the
+// same way.
+func TestIDTokenClaimsThatAreNotWhatTheyLookLike(t *testing.T) {
+	t.Parallel()
+	iss := idtokentest.Start(t, 0)
+	f := newFixture(t, withOIDC(iss.URL))
+	const victim = "victim@example.com"
+	f.keep(f.identity(t, victim).ServiceIdentity)
+	for name, c := range map[string]struct {
+		claims  map[string]any
+		message string
+	}{
+		"email led by a space":  {map[string]any{"email": " " + victim}, "invalid ID token: the email claim has white space or control characters around the address"},
+		"email ended by a tab":  {map[string]any{"email": victim + "\t"}, "invalid ID token: the email claim has white space or control characters around the address"},
+		"email led by U+00A0":   {map[string]any{"email": "\u00a0" + victim}, "invalid ID token: the email claim has white space or control characters around the address"},
+		"email ended by U+3000": {map[string]any{"email": victim + "\u3000"}, "invalid ID token: the email claim has white space or control characters around the address"},
+		"nbf a string":          {map[string]any{"email": victim, "nbf": "1767225600"}, "invalid ID token: the nbf claim is not a number (seconds since 1970, RFC 7519 NumericDate)"},
+		"iat a string":          {map[string]any{"email": victim, "iat": "1767225600"}, "invalid ID token: the iat claim is not a number (seconds since 1970, RFC 7519 NumericDate)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			claims := map[string]any{"aud": audience, "sub": "subject-8", "email_verified": true}
+			for k, v := range c.claims {
+				claims[k] = v
+			}
+			tok := iss.Mint(t, idtokentest.Token{Claims: claims})
+			f.keep(tok, "subject-8")
+			for _, method := range []string{http.MethodPost, http.MethodPatch} {
+				resp := idRequest(t, f, method, "/identity", victim, tok)
+				requireError(t, resp, apierr.InvalidToken, c.message)
+				require.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
+			}
+		})
+	}
+	require.False(t, f.identity(t, victim).Registered, "no PATCH reached the victim's record")
 }

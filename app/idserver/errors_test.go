@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/config"
@@ -22,12 +23,13 @@ import (
 	"github.com/idvault/idvault/app/server"
 )
 
-// requireError checks an identity-server error body: exactly {"error": message}, JSON.
-func requireError(t *testing.T, resp apptest.Response, status int, message string) {
+// requireError checks an identity-server error answer: the code's status and exactly
+// {"error": message, "code": code}, JSON.
+func requireError(t *testing.T, resp apptest.Response, code apierr.Code, message string) {
 	t.Helper()
-	require.Equal(t, status, resp.Status, "body: %s", resp.Body)
+	require.Equal(t, code.Status, resp.Status, "body: %s", resp.Body)
 	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
-	want, err := json.Marshal(map[string]string{"error": message})
+	want, err := json.Marshal(map[string]string{"error": message, "code": code.Name})
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(resp.Body))
 }
@@ -49,36 +51,36 @@ func testErrors(t *testing.T, f *fixture) {
 	bodies := map[string]struct {
 		body    any
 		headers []string
-		status  int
+		code    apierr.Code
 		message string
 	}{
-		"email missing":       {`{}`, nil, 400, "no email provided"},
-		"email empty":         {`{"email": ""}`, nil, 400, "no email provided"},
-		"email blank":         {`{"email": "  "}`, nil, 400, "no email provided"},
-		"email null":          {`{"email": null}`, nil, 400, "no email provided"},
-		"email a number":      {`{"email": 5}`, nil, 400, "no email provided"},
-		"email a bool":        {`{"email": true}`, nil, 400, "no email provided"},
-		"email an object":     {`{"email": {"a": "b@example.com"}}`, nil, 400, "no email provided"},
-		"email an array":      {`{"email": ["a@example.com"]}`, nil, 400, "no email provided"},
-		"Email capitalised":   {`{"Email": "a@example.com"}`, nil, 400, "no email provided"},
-		"body malformed JSON": {`{"email": "a@example.com"`, nil, 400, "no email provided"},
-		"body a JSON array":   {`[{"email": "a@example.com"}]`, nil, 400, "no email provided"},
-		"body a JSON string":  {`"a@example.com"`, nil, 400, "no email provided"},
-		"body JSON null":      {`null`, nil, 400, "no email provided"},
-		"body empty, JSON":    {nil, []string{"Content-Type", "application/json"}, 400, "no email provided"},
+		"email missing":       {`{}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email empty":         {`{"email": ""}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email blank":         {`{"email": "  "}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email null":          {`{"email": null}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email a number":      {`{"email": 5}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email a bool":        {`{"email": true}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email an object":     {`{"email": {"a": "b@example.com"}}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"email an array":      {`{"email": ["a@example.com"]}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"Email capitalised":   {`{"Email": "a@example.com"}`, nil, apierr.NoEmailProvided, "no email provided"},
+		"body malformed JSON": {`{"email": "a@example.com"`, nil, apierr.NoEmailProvided, "no email provided"},
+		"body a JSON array":   {`[{"email": "a@example.com"}]`, nil, apierr.NoEmailProvided, "no email provided"},
+		"body a JSON string":  {`"a@example.com"`, nil, apierr.NoEmailProvided, "no email provided"},
+		"body JSON null":      {`null`, nil, apierr.NoEmailProvided, "no email provided"},
+		"body empty, JSON":    {nil, []string{"Content-Type", "application/json"}, apierr.NoEmailProvided, "no email provided"},
 		// Without a token, only application/json is read: a cross-site form cannot drive it.
-		"body empty, no type": {nil, nil, 415, "Content-Type must be application/json"},
-		"body form-encoded":   {"email=a%40example.com", []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, "Content-Type must be application/json"},
-		"JSON sent as text":   {`{"email": "a@example.com"}`, []string{"Content-Type", "text/plain"}, 415, "Content-Type must be application/json"},
-		"JSON with charset":   {`{"email": "not-an-email"}`, []string{"Content-Type", "application/json; charset=utf-8"}, 400, "invalid email"},
-		"not an address":      {`{"email": "not-an-email"}`, nil, 400, "invalid email"},
-		"display name":        {`{"email": "Bob <bob@example.com>"}`, nil, 400, "invalid email"},
-		"two addresses":       {`{"email": "a@example.com, b@example.com"}`, nil, 400, "invalid email"},
-		"over 254 bytes":      {`{"email": "` + strings.Repeat("a", 250) + `@example.com"}`, nil, 400, "invalid email"},
-		"control character":   {`{"email": "a\u0000b@example.com"}`, nil, 400, "invalid email"},
-		"no domain":           {`{"email": "a@"}`, nil, 400, "invalid email"},
+		"body empty, no type": {nil, nil, apierr.UnsupportedMediaType, "Content-Type must be application/json"},
+		"body form-encoded":   {"email=a%40example.com", []string{"Content-Type", "application/x-www-form-urlencoded"}, apierr.UnsupportedMediaType, "Content-Type must be application/json"},
+		"JSON sent as text":   {`{"email": "a@example.com"}`, []string{"Content-Type", "text/plain"}, apierr.UnsupportedMediaType, "Content-Type must be application/json"},
+		"JSON with charset":   {`{"email": "not-an-email"}`, []string{"Content-Type", "application/json; charset=utf-8"}, apierr.InvalidEmailIS, "invalid email"},
+		"not an address":      {`{"email": "not-an-email"}`, nil, apierr.InvalidEmailIS, "invalid email"},
+		"display name":        {`{"email": "Bob <bob@example.com>"}`, nil, apierr.InvalidEmailIS, "invalid email"},
+		"two addresses":       {`{"email": "a@example.com, b@example.com"}`, nil, apierr.InvalidEmailIS, "invalid email"},
+		"over 254 bytes":      {`{"email": "` + strings.Repeat("a", 250) + `@example.com"}`, nil, apierr.InvalidEmailIS, "invalid email"},
+		"control character":   {`{"email": "a\u0000b@example.com"}`, nil, apierr.InvalidEmailIS, "invalid email"},
+		"no domain":           {`{"email": "a@"}`, nil, apierr.InvalidEmailIS, "invalid email"},
 		// The second value used to win silently, whatever the app had checked in the first.
-		"email given twice": {`{"email": "a@example.com", "email": "victim@example.com"}`, nil, 400, `invalid email: the key "email" is given twice`},
+		"email given twice": {`{"email": "a@example.com", "email": "victim@example.com"}`, nil, apierr.InvalidEmailIS, `invalid email: the key "email" is given twice`},
 	}
 	var auth []string
 	if f.token != "" {
@@ -86,18 +88,18 @@ func testErrors(t *testing.T, f *fixture) {
 	}
 	for _, r := range routes {
 		for name, c := range bodies {
-			if c.status == http.StatusUnsupportedMediaType && f.token != "" {
+			if c.code == apierr.UnsupportedMediaType && f.token != "" {
 				continue // with a token every Content-Type is read as JSON
 			}
 			t.Run(r.method+" "+r.path+"/"+name, func(t *testing.T) {
 				resp := apptest.Do(t, f.http, r.method, r.path, c.body, append(slices.Clone(c.headers), auth...)...)
-				requireError(t, resp, c.status, c.message)
+				requireError(t, resp, c.code, c.message)
 			})
 		}
 	}
 	t.Run("PATCH unknown user", func(t *testing.T) {
 		resp := apptest.Do(t, f.http, http.MethodPatch, "/identity", `{"email": "nobody@example.com"}`, auth...)
-		requireError(t, resp, 400, "unknown user")
+		requireError(t, resp, apierr.UnknownUser, "unknown user")
 	})
 	n, err := f.env.Store.CountRecords(f.app.ID)
 	require.NoError(t, err)
@@ -135,9 +137,10 @@ func TestErrorsAreJSON(t *testing.T) {
 			require.Equal(t, c.status, resp.Status, "body: %.300s", resp.Body)
 			require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
 			var b map[string]string
-			resp.JSON(t, &b) // {"error": "<message>"}: a string, as the identity server's clients parse
+			resp.JSON(t, &b) // {"error": "<message>", "code": "<code>"}: error a string, as the identity server's clients parse
 			require.NotEmpty(t, b["error"], "body: %s", resp.Body)
-			require.Len(t, b, 1)
+			require.Contains(t, []string{apierr.MethodNotAllowed.Name, apierr.BodyTooLarge.Name}, b["code"], "body: %s", resp.Body)
+			require.Len(t, b, 2)
 		})
 	}
 }
@@ -170,7 +173,7 @@ func TestBearerToken(t *testing.T) {
 				}
 				resp := apptest.Do(t, f.http, r.method, r.path, `{"email": "tok@example.com"}`, h...)
 				if c.status == 401 {
-					requireError(t, resp, 401, "unauthorized")
+					requireError(t, resp, apierr.Unauthorized, "unauthorized")
 					require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
 				} else {
 					require.Equal(t, 200, resp.Status, "%s %s: %s", r.method, r.path, resp.Body)
@@ -180,7 +183,7 @@ func TestBearerToken(t *testing.T) {
 	}
 	// Authentication comes first: a bad body without a token is 401, not 400.
 	resp := apptest.Do(t, f.http, http.MethodPost, "/identity", `not json`)
-	requireError(t, resp, 401, "unauthorized")
+	requireError(t, resp, apierr.Unauthorized, "unauthorized")
 }
 
 func TestNoTokenConfiguredNeedsNone(t *testing.T) {
@@ -199,7 +202,7 @@ func TestFeatureNotEnabled(t *testing.T) {
 		{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
 	} {
 		resp := apptest.Do(t, app, r.method, r.path, `{"email": "a@example.com"}`)
-		requireError(t, resp, http.StatusNotFound, "this feature is not enabled on this server")
+		requireError(t, resp, apierr.FeatureNotEnabled, "this feature is not enabled on this server")
 	}
 }
 
@@ -216,7 +219,7 @@ func TestAppMissing(t *testing.T) {
 	resp := apptest.Do(t, app, http.MethodPost, "/identity", `{"email": "a@example.com"}`)
 	require.Equal(t, http.StatusServiceUnavailable, resp.Status)
 	require.Contains(t, resp.Map(t)["error"], "identity_server.app_id")
-	requireError(t, apptest.Do(t, app, http.MethodPost, "/identity", `{}`), 400, "no email provided")
+	requireError(t, apptest.Do(t, app, http.MethodPost, "/identity", `{}`), apierr.NoEmailProvided, "no email provided")
 }
 
 // A store failure is a JSON 500 with a generic message; the cause is logged without secrets.
@@ -226,7 +229,7 @@ func TestInternalError(t *testing.T) {
 	r := f.identity(t, "known@example.com")
 	require.NoError(t, f.env.Store.Close())
 	resp := f.do(t, http.MethodPost, "/identity", map[string]string{"email": "known@example.com"})
-	requireError(t, resp, http.StatusInternalServerError, "internal error; a retry may help")
+	requireError(t, resp, apierr.InternalError, "internal error; a retry may help")
 	require.NotContains(t, string(resp.Body), r.ServiceIdentity)
 	require.Contains(t, f.env.LogBuf.String(), "request failed")
 }
@@ -250,5 +253,5 @@ func TestBodyOverLimit(t *testing.T) {
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	requireError(t, apptest.Response{Status: resp.StatusCode, Header: resp.Header, Body: raw},
-		http.StatusRequestEntityTooLarge, "the request body is too large")
+		apierr.BodyTooLarge, "the request body is too large")
 }

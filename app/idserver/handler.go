@@ -15,7 +15,7 @@ import (
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/directory"
 	"github.com/idvault/idvault/app/idtoken"
-	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/app/requestid/fiberid"
 	"github.com/idvault/idvault/store"
 )
 
@@ -123,7 +123,7 @@ func (h *Handler) request(c *fiber.Ctx, own bool) (apps.App, string, error) {
 	if tokenEmail, byToken := c.Locals(tokenEmailKey).(string); byToken {
 		if err == nil && own && e != tokenEmail {
 			h.count("forbidden")
-			h.log.Info("id token refused for another email", "request_id", requestid.Of(c))
+			h.log.Info("id token refused for another email", "request_id", fiberid.Of(c))
 			return apps.App{}, "", apierr.Forbidden.New()
 		}
 		h.count("ok")

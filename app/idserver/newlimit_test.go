@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/config"
@@ -38,7 +39,7 @@ func TestNewIdentitiesPerSignedInUser(t *testing.T) {
 		require.Equal(t, http.StatusOK, share(mallory, "new"+strconv.Itoa(i)+"@example.com").Status)
 	}
 	resp := share(mallory, "new3@example.com")
-	requireError(t, resp, http.StatusTooManyRequests, "this user created too many new identities; try again later")
+	requireError(t, resp, apierr.TooManyNewIdentities, "this user created too many new identities; try again later")
 	wait, err := strconv.Atoi(resp.Header.Get("Retry-After"))
 	require.NoError(t, err)
 	require.InDelta(t, 3600, wait, 5, "until the window ends")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/idserver"
@@ -141,7 +142,7 @@ func TestIDTokenServesItsOwnEmail(t *testing.T) {
 			} {
 				for _, method := range []string{http.MethodPost, http.MethodPatch} {
 					resp := idRequest(t, f, method, "/identity", other, tok)
-					requireError(t, resp, http.StatusForbidden, "forbidden: the ID token is for another email")
+					requireError(t, resp, apierr.Forbidden, "forbidden: the ID token is for another email")
 					require.NotContains(t, string(resp.Body), "Identity", name)
 				}
 			}
@@ -178,7 +179,7 @@ func TestIDTokenLookalikeDomainIsAnotherEmail(t *testing.T) {
 		f.keep(tok)
 		for _, method := range []string{http.MethodPost, http.MethodPatch} {
 			resp := idRequest(t, f, method, "/identity", victimEmail, tok)
-			requireError(t, resp, http.StatusForbidden, "forbidden: the ID token is for another email")
+			requireError(t, resp, apierr.Forbidden, "forbidden: the ID token is for another email")
 		}
 		resp := idRequest(t, f, http.MethodPost, "/identity", lookalike, tok)
 		require.Equal(t, http.StatusOK, resp.Status, "body: %s", resp.Body)
@@ -209,27 +210,27 @@ func TestIDTokenRefusals(t *testing.T) {
 	for name, c := range map[string]struct {
 		token   idtokentest.Token
 		raw     string
-		status  int
+		code    apierr.Code
 		message string
 		result  string
 	}{
-		"expired":        {token: idtokentest.Token{Claims: claims(map[string]any{"exp": now.Add(-5 * time.Minute).Unix(), "iat": now.Add(-time.Hour).Unix()})}, status: 401, message: "invalid ID token: expired"},
-		"wrong audience": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": "another-client"})}, status: 401, message: "invalid ID token: minted for another audience"},
-		"azp another client": {token: idtokentest.Token{Claims: claims(map[string]any{"azp": "another-client"})}, status: 401,
+		"expired":        {token: idtokentest.Token{Claims: claims(map[string]any{"exp": now.Add(-5 * time.Minute).Unix(), "iat": now.Add(-time.Hour).Unix()})}, code: apierr.InvalidToken, message: "invalid ID token: expired"},
+		"wrong audience": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": "another-client"})}, code: apierr.InvalidToken, message: "invalid ID token: minted for another audience"},
+		"azp another client": {token: idtokentest.Token{Claims: claims(map[string]any{"azp": "another-client"})}, code: apierr.InvalidToken,
 			message: "invalid ID token: authorized for another party (azp is not identity_server.oidc.audience)"},
-		"several audiences, no azp": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": []string{"another-client", audience}})}, status: 401,
+		"several audiences, no azp": {token: idtokentest.Token{Claims: claims(map[string]any{"aud": []string{"another-client", audience}})}, code: apierr.InvalidToken,
 			message: "invalid ID token: minted for several audiences and no azp (authorized party) claim"},
-		"wrong issuer": {token: idtokentest.Token{Claims: claims(map[string]any{"iss": "https://accounts.example.com"})}, status: 401, message: "invalid ID token: issued by another issuer"},
-		"alg none":     {token: idtokentest.Token{Claims: claims(nil), Sign: "none"}, status: 401, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
-		"HS256 keyed with the public key": {token: idtokentest.Token{Claims: claims(nil), Sign: "hs256-public"}, status: 401,
+		"wrong issuer": {token: idtokentest.Token{Claims: claims(map[string]any{"iss": "https://accounts.example.com"})}, code: apierr.InvalidToken, message: "invalid ID token: issued by another issuer"},
+		"alg none":     {token: idtokentest.Token{Claims: claims(nil), Sign: "none"}, code: apierr.InvalidToken, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
+		"HS256 keyed with the public key": {token: idtokentest.Token{Claims: claims(nil), Sign: "hs256-public"}, code: apierr.InvalidToken,
 			message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
-		"unknown key under a known kid": {token: idtokentest.Token{Claims: claims(nil), Sign: "foreign"}, status: 401, message: "invalid ID token: bad signature"},
-		"garbage":                       {raw: "not-a-jwt", status: 401, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
-		"email_verified false": {token: idtokentest.Token{Claims: claims(map[string]any{"email_verified": false})}, status: 403,
+		"unknown key under a known kid": {token: idtokentest.Token{Claims: claims(nil), Sign: "foreign"}, code: apierr.InvalidToken, message: "invalid ID token: bad signature"},
+		"garbage":                       {raw: "not-a-jwt", code: apierr.InvalidToken, message: "invalid ID token: malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)"},
+		"email_verified false": {token: idtokentest.Token{Claims: claims(map[string]any{"email_verified": false})}, code: apierr.EmailNotVerified,
 			message: "the ID token's email is not verified (email_verified is not true)", result: "unverified"},
-		"no email claim": {token: idtokentest.Token{Claims: claims(map[string]any{"email": nil})}, status: 403,
+		"no email claim": {token: idtokentest.Token{Claims: claims(map[string]any{"email": nil})}, code: apierr.NoEmailClaim,
 			message: "the ID token has no email claim (identity_server.oidc.email_claim)", result: "unverified"},
-		"email claim not an address": {token: idtokentest.Token{Claims: claims(map[string]any{"email": "not an address"})}, status: 403,
+		"email claim not an address": {token: idtokentest.Token{Claims: claims(map[string]any{"email": "not an address"})}, code: apierr.NoEmailClaim,
 			message: "the ID token's email claim is not a valid address", result: "unverified"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -242,8 +243,8 @@ func TestIDTokenRefusals(t *testing.T) {
 				{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
 			} {
 				resp := idRequest(t, f, r.method, r.path, email, raw)
-				requireError(t, resp, c.status, c.message)
-				if c.status == 401 {
+				requireError(t, resp, c.code, c.message)
+				if c.code == apierr.InvalidToken {
 					require.Contains(t, resp.Header.Get("WWW-Authenticate"), `Bearer realm="idvault identity server", error="invalid_token"`)
 				} else {
 					require.Empty(t, resp.Header.Get("WWW-Authenticate"))
@@ -263,7 +264,7 @@ func TestIDTokenRefusals(t *testing.T) {
 
 	// No credential at all: OIDC on ends the tokenless mode.
 	resp := apptest.Do(t, f.http, http.MethodPost, "/identity", map[string]any{"email": email})
-	requireError(t, resp, 401, "unauthorized")
+	requireError(t, resp, apierr.Unauthorized, "unauthorized")
 	require.Equal(t, `Bearer realm="idvault identity server"`, resp.Header.Get("WWW-Authenticate"))
 }
 
@@ -308,8 +309,8 @@ func TestIDTokenKidFloodAndRotation(t *testing.T) {
 	g.keep(resp.Map(t)["serviceIdentity"].(string))
 }
 
-// The provider unreachable: an ID token gets 503 identity_provider_unavailable (never a 500,
-// never a 401), the app token keeps working, and the cause is logged.
+// The provider unreachable: an ID token gets 503 identity_provider_unavailable with
+// Retry-After (never a 500, never a 401), the app token keeps working, and the cause is logged.
 func TestIDTokenProviderUnavailable(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, withOIDC(deadIssuer(t)))
@@ -318,7 +319,9 @@ func TestIDTokenProviderUnavailable(t *testing.T) {
 		{http.MethodPost, "/identity"}, {http.MethodPatch, "/identity"}, {http.MethodPost, "/public_identity"},
 	} {
 		resp := idRequest(t, f, r.method, r.path, "u@example.com", tok)
-		requireError(t, resp, http.StatusServiceUnavailable, "the identity provider cannot be reached to check the ID token; retry later")
+		requireError(t, resp, apierr.IdentityProviderUnavailable, "the identity provider cannot be reached to check the ID token; retry later")
+		// The provider is asked again 2 s after a failed fetch: the client is told to wait that.
+		require.Contains(t, []string{"1", "2"}, resp.Header.Get("Retry-After"), "%s %s", r.method, r.path)
 	}
 	require.Equal(t, 3, idTokenCount(t, f, "provider_unavailable"))
 	failed := counter(t, f, "idvault_identity_server_oidc_key_fetches_total", "failed")
@@ -330,7 +333,8 @@ func TestIDTokenProviderUnavailable(t *testing.T) {
 }
 
 // CORS: a listed origin's preflight is answered 204 with the grant; its answers (errors too)
-// carry Access-Control-Allow-Origin; another origin gets no grant; answers vary on Origin.
+// carry Access-Control-Allow-Origin; another origin gets no grant, and the refusal is logged
+// with the origin; answers vary on Origin.
 func TestCORS(t *testing.T) {
 	t.Parallel()
 	iss := idtokentest.Start(t, 0)
@@ -370,6 +374,15 @@ func TestCORS(t *testing.T) {
 	require.Equal(t, allowed, resp.Header.Get("Access-Control-Allow-Origin"), "the page can read the error")
 	resp = idRequest(t, f, http.MethodPost, "/identity", "cors@example.com", tok, "Origin", other)
 	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+
+	// Each refusal is logged with its origin, never with the token: a 405 preflight in the
+	// request log is a refused origin, not a routing bug.
+	logs := f.env.LogBuf.String()
+	require.Contains(t, logs, `msg="cors: origin not in identity_server.cors_origins, no grant" origin=https://evil.example.com preflight=true route=/identity`)
+	require.Contains(t, logs, `origin=https://evil.example.com preflight=false route=/identity`)
+	require.Contains(t, logs, `origin=null preflight=true`)
+	require.NotContains(t, logs, "origin=https://app.example.com ", "a listed origin is not a refusal")
+	require.NotContains(t, logs, tok)
 
 	// Other routes get no grant; without cors_origins nothing is granted.
 	for _, path := range []string{"/healthz", "/identities", "/IDENTITY/x", "/public_identity//"} {

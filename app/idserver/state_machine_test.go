@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/identity"
 )
@@ -34,7 +35,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		"no record + PATCH /identity: 400 unknown user": func(t *testing.T, f *fixture) {
 			resp := f.do(t, http.MethodPatch, "/identity", map[string]any{"email": e})
-			requireError(t, resp, http.StatusBadRequest, "unknown user")
+			requireError(t, resp, apierr.UnknownUser, "unknown user")
 			r := f.identity(t, e)
 			require.False(t, r.Registered, "nothing was recorded")
 		},
@@ -53,7 +54,7 @@ func TestStateMachine(t *testing.T) {
 		"provisional only + PATCH /identity: 400 unknown user (no user yet)": func(t *testing.T, f *fixture) {
 			pub := f.publicIdentity(t, e)
 			resp := f.do(t, http.MethodPatch, "/identity", map[string]any{"email": e})
-			requireError(t, resp, http.StatusBadRequest, "unknown user")
+			requireError(t, resp, apierr.UnknownUser, "unknown user")
 			r := f.identity(t, e)
 			require.False(t, r.Registered, "a permanent identity created later starts unregistered")
 			require.Equal(t, pub, f.publicIdentity(t, e))

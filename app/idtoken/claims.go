@@ -3,6 +3,8 @@ package idtoken
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/idvault/idvault/app/address"
 )
@@ -16,10 +18,17 @@ import (
 // address), the token's email counts as verified only when email_verified is true and the email
 // claim names the same address after normalisation (app/address: domain case folded, local
 // part as written); else the token is refused as unverified, saying why.
+//
+// An address claim with white space or control characters around it (" victim@example.com",
+// "victim@example.com\t", U+00A0, U+3000, a zero-width space) is not the address it looks
+// like: the token is invalid, rather than trimmed and matched to that address's record.
 func emailOf(claims map[string]json.RawMessage, claim string, requireVerified bool) (string, error) {
 	email, ok := stringClaim(claims, claim)
 	if !ok {
 		return "", &Refusal{Kind: ErrNoEmail, Reason: "the ID token has no " + claim + " claim (identity_server.oidc.email_claim)"}
+	}
+	if padded(email) {
+		return "", paddedRefusal(claim)
 	}
 	if !requireVerified {
 		return email, nil
@@ -38,6 +47,9 @@ func emailOf(claims map[string]json.RawMessage, claim string, requireVerified bo
 	if !ok {
 		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, and the token has none"}
 	}
+	if padded(standard) {
+		return "", paddedRefusal("email")
+	}
 	n, err := address.Normalize(standard)
 	if err != nil {
 		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, which is not a valid address"}
@@ -46,6 +58,22 @@ func emailOf(claims map[string]json.RawMessage, claim string, requireVerified bo
 		return "", &Refusal{Kind: ErrUnverified, Reason: "the ID token's " + claim + " claim is not verified: email_verified speaks only for the email claim, which names another address"}
 	}
 	return email, nil
+}
+
+// padded reports whether s begins or ends with white space (Unicode's, U+00A0 and U+3000
+// included), a control character or an invisible format character (U+200B, U+FEFF).
+func padded(s string) bool {
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	return invisible(first) || invisible(last)
+}
+
+func invisible(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+}
+
+func paddedRefusal(claim string) *Refusal {
+	return &Refusal{Kind: ErrInvalid, Reason: "the " + claim + " claim has white space or control characters around the address"}
 }
 
 // stringClaim reads a claim that must be a string with something besides white space.

@@ -17,12 +17,19 @@
 //     token needs keys; its "issuer" must equal the configured issuer, and its jwks_uri must
 //     be https (http only on a loopback address), like the issuer itself. For an issuer off
 //     this machine, nothing on it is fetched: a jwks_uri or redirect naming a loopback host is
-//     refused, and the default client connects to no loopback address (transport.go).
+//     refused, and the default client connects to no loopback or link-local address, nor to an
+//     address of this machine's own interfaces unless on the issuer's own host and port
+//     (transport.go).
 //   - The key set is kept in memory. A token whose kid is unknown (or a token without kid
 //     that no cached key verifies) triggers at most one refetch
-//     per 10 s (the first one after start at once, so a rotated key works at once); a set
-//     older than an hour is refreshed in the background on its next use, and kept if that
-//     fails. After a failed fetch the provider is not asked again for 2 s.
+//     per 10 s (the first one after start at once, so a rotated key works at once). A set is
+//     used for the max-age of its Cache-Control (less its Age), bounded by
+//     identity_server.oidc.keys_min_age and keys_max_age (1m and 15m by default; no-store or
+//     no-cache give the lower bound, no max-age the upper one): from three quarters of that
+//     age it is refreshed in the background, past it the refresh is waited for, so a key the
+//     provider removed is refused within the age; a set whose refresh fails is kept. After a
+//     failed fetch the provider is not asked again for 2 s (the Retry-After of
+//     identity_provider_unavailable).
 //   - A key is used for a token when its kid matches (any key when the token has no kid), its
 //     "use" is absent or "sig", and its "alg", when present, is the token's. Keys of unknown
 //     types in the set are skipped.
@@ -47,6 +54,10 @@
 //     "application/" prefix or not, any case), or whose typ claim is "Bearer" (Keycloak's
 //     access tokens; its ID tokens say "ID"), is invalid. Other providers' access tokens carry
 //     neither mark and are told apart only by their audience.
+//   - exp, nbf and iat must be JSON numbers: "nbf": "1767225600" (a string) is invalid, as is an
+//     address claim (email_claim, and email beside it) with white space, control or invisible
+//     format characters around the address (" victim@example.com", U+00A0, U+3000, U+200B):
+//     neither is trimmed or skipped into meaning what it looks like.
 //   - Reasons shown to clients say what was wrong (expired, another audience...) and never
 //     hold the token, the subject or the email.
 package idtoken

@@ -79,6 +79,13 @@ func FuzzVerify(f *testing.F) {
 		sign(map[string]any{"azp": nil}),
 		sign(map[string]any{"azp": 42}),
 		sign(map[string]any{"azp": []string{aud}}),
+		// Signed by the key, refused for claims that are not what they look like: a time claim
+		// written as a string, an email with white space or a control character around it.
+		sign(map[string]any{"nbf": "1767225600"}),
+		sign(map[string]any{"iat": "1767225600"}),
+		sign(map[string]any{"exp": "4102444800"}),
+		sign(map[string]any{"email": " fuzz@example.com"}),
+		sign(map[string]any{"email": "fuzz@example.com\u3000"}),
 	} {
 		f.Add(seed)
 	}

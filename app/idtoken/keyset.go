@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +27,15 @@ const maxDocument = 1 << 20
 // Fetches: one at a time (concurrent callers share it); after a failure none for
 // retryAfterFailure (callers get the failure at once); a token whose kid is not in the cached
 // set triggers a refetch at most once per refetchInterval, so a flood of random kids costs the
-// provider one request per interval; a set older than maxAge is refreshed on its next use,
-// and kept if the refresh fails.
+// provider one request per interval.
+//
+// A fetched set is used for its age: the max-age of the key set's Cache-Control (less its Age
+// header, from a cache on the way), bounded by minAge and maxAge (identity_server.oidc
+// keys_min_age, keys_max_age). From three quarters of its age on, a use refreshes it in the
+// background; past its age, a use waits for the refresh, so a key the provider removed is
+// refused within the age while the provider answers. If the refresh fails, the old set is kept
+// (and the failure logged), and refreshed in the background until a fetch succeeds: an outage
+// of the provider neither stops tokens under known keys nor makes each request wait.
 type keySet struct {
 	issuer string
 	algs   []jose.SignatureAlgorithm
@@ -35,12 +43,13 @@ type keySet struct {
 	now    func() time.Time
 	log    *slog.Logger
 
-	refetchInterval, maxAge, retryAfterFailure time.Duration
+	refetchInterval, minAge, maxAge, retryAfterFailure time.Duration
 
 	mu          sync.Mutex
 	jwksURL     string              // from discovery; "" until found
 	keys        []jose.JSONWebKey   // nil until the first fetch succeeds
 	loadedAt    time.Time           // when keys were fetched
+	ttl         time.Duration       // how long they are used: Cache-Control max-age, bounded
 	lastRefetch time.Time           // the last refetch for an unknown kid
 	failedAt    time.Time           // the last failed fetch
 	lastErr     error               // its error
@@ -77,7 +86,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	st.typ, _ = h.ExtraHeaders[jose.HeaderType].(string)
 	keys, err := k.current(ctx)
 	if err != nil {
-		st.unavailable = err
+		st.unavailable, st.retryAfter = err, k.retryIn()
 		return nil, err
 	}
 	payload, known, err := verifyWith(jws, keys, h)
@@ -87,7 +96,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 		refetched, ferr := k.refetch(ctx)
 		switch {
 		case ferr != nil:
-			st.unavailable = ferr
+			st.unavailable, st.retryAfter = ferr, k.retryIn()
 			return nil, ferr
 		case refetched:
 			payload, known, err = verifyWith(jws, k.snapshot(), h)
@@ -129,24 +138,25 @@ func (k *keySet) snapshot() []jose.JSONWebKey {
 	return k.keys
 }
 
-// current returns the cached keys, fetching them on first use and refreshing a set older than
-// maxAge (the stale set is kept when that fails).
+// current returns the cached keys, fetching them on first use; from three quarters of their
+// age on it refreshes them in the background, and past their age it waits for the refresh
+// (the old set is kept when that fails: run logs the failure). While the last fetch failed, a
+// set past its age is used at once and refreshed in the background: during an outage of the
+// provider, requests do not each wait for a connection that times out.
 func (k *keySet) current(ctx context.Context) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
-	keys, age := k.keys, k.now().Sub(k.loadedAt)
-	k.mu.Unlock()
-	switch {
-	case keys != nil && age <= k.maxAge:
-		return keys, nil
-	case keys != nil:
-		// Stale: refreshed in the background; until then, and if that fails, the stale set
-		// serves (a failure is logged by run).
-		k.mu.Lock()
+	keys, age, ttl, failing := k.keys, k.now().Sub(k.loadedAt), k.ttl, k.lastErr != nil
+	if keys != nil && (age > ttl-ttl/4 && age <= ttl || age > ttl && failing) {
 		k.start()
-		k.mu.Unlock()
+	}
+	k.mu.Unlock()
+	if keys != nil && (age <= ttl || failing) {
 		return keys, nil
 	}
 	if err := k.fetch(ctx); err != nil {
+		if keys != nil {
+			return keys, nil
+		}
 		return nil, err
 	}
 	return k.snapshot(), nil
@@ -187,6 +197,17 @@ func (k *keySet) fetch(ctx context.Context) error {
 	}
 }
 
+// retryIn is how long after a failed fetch the provider is not asked again (0 once that has
+// passed).
+func (k *keySet) retryIn() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lastErr == nil {
+		return 0
+	}
+	return max(k.retryAfterFailure-k.now().Sub(k.failedAt), 0)
+}
+
 // start returns the fetch in flight, or starts one; nil within retryAfterFailure of a failed
 // fetch. k.mu must be held.
 func (k *keySet) start() *fetchCall {
@@ -204,12 +225,12 @@ func (k *keySet) start() *fetchCall {
 // run fetches discovery (once) and the key set, on its own context so that a caller that
 // gives up does not fail the others.
 func (k *keySet) run(c *fetchCall) {
-	keys, jwksURL, err := k.download(context.Background())
+	keys, jwksURL, ttl, err := k.download(context.Background())
 	k.mu.Lock()
 	if err != nil {
 		k.failedAt, k.lastErr = k.now(), err
 	} else {
-		k.keys, k.loadedAt, k.jwksURL, k.lastErr = keys, k.now(), jwksURL, nil
+		k.keys, k.loadedAt, k.ttl, k.jwksURL, k.lastErr = keys, k.now(), ttl, jwksURL, nil
 	}
 	k.inflight = nil
 	c.err = err
@@ -219,13 +240,14 @@ func (k *keySet) run(c *fetchCall) {
 		k.log.Warn("oidc: cannot fetch the identity provider's keys", "issuer", k.issuer, "err", err)
 	} else {
 		k.fetches("ok")
-		k.log.Info("oidc: identity provider keys fetched", "issuer", k.issuer, "keys", len(keys))
+		k.log.Info("oidc: identity provider keys fetched", "issuer", k.issuer, "keys", len(keys), "used_for", ttl.String())
 	}
 	close(c.done)
 }
 
-// download reads the jwks_uri from discovery when not known yet, then the key set.
-func (k *keySet) download(ctx context.Context) ([]jose.JSONWebKey, string, error) {
+// download reads the jwks_uri from discovery when not known yet, then the key set, and says
+// how long the set may be used (keyAge).
+func (k *keySet) download(ctx context.Context) ([]jose.JSONWebKey, string, time.Duration, error) {
 	k.mu.Lock()
 	jwksURL := k.jwksURL
 	k.mu.Unlock()
@@ -234,22 +256,23 @@ func (k *keySet) download(ctx context.Context) ([]jose.JSONWebKey, string, error
 			Issuer  string `json:"issuer"`
 			JWKSURI string `json:"jwks_uri"`
 		}
-		if err := k.getJSON(ctx, strings.TrimSuffix(k.issuer, "/")+"/.well-known/openid-configuration", &doc); err != nil {
-			return nil, "", fmt.Errorf("idtoken: discovery: %w", err)
+		if _, err := k.getJSON(ctx, strings.TrimSuffix(k.issuer, "/")+"/.well-known/openid-configuration", &doc); err != nil {
+			return nil, "", 0, fmt.Errorf("idtoken: discovery: %w", err)
 		}
 		if doc.Issuer != k.issuer {
-			return nil, "", fmt.Errorf("idtoken: discovery: the provider calls itself %q, not identity_server.oidc.issuer %q", doc.Issuer, k.issuer)
+			return nil, "", 0, fmt.Errorf("idtoken: discovery: the provider calls itself %q, not identity_server.oidc.issuer %q", doc.Issuer, k.issuer)
 		}
 		if err := checkKeysURL(doc.JWKSURI, onLoopback(k.issuer)); err != nil {
-			return nil, "", fmt.Errorf("idtoken: discovery: %w", err)
+			return nil, "", 0, fmt.Errorf("idtoken: discovery: %w", err)
 		}
 		jwksURL = doc.JWKSURI
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := k.getJSON(ctx, jwksURL, &set); err != nil {
-		return nil, "", fmt.Errorf("idtoken: key set: %w", err)
+	header, err := k.getJSON(ctx, jwksURL, &set)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("idtoken: key set: %w", err)
 	}
 	keys := make([]jose.JSONWebKey, 0, len(set.Keys))
 	for _, raw := range set.Keys {
@@ -262,35 +285,62 @@ func (k *keySet) download(ctx context.Context) ([]jose.JSONWebKey, string, error
 		keys = append(keys, key)
 	}
 	if len(keys) == 0 {
-		return nil, "", fmt.Errorf("idtoken: key set %s holds no usable public key", jwksURL)
+		return nil, "", 0, fmt.Errorf("idtoken: key set %s holds no usable public key", jwksURL)
 	}
-	return keys, jwksURL, nil
+	return keys, jwksURL, keyAge(header, k.minAge, k.maxAge), nil
 }
 
-// getJSON reads one JSON document of at most maxDocument bytes.
-func (k *keySet) getJSON(ctx context.Context, target string, v any) error {
+// getJSON reads one JSON document of at most maxDocument bytes, and returns the answer's
+// header.
+func (k *keySet) getJSON(ctx context.Context, target string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := k.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", target, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", target, resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", target, err)
+		return nil, fmt.Errorf("GET %s: %w", target, err)
 	}
 	if len(body) > maxDocument {
-		return fmt.Errorf("GET %s: over %d bytes", target, maxDocument)
+		return nil, fmt.Errorf("GET %s: over %d bytes", target, maxDocument)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("GET %s: not a JSON document: %w", target, err)
+		return nil, fmt.Errorf("GET %s: not a JSON document: %w", target, err)
 	}
-	return nil
+	return resp.Header, nil
+}
+
+// keyAge is how long a key set fetched with header may be used: its Cache-Control max-age less
+// its Age (the time it spent in a cache on the way), bounded by minAge and maxAge. no-store,
+// no-cache or max-age=0 give minAge; no max-age (or one that does not parse) gives maxAge.
+func keyAge(header http.Header, minAge, maxAge time.Duration) time.Duration {
+	ttl := maxAge
+	for _, line := range header.Values("Cache-Control") {
+		for _, d := range strings.Split(line, ",") {
+			name, value, _ := strings.Cut(strings.TrimSpace(d), "=")
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "no-store", "no-cache":
+				return minAge
+			case "max-age":
+				secs, err := strconv.ParseInt(strings.Trim(strings.TrimSpace(value), `"`), 10, 64)
+				if err != nil || secs < 0 {
+					continue
+				}
+				if age, err := strconv.ParseInt(strings.TrimSpace(header.Get("Age")), 10, 64); err == nil && age > 0 {
+					secs -= min(age, secs)
+				}
+				ttl = time.Duration(min(secs, int64(maxAge/time.Second)+1)) * time.Second
+			}
+		}
+	}
+	return min(max(ttl, minAge), maxAge)
 }

@@ -23,25 +23,30 @@ func onLoopback(issuer string) bool {
 }
 
 // newClient is the default client for the provider's documents: 10 s per fetch, at most 5
-// redirects, none to http off loopback. For an issuer that is not on this machine, nothing on
-// this machine or its link is fetched: the jwks_uri and redirects may not name a loopback host,
-// and no connection is made to a loopback, unspecified or link-local address (a name resolving
-// to 127.0.0.1, or to 169.254.169.254, a cloud's metadata service), so a provider, or whoever
-// answers for it, cannot make idvault send requests to the services listening on its own host
-// (idvault's admin API, a database, a metadata service). A proxy from the environment
-// (HTTPS_PROXY, HTTP_PROXY), which may well listen on loopback, is the one address exempt:
-// every other connection, including one NO_PROXY sends direct, is checked.
+// redirects, none to http off loopback. For an issuer that is not on a loopback address,
+// nothing on this machine or its link is fetched: the jwks_uri and redirects may not name a
+// loopback host, and no connection is made to a loopback, unspecified or link-local address (a
+// name resolving to 127.0.0.1, or to 169.254.169.254, a cloud's metadata service), nor to an
+// address of this machine's own interfaces (192.0.2.2 on eth0), except on the issuer's own
+// host and port, which the operator named: so a provider, or whoever answers for it, cannot
+// make idvault send requests to the services listening on its host (idvault's admin API, a
+// database, a metadata service). A proxy from the environment (HTTPS_PROXY, HTTP_PROXY), which
+// may well listen on loopback, is the one address exempt: every other connection, including
+// one NO_PROXY sends direct, is checked.
 func newClient(issuer string) *http.Client {
 	local := onLoopback(issuer)
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	dial := d.DialContext
 	if !local {
-		guarded := &net.Dialer{Timeout: d.Timeout, KeepAlive: d.KeepAlive, Control: refuseThisMachine}
-		proxies := proxyAddrs()
+		proxies, issuerAddr := proxyAddrs(), hostPort(issuer)
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if proxies[addr] {
 				return d.DialContext(ctx, network, addr)
 			}
+			issuerHost := addr == issuerAddr
+			guarded := &net.Dialer{Timeout: d.Timeout, KeepAlive: d.KeepAlive, Control: func(_, address string, _ syscall.RawConn) error {
+				return refuseThisMachine(address, issuerHost)
+			}}
 			return guarded.DialContext(ctx, network, addr)
 		}
 	}
@@ -85,16 +90,55 @@ func proxyAddrs() map[string]bool {
 	return addrs
 }
 
-// refuseThisMachine is a dialer's Control for an issuer off this machine.
-func refuseThisMachine(_, address string, _ syscall.RawConn) error {
+// hostPort is the host:port the transport dials for the issuer URL (the scheme's port when it
+// names none).
+func hostPort(issuer string) string {
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// refuseThisMachine is the dialer's check, for an issuer not on loopback, of the resolved
+// address it is about to connect to: never a loopback, unspecified or link-local address;
+// never an address of this machine's interfaces, unless the connection is to the issuer's own
+// host and port (issuerHost: a provider the operator runs on this machine under its address or
+// public name).
+func refuseThisMachine(address string, issuerHost bool) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return nil
 	}
-	if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() {
+	a := ap.Addr().Unmap()
+	if a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() {
 		return fmt.Errorf("idtoken: refused to connect to %s: the issuer is not on this machine, so its documents may not come from it or its link", address)
 	}
+	if !issuerHost && ownAddress(a) {
+		return fmt.Errorf("idtoken: refused to connect to %s: an address of this machine, and not the issuer's own host (identity_server.oidc.issuer)", address)
+	}
 	return nil
+}
+
+// ownAddress reports whether a is an address of one of this machine's interfaces, read when a
+// connection is made (interfaces come and go). If they cannot be read, none is assumed.
+func ownAddress(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ia := range addrs {
+		if p, ok := ia.(*net.IPNet); ok {
+			if own, ok := netip.AddrFromSlice(p.IP); ok && own.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkKeysURL holds the jwks_uri (and a redirect) to the issuer's rule: https, or http on a

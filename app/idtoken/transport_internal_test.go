@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,11 +55,50 @@ func TestDefaultClientFetchesNothingOnThisMachineForARemoteIssuer(t *testing.T) 
 func TestRemoteIssuerRefusesLinkLocalAddresses(t *testing.T) {
 	t.Parallel()
 	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:443", "[::ffff:169.254.169.254]:80", "127.0.0.2:443", "[::]:443"} {
-		require.Error(t, refuseThisMachine("tcp", addr, nil), addr)
+		require.Error(t, refuseThisMachine(addr, false), addr)
+		require.Error(t, refuseThisMachine(addr, true), "%s, even as the issuer's host", addr)
 	}
 	for _, addr := range []string{"10.0.0.7:443", "192.168.1.10:8443", "203.0.113.5:443", "[2001:db8::1]:443"} {
-		require.NoError(t, refuseThisMachine("tcp", addr, nil), addr)
+		if !ownAddress(netip.MustParseAddrPort(addr).Addr()) {
+			require.NoError(t, refuseThisMachine(addr, false), addr)
+		}
 	}
+}
+
+// The addresses of this machine's own interfaces (not loopback: 192.0.2.2 on eth0) are refused
+// for an issuer off this machine, as loopback is, unless the connection is to the issuer's own
+// host and port: a provider cannot point idvault's fetches at a service listening on the host's
+// public or private address. The refusal comes before any connection is attempted.
+func TestRemoteIssuerRefusesThisMachinesOwnAddresses(t *testing.T) {
+	t.Parallel()
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	var own []netip.Addr
+	for _, ia := range addrs {
+		if p, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(p.IP); ok && !a.Unmap().IsLoopback() && !a.IsLinkLocalUnicast() {
+				own = append(own, a.Unmap())
+			}
+		}
+	}
+	if len(own) == 0 {
+		t.Skip("this machine has no address besides loopback and link-local ones")
+	}
+	for _, a := range own {
+		addr := netip.AddrPortFrom(a, 8443).String()
+		err := refuseThisMachine(addr, false)
+		require.ErrorContains(t, err, "an address of this machine, and not the issuer's own host", addr)
+		require.NoError(t, refuseThisMachine(addr, true), "%s as the issuer's own host", addr)
+
+		dial := newClient("https://idp.example.com").Transport.(*http.Transport).DialContext
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err = dial(ctx, "tcp", addr)
+		cancel()
+		require.ErrorContains(t, err, "an address of this machine", "a jwks_uri on %s", addr)
+	}
+	require.Equal(t, "idp.example.com:443", hostPort("https://idp.example.com"))
+	require.Equal(t, "192.0.2.2:8443", hostPort("https://192.0.2.2:8443/realms/x"))
+	require.Equal(t, "[2001:db8::1]:443", hostPort("https://[2001:db8::1]/"))
 }
 
 // With a proxy in the environment, the proxy's own address is the one loopback address the

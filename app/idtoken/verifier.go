@@ -1,6 +1,7 @@
 package idtoken
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +23,8 @@ var (
 	// ErrInvalid: the token is not a valid ID token of the provider for the audience
 	// (malformed, algorithm not accepted, unknown key, bad signature, expired, wrong issuer or
 	// audience, azp naming another party or missing on a token for several audiences, an
-	// access token typed at+jwt or with Keycloak's typ claim Bearer).
+	// access token typed at+jwt or with Keycloak's typ claim Bearer, exp, nbf or iat that is not
+	// a number, an address claim with white space or control characters around it).
 	ErrInvalid = errors.New("invalid ID token")
 	// ErrNoEmail: a valid token without a usable email claim.
 	ErrNoEmail = errors.New("no email claim")
@@ -38,6 +40,9 @@ type Refusal struct {
 	Kind   error
 	Reason string
 	Cause  error
+	// RetryAfter, for ErrUnavailable, is how long until the provider is asked again (0: at
+	// once).
+	RetryAfter time.Duration
 }
 
 func (r *Refusal) Error() string { return r.Kind.Error() + ": " + r.Reason }
@@ -61,8 +66,6 @@ type Options struct {
 	Now func() time.Time
 	// RefetchInterval: at most one key set refetch for unknown kids per interval (default 10 s).
 	RefetchInterval time.Duration
-	// MaxKeyAge: a key set older than this is refreshed on its next use (default 1 h).
-	MaxKeyAge time.Duration
 	// RetryAfterFailure: after a failed fetch, the provider is not asked again for this long
 	// (default 2 s); tokens that need it are answered ErrUnavailable at once.
 	RetryAfterFailure time.Duration
@@ -89,7 +92,6 @@ func New(cfg config.OIDC, o Options) *Verifier {
 		o.Now = time.Now
 	}
 	o.RefetchInterval = cmp(o.RefetchInterval, 10*time.Second)
-	o.MaxKeyAge = cmp(o.MaxKeyAge, time.Hour)
 	o.RetryAfterFailure = cmp(o.RetryAfterFailure, 2*time.Second)
 	if o.Fetches == nil {
 		o.Fetches = func(string) {}
@@ -106,7 +108,10 @@ func New(cfg config.OIDC, o Options) *Verifier {
 	}
 	ks := &keySet{
 		issuer: cfg.Issuer, algs: algs, client: o.Client, now: o.Now, log: o.Logger,
-		refetchInterval: o.RefetchInterval, maxAge: o.MaxKeyAge, retryAfterFailure: o.RetryAfterFailure,
+		refetchInterval: o.RefetchInterval, retryAfterFailure: o.RetryAfterFailure,
+		// identity_server.oidc.keys_min_age and keys_max_age; a config made in code without them
+		// takes the defaults.
+		minAge: cmp(cfg.KeysMinAge, time.Minute), maxAge: max(cmp(cfg.KeysMaxAge, 15*time.Minute), cmp(cfg.KeysMinAge, time.Minute)),
 		fetches: o.Fetches,
 	}
 	v := oidc.NewVerifier(cfg.Issuer, ks, &oidc.Config{
@@ -129,7 +134,14 @@ const nbfLeeway = 5 * time.Minute
 // refused as not valid yet. go-oidc does not look at iat; OpenID Connect Core (3.1.3.7, item
 // 10) lets a client refuse a token issued too far from the current time, and a token "issued"
 // in the future is one no provider with a working clock mints.
+//
+// A time claim that is not a JSON number is refused: go-oidc reads "exp": "1767225600" (a
+// string) as the number, and a string nbf or iat would otherwise be ignored while its number
+// form is checked, so the token would mean one thing here and another to a stricter reader.
 func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessage) *Refusal {
+	if r := timesNotNumbers(claims); r != "" {
+		return &Refusal{Kind: ErrInvalid, Reason: r}
+	}
 	now := v.now()
 	if tok.Expiry.IsZero() || tok.Expiry.Before(now.Add(-v.cfg.ClockSkew)) {
 		return &Refusal{Kind: ErrInvalid, Reason: "expired"}
@@ -144,17 +156,44 @@ func (v *Verifier) checkTimes(tok *oidc.IDToken, claims map[string]json.RawMessa
 	return nil
 }
 
-// ahead reports whether the time claim raw (seconds since the epoch, absent or null: no) is
-// after latest. Compared as numbers, not as times: go-oidc turns a number past int64 seconds
-// (1e300) into the smallest int64, and time.Unix wraps one near it into the far past, so a
-// token that is never valid would have passed. go-oidc has refused nbf and iat that are not
-// numbers.
+// ahead reports whether the time claim raw (seconds since the epoch; absent: no) is after
+// latest. Compared as numbers, not as times: go-oidc turns a number past int64 seconds (1e300)
+// into the smallest int64, and time.Unix wraps one near it into the far past, so a token that
+// is never valid would have passed. checkTimes has refused claims that are not numbers.
 func ahead(raw json.RawMessage, latest float64) bool {
 	var t float64
-	if raw == nil || string(raw) == "null" || json.Unmarshal(raw, &t) != nil {
+	if raw == nil || json.Unmarshal(raw, &t) != nil {
 		return false
 	}
 	return math.Trunc(t) > latest
+}
+
+// timesNotNumbers names the first of exp, nbf and iat that is present and not a number ("" when
+// none).
+func timesNotNumbers(claims map[string]json.RawMessage) string {
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		if raw, ok := claims[name]; ok && !isNumber(raw) {
+			return "the " + name + " claim is not a number (seconds since 1970, RFC 7519 NumericDate)"
+		}
+	}
+	return ""
+}
+
+// notNumbers is timesNotNumbers for a payload go-oidc refused (it refuses an nbf or iat that
+// is an array or a boolean before checkTimes sees it).
+func notNumbers(payload []byte) string {
+	var claims map[string]json.RawMessage
+	if json.Unmarshal(payload, &claims) != nil {
+		return ""
+	}
+	return timesNotNumbers(claims)
+}
+
+// isNumber reports whether raw, a JSON value of the claims, is a number (not a string holding
+// one, not null).
+func isNumber(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
 }
 
 // checkAuthorizedParty applies OpenID Connect Core 1.0 section 3.1.3.7, items 4 and 5, which
@@ -205,11 +244,12 @@ func cmp(d, def time.Duration) time.Duration {
 // state is what the key set learnt while go-oidc verified a token (go-oidc reports key set
 // errors as text only).
 type state struct {
-	reached     bool   // the token parsed with an accepted algorithm
-	unavailable error  // the keys could not be fetched
-	reason      string // why the signature was refused
-	payload     []byte // the verified payload
-	typ         string // the typ of the protected header, if a string
+	reached     bool          // the token parsed with an accepted algorithm
+	unavailable error         // the keys could not be fetched
+	retryAfter  time.Duration // with unavailable: until the provider is asked again
+	reason      string        // why the signature was refused
+	payload     []byte        // the verified payload
+	typ         string        // the typ of the protected header, if a string
 }
 
 type stateKey struct{}
@@ -247,7 +287,7 @@ func (v *Verifier) refusal(err error, st *state) *Refusal {
 	invalid := func(reason string) *Refusal { return &Refusal{Kind: ErrInvalid, Reason: reason, Cause: err} }
 	switch {
 	case st.unavailable != nil:
-		return &Refusal{Kind: ErrUnavailable, Reason: "the identity provider's keys cannot be fetched", Cause: st.unavailable}
+		return &Refusal{Kind: ErrUnavailable, Reason: "the identity provider's keys cannot be fetched", Cause: st.unavailable, RetryAfter: st.retryAfter}
 	case !st.reached:
 		return invalid("malformed, or signed with an algorithm not accepted (identity_server.oidc.algorithms)")
 	case st.payload == nil:
@@ -267,6 +307,9 @@ func (v *Verifier) refusal(err error, st *state) *Refusal {
 	var many []string
 	if (json.Unmarshal(c.Audience, &one) == nil && one == v.cfg.Audience) ||
 		(json.Unmarshal(c.Audience, &many) == nil && slices.Contains(many, v.cfg.Audience)) {
+		if r := notNumbers(st.payload); r != "" {
+			return invalid(r)
+		}
 		return invalid("not valid yet, or claims of the wrong type")
 	}
 	return invalid("minted for another audience")

@@ -18,8 +18,8 @@ const diskFloorSize = 64 << 20
 // diskFloor is the disk's part of a commit, measured alone: what a creation row's commits would
 // cost if bbolt did nothing but write their pages and sync them. Each of its commits writes as
 // many pages as the row's commits did on average, at random page offsets of a scratch file in
-// the data file's directory (written with zeros first, page by page, as the data file's room
-// ahead is), then fdatasyncs, writes one page at the start (bbolt's meta page) and fdatasyncs
+// the data file's directory (written with zeros first, page by page, as bbolt writes the data
+// file's pages), then fdatasyncs, writes one page at the start (bbolt's meta page) and fdatasyncs
 // again: bbolt's two steps, and nothing else (no B+tree, no sealing, no HTTP).
 type diskFloor struct {
 	f    *os.File
@@ -35,10 +35,9 @@ func newDiskFloor(b *testing.B, dir string) *diskFloor {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = f.Close(); _ = os.Remove(f.Name()) })
-	// Written a page at a time, as the store writes the room ahead of its data: the page cache
-	// then holds the file page by page, as it holds the data file (store/pagecache_linux.go).
-	// Written in large writes, it would be cached in large folios, and each page written into one
-	// would cost about three times as much (BenchmarkScatteredPages in store/).
+	// Written a page at a time, as bbolt writes the data file's pages: the page cache then holds
+	// the file page by page, as it holds the pages bbolt wrote (written in large writes, it
+	// would be cached in large folios, where a page written costs more).
 	zeros := make([]byte, diskPage)
 	for off := int64(0); off < diskFloorSize; off += int64(len(zeros)) {
 		if _, err := f.WriteAt(zeros, off); err != nil {

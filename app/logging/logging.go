@@ -33,6 +33,10 @@ var Bulk = context.WithValue(context.Background(), bulkKey{}, true)
 type Options struct {
 	Level  string
 	Format string
+	// NoBuffer writes every line out at once, the request log's too (no FlushDelay).
+	NoBuffer bool
+	// NoFastFormat formats the request log's lines with slog's handler (see fastFormat).
+	NoFastFormat bool
 }
 
 // New returns a logger writing to w and the Writer that buffers its bulk lines; Close the
@@ -40,7 +44,7 @@ type Options struct {
 func New(o Options, w io.Writer) (*slog.Logger, *Writer) {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.Level))
-	bw := &Writer{w: w}
+	bw := &Writer{w: w, direct: o.NoBuffer}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
 	if o.Format == "json" {
@@ -48,7 +52,11 @@ func New(o Options, w io.Writer) (*slog.Logger, *Writer) {
 	} else {
 		h = slog.NewTextHandler(bw, opts)
 	}
-	return slog.New(flushing{h, bw, &fastFormat{json: o.Format == "json"}}), bw
+	fast := &fastFormat{json: o.Format == "json"}
+	if o.NoFastFormat {
+		fast = nil
+	}
+	return slog.New(flushing{h, bw, fast}), bw
 }
 
 // flushing writes every record that is not bulk out at once. Bulk records below warning level
@@ -91,6 +99,7 @@ type Writer struct {
 	w       io.Writer
 	buf     []byte
 	pending bool // a timer is armed
+	direct  bool // Options.NoBuffer: every write goes out at once
 }
 
 // Write buffers p.
@@ -104,7 +113,7 @@ func (b *Writer) Write(p []byte) (int, error) {
 // queuedLocked writes the buffer out once BufferSize bytes are pending, or arms the timer that
 // writes it FlushDelay later.
 func (b *Writer) queuedLocked() error {
-	if len(b.buf) >= BufferSize {
+	if len(b.buf) >= BufferSize || b.direct {
 		return b.flushLocked()
 	}
 	if !b.pending {

@@ -8,11 +8,11 @@ import (
 )
 
 // Conn is a connection accepted by a Listener. It leaves the listener's count when closed,
-// and can hold an idle limit on reads (StartBody) and on writes (Config.WriteIdle): a read or
-// write that waits that long without a byte fails with a timeout, while one that keeps moving
-// is never cut, whatever the size. The deadlines are refreshed lazily, at most once per eighth
-// of the limit, by the Read or Write that starts a new eighth: no per-byte work, and a
-// connection is dropped after between 7/8 of the limit and the limit of silence.
+// and can hold an idle limit on writes (Config.WriteIdle): a write that waits that long without
+// a byte fails with a timeout, while one that keeps moving is never cut, whatever the size. The
+// deadline is refreshed lazily, at most once per eighth of the limit, by the Write that starts
+// a new eighth: no per-byte work, and a connection is dropped after between 7/8 of the limit
+// and the limit of silence.
 type Conn struct {
 	net.Conn
 	release   func()
@@ -20,12 +20,11 @@ type Conn struct {
 	born      time.Time
 
 	mu      sync.Mutex
-	read    idleLimit   // on while a request body is read (StartBody)
 	write   idleLimit   // on when the listener has a write idle limit
-	readAny atomic.Bool // a byte has arrived (since AwaitRequest)
+	readAny atomic.Bool // a byte has arrived
 }
 
-// idleLimit is the idle limit of one direction of a Conn.
+// idleLimit is the idle limit of writes.
 type idleLimit struct {
 	idle  atomic.Int64 // nanoseconds; > 0 while the limit applies
 	armed atomic.Int64 // nanoseconds since born when the deadline was last set
@@ -41,49 +40,6 @@ func (c *Conn) Close() error {
 		}
 	})
 	return err
-}
-
-// StartBody puts reads under an idle limit instead of the deadlines the HTTP server sets:
-// call it when the request headers are read and the handler starts reading the body. A read
-// deadline asked for afterwards is ignored unless it is in the past (a cut), which stays.
-func StartBody(nc net.Conn, idle time.Duration) {
-	c, ok := nc.(*Conn)
-	if !ok || idle <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.read.cut = false
-	c.read.idle.Store(int64(idle))
-	c.arm(&c.read, time.Now())
-}
-
-// EndBody gives the read deadline back to the HTTP server (the request is answered).
-func EndBody(nc net.Conn) {
-	c, ok := nc.(*Conn)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.read.idle.Store(0)
-}
-
-// AwaitRequest puts a connection whose answer was written outside the HTTP server (a hijacked
-// stream) back to waiting for a request, as a new one: reads leave the body's idle limit (and
-// a cut of it), and until a byte of the next request arrives the connection counts as a spare
-// one (ReadNothing), which a header time limit closes without an answer. Connections that
-// are not guarded are left as they are.
-func AwaitRequest(nc net.Conn) {
-	c, ok := nc.(*Conn)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.read.idle.Store(0)
-	c.read.cut = false
-	c.readAny.Store(false)
 }
 
 // arm sets l's deadline an idle limit from now (c.mu held).
@@ -106,16 +62,11 @@ func (c *Conn) refresh(l *idleLimit) {
 	}
 }
 
-// setRaw sets the wrapped connection's deadline of l's direction (l is c.read or c.write).
-func (c *Conn) setRaw(l *idleLimit, t time.Time) error {
-	if l == &c.write {
-		return c.Conn.SetWriteDeadline(t)
-	}
-	return c.Conn.SetReadDeadline(t)
-}
+// setRaw sets the wrapped connection's write deadline.
+func (c *Conn) setRaw(_ *idleLimit, t time.Time) error { return c.Conn.SetWriteDeadline(t) }
 
-// setDeadline sets the deadline of l's direction, except under its idle limit: then only a
-// deadline in the past (a cut) applies.
+// setDeadline sets the write deadline, except under its idle limit: then only a deadline in
+// the past (a cut) applies.
 func (c *Conn) setDeadline(l *idleLimit, t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -128,9 +79,8 @@ func (c *Conn) setDeadline(l *idleLimit, t time.Time) error {
 	return c.setRaw(l, t)
 }
 
-// Read reads, refreshing the body idle deadline when an eighth of it went by since it was set.
+// Read reads, noting the first byte (ReadNothing).
 func (c *Conn) Read(p []byte) (int, error) {
-	c.refresh(&c.read)
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.readAny.Load() {
 		c.readAny.Store(true)
@@ -147,17 +97,10 @@ func ReadNothing(nc net.Conn) bool {
 	return ok && !c.readAny.Load()
 }
 
-// Write writes, refreshing the write idle deadline the same way.
+// Write writes, refreshing the write idle deadline when an eighth of it went by since it was set.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.refresh(&c.write)
 	return c.Conn.Write(p)
-}
-
-// WriteBuffers writes bufs as Write would, in one writev: net.Buffers uses writev only on the
-// net package's own connections, which this wrapper hides.
-func (c *Conn) WriteBuffers(bufs *net.Buffers) (int64, error) {
-	c.refresh(&c.write)
-	return bufs.WriteTo(c.Conn)
 }
 
 // SetDeadline sets both deadlines (see SetReadDeadline and SetWriteDeadline).
@@ -168,9 +111,8 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return c.SetReadDeadline(t)
 }
 
-// SetReadDeadline sets the read deadline, except while a body is read under its idle limit:
-// then only a deadline in the past (a cut) applies.
-func (c *Conn) SetReadDeadline(t time.Time) error { return c.setDeadline(&c.read, t) }
+// SetReadDeadline sets the read deadline.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadline(t) }
 
 // SetWriteDeadline sets the write deadline, except under a write idle limit: then only a
 // deadline in the past (a cut) applies.

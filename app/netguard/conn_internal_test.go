@@ -10,79 +10,81 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func pipeConn(t *testing.T) (*Conn, net.Conn) {
+// pipeConn is a Conn under a write idle limit of idle, and the other end, which reads nothing
+// unless told to.
+func pipeConn(t *testing.T, idle time.Duration) (*Conn, net.Conn) {
 	t.Helper()
 	a, b := net.Pipe()
 	t.Cleanup(func() { a.Close(); b.Close() })
-	return &Conn{Conn: a, born: time.Now()}, b
+	c := &Conn{Conn: a, born: time.Now()}
+	c.write.idle.Store(int64(idle))
+	return c, b
 }
 
-// readErr runs one Read and returns its error, failing the test if it takes 10 s.
-func readErr(t *testing.T, c net.Conn) error {
+// writeErr runs one Write and returns its error, failing the test if it takes 10 s.
+func writeErr(t *testing.T, c net.Conn) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Read(make([]byte, 1))
+		_, err := c.Write(make([]byte, 1))
 		done <- err
 	}()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(10 * time.Second):
-		t.Fatal("the read was not cut")
+		t.Fatal("the write was not cut")
 		return nil
 	}
 }
 
-// While a body is read, its idle limit owns the read deadline: the server's later deadlines
-// (an hour away, or none) do not lift it.
-func TestBodyIdleLimitOwnsTheReadDeadline(t *testing.T) {
+// Under the write idle limit, the server's later deadlines (an hour away, or none) do not lift
+// it: a client that stops reading is dropped.
+func TestWriteIdleLimitOwnsTheWriteDeadline(t *testing.T) {
 	t.Parallel()
-	c, _ := pipeConn(t)
-	StartBody(c, 200*time.Millisecond)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Hour)))
+	c, _ := pipeConn(t, 200*time.Millisecond)
+	c.arm(&c.write, time.Now())
+	require.NoError(t, c.SetWriteDeadline(time.Now().Add(time.Hour)))
 	require.NoError(t, c.SetDeadline(time.Time{}))
-	require.True(t, errors.Is(readErr(t, c), os.ErrDeadlineExceeded))
+	require.True(t, errors.Is(writeErr(t, c), os.ErrDeadlineExceeded))
 }
 
-// A deadline in the past (the decrypt stream's cut) still applies under the idle limit, and
-// stays: no later read refreshes it.
+// A deadline in the past (a cut) applies at once and stays.
 func TestCutStaysUnderTheIdleLimit(t *testing.T) {
 	t.Parallel()
-	c, _ := pipeConn(t)
-	StartBody(c, time.Hour)
-	require.NoError(t, c.SetDeadline(time.Now()))
-	require.True(t, errors.Is(readErr(t, c), os.ErrDeadlineExceeded))
-	c.read.armed.Store(-int64(time.Hour)) // as if the last refresh were long ago
-	require.True(t, errors.Is(readErr(t, c), os.ErrDeadlineExceeded), "the cut is not refreshed away")
+	c, _ := pipeConn(t, time.Hour)
+	require.NoError(t, c.SetWriteDeadline(time.Now().Add(-time.Second)))
+	require.NoError(t, c.SetWriteDeadline(time.Now().Add(time.Hour)))
+	require.True(t, errors.Is(writeErr(t, c), os.ErrDeadlineExceeded))
 }
 
-// Once the body is over, the server's deadlines apply again.
-func TestEndBodyGivesTheDeadlineBack(t *testing.T) {
+// A connection whose writes keep moving is never cut, though it writes for three times the
+// limit.
+func TestMovingWritesAreNotCut(t *testing.T) {
 	t.Parallel()
-	c, _ := pipeConn(t)
-	StartBody(c, time.Hour)
-	EndBody(c)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
-	require.True(t, errors.Is(readErr(t, c), os.ErrDeadlineExceeded))
-}
-
-// Bytes that keep coming, each within the limit, are never cut, however long it takes.
-func TestMovingBodyIsNotCut(t *testing.T) {
-	t.Parallel()
-	c, peer := pipeConn(t)
-	StartBody(c, 400*time.Millisecond)
+	c, other := pipeConn(t, 400*time.Millisecond)
 	go func() {
-		for range 12 { // 1.2 s, three times the limit
-			if _, err := peer.Write([]byte{1}); err != nil {
+		buf := make([]byte, 1)
+		for range 12 {
+			time.Sleep(100 * time.Millisecond)
+			if _, err := other.Read(buf); err != nil {
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	buf := make([]byte, 1)
 	for i := range 12 {
-		_, err := c.Read(buf)
+		_, err := c.Write([]byte{1})
 		require.NoError(t, err, "byte %d", i)
 	}
+}
+
+// ReadNothing tells a connection that has sent nothing from one that has.
+func TestReadNothing(t *testing.T) {
+	t.Parallel()
+	c, other := pipeConn(t, 0)
+	require.True(t, ReadNothing(c))
+	go func() { _, _ = other.Write([]byte{1}) }()
+	_, err := c.Read(make([]byte, 1))
+	require.NoError(t, err)
+	require.False(t, ReadNothing(c))
 }

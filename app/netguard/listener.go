@@ -2,9 +2,9 @@
 // whatever clients do: the listener it wraps retries failed accepts (a full file table,
 // EMFILE/ENFILE) with a back-off instead of letting the server stop, caps the open connections
 // in all and per client address (the excess is answered a minimal 503 and closed at once), and
-// its connections enforce a read idle limit on request bodies (Conn.StartBody) without any
-// per-byte work. fasthttp ends Serve on any accept error but a timeout, so the listener never
-// returns one until it is closed.
+// its connections can enforce an idle limit on answers (Config.WriteIdle) without any per-byte
+// work. fasthttp ends Serve on any accept error but a timeout, so the listener never returns
+// one until it is closed.
 package netguard
 
 import (

@@ -23,7 +23,7 @@ type errStyle int
 
 const (
 	tanker errStyle = iota // {"error": {status, code, message, trace_id}}
-	simple                 // {"error": message} (identity server)
+	simple                 // {"error": message, "code": code} (identity server)
 	send                   // tanker, or flat {status, code, message} for apps with legacy_errors
 )
 
@@ -70,7 +70,7 @@ func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle)
 		quoted = append(quoted, "`"+c.Name+"`")
 		switch style {
 		case simple:
-			examples[c.Name] = b.example(c.Name+"_simple", c.Name, m{"error": c.Message})
+			examples[c.Name] = b.example(c.Name+"_simple", c.Name, m{"error": c.Message, "code": c.Name})
 		default:
 			examples[c.Name] = b.example(c.Name, c.Name, m{"error": merge(m{"status": status, "code": c.Name, "message": c.Message, "trace_id": traceID}, b.fields[c.Name])})
 			if style == send {
@@ -92,8 +92,9 @@ func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle)
 		"required": list{"status", "code", "message", "trace_id"}, "properties": inner}}}}}
 	switch style {
 	case simple:
-		schema = ref("SimpleError")
-		desc = `{"error": message}; catalogue codes ` + desc
+		schema = m{"allOf": list{ref("SimpleError"), m{"type": "object", "required": list{"error", "code"}, "properties": m{
+			"error": m{"type": "string"}, "code": m{"type": "string", "enum": names}}}}}
+		desc = `{"error": message, "code": code}; catalogue codes ` + desc
 	case send:
 		schema = m{"oneOf": list{narrowed, m{"allOf": list{ref("FlatError"), m{"type": "object", "required": list{"status", "code", "message"}, "properties": typed()}}}}}
 	default:
@@ -105,6 +106,9 @@ func (b *builder) errorResponse(status int, codes []apierr.Code, style errStyle)
 	}
 	if status == 401 && style == simple {
 		r["headers"] = m{"WWW-Authenticate": m{"description": "Bearer realm; with error=\"invalid_token\" for a refused ID token", "schema": m{"type": "string"}}}
+	}
+	if status == 503 && style == simple {
+		r["headers"] = m{"Retry-After": m{"description": "seconds to wait (identity_provider_unavailable: until the provider is asked again)", "schema": m{"type": "integer", "minimum": 1}}}
 	}
 	if h := b.headers[status]; h != nil {
 		hs, _ := r["headers"].(m)

@@ -103,11 +103,12 @@ func buildExit() []byte {
 		security: sec})
 
 	b.add("/v1/audit", "post", operation{id: "audit", tag: "exit", summary: "Audit keys before decrypting",
-		desc: "For each 16-byte key ID (the resource ID of formats 1 to 8, the session ID or the seed of formats 9 to 11, as read from a ciphertext's header), whether a key published under it reaches an imported identity (published to an imported user, to a group one is a member of, or to a provisional identity one holds), and, when not, the users whose identity would reach it: `holders`, the standard base64 of their hashed user IDs (published to them, to a group they are a member of directly or through a provisional identity they claimed, to a provisional identity they claimed). " +
+		desc: "For each 16-byte key ID (the resource ID of formats 1 to 8, the session ID or the seed of formats 9 to 11, as read from a ciphertext's header), whether a key published under it reaches an imported identity (published to an imported user, to a group one is a member of, or to a provisional identity one holds), and, when not, the users whose identity would reach it: `holders`, the standard base64 of their hashed user IDs (published to them, to a group they are a member of directly or through a provisional identity they claimed, to a provisional identity they claimed), and `provisional`, the provisional identities nobody claimed whose private identity would reach it (published to them, or to a group they are a provisional member of), each as its public identity names it: `hashed_email:<base64>` or `hashed_phone_number:<base64>`, the hash of the dump's `tanker_provisional_keys` (a provisional identity a user claimed is named by that user, in `holders`). " +
 			"It reads the dump's rows and the imported keys: it opens no key and decrypts nothing, so `idvault exit audit` can tell, before a long run, what will and will not open. `app_id` lets a client hash plain user IDs as Tanker does to name the holders. " +
-			"At most 20 holders per ID, the first by user ID (a key published to a group of thousands would otherwise make megabytes per key). At most 10000 IDs (`payload_too_large` beyond); unknown fields and IDs that are not the base64 of 16 bytes are `invalid_body`. The body and the largest answer it can have are reserved in `exit.memory_budget` (`server_busy` 503 when they do not fit). The body is read as JSON whatever its Content-Type.",
+			"At most 20 holders per ID, users and provisional identities together, users first by user ID (a key published to a group of thousands would otherwise make megabytes per key). At most 10000 IDs (`payload_too_large` beyond); unknown fields and IDs that are not the base64 of 16 bytes are `invalid_body`. The body and the largest answer it can have are reserved in `exit.memory_budget` (`server_busy` 503 when they do not fit). The body is read as JSON whatever its Content-Type.",
 		responses: merge(jsonOK("one entry per ID, in order", ref("AuditAnswer"), m{"app_id": "c2FtcGxlLWFwcC1pZC0wMTIzNDU2Nzg5YWJjZGVmMDE=",
-			"keys": list{m{"reachable": true, "holders": list{}}, m{"reachable": false, "holders": list{"dXNlci1pZC0wMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1Njc="}}}}),
+			"keys": list{m{"reachable": true, "holders": list{}, "provisional": list{}}, m{"reachable": false, "holders": list{"dXNlci1pZC0wMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1Njc="},
+				"provisional": list{"hashed_email:0u2c8w8EIZWT2FzRN/yyM5qIbEGYTNDT5SkWVBu20Qo="}}}}),
 			b.errors(tanker, true, append(slices.Clone(authErr), apierr.InvalidBody, apierr.ServerBusy)...)),
 		body:     jsonBody(ref("AuditRequest"), m{"ids": list{"AAECAwQFBgcICQoLDA0ODw=="}}, true, ""),
 		security: sec})
@@ -168,10 +169,12 @@ func exitComponents(examples m) m {
 					"description": "a 16-byte key ID: resource ID (formats 1 to 8), session ID or seed (formats 9 to 11)"}}}),
 			"AuditAnswer": obj([]string{"app_id", "keys"}, m{
 				"app_id": m{"type": "string", "contentEncoding": "base64", "description": "the app's ID (32 bytes), to hash plain user IDs as Tanker does"},
-				"keys": m{"type": "array", "items": obj([]string{"reachable", "holders"}, m{
+				"keys": m{"type": "array", "items": obj([]string{"reachable", "holders", "provisional"}, m{
 					"reachable": m{"type": "boolean", "description": "a key published under the ID reaches an imported identity"},
 					"holders": m{"type": "array", "items": m{"type": "string", "contentEncoding": "base64"},
-						"description": "when not reachable: the hashed user IDs whose identity would reach it (empty when reachable, or when no user holds it)"}})}}),
+						"description": "when not reachable: the hashed user IDs whose identity would reach it (empty when reachable, or when no user holds it)"},
+					"provisional": m{"type": "array", "items": m{"type": "string", "pattern": "^hashed_(email|phone_number):[A-Za-z0-9+/]{43}=$"},
+						"description": "when not reachable: the provisional identities nobody claimed whose private identity would reach it, as `hashed_email:<base64>` or `hashed_phone_number:<base64>` (the value of their public identity)"}})}}),
 			"ImportResult": obj([]string{"imported", "already_imported"}, m{
 				"imported":         m{"type": "integer", "minimum": 0, "description": "identities stored by this request"},
 				"already_imported": m{"type": "integer", "minimum": 0, "description": "identities that were stored before (re-importing is harmless)"}}),

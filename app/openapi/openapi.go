@@ -4,26 +4,13 @@
 // every answer its HTTP tests receive against them (app/apptest/openapi.go), so the documents
 // follow the code. The files are written from the descriptions in document_test.go and
 // exit_document_test.go, with the builder of builder_test.go (go test ./app/openapi -update); a
-// test fails while a file and its description differ.
+// test fails while a file and its description differ. The package holds the documents only: each
+// server answers its GET /openapi.json itself.
 package openapi
 
-import (
-	_ "embed"
+import _ "embed"
 
-	"github.com/gofiber/fiber/v2"
-)
-
-// JSON is the document.
+// JSON is the document of `idvault serve`.
 //
 //go:embed openapi.json
 var JSON []byte
-
-// Serve answers GET /openapi.json.
-func Serve(c *fiber.Ctx) error { return sendDoc(c, JSON) }
-
-// sendDoc answers with a document.
-func sendDoc(c *fiber.Ctx, doc []byte) error {
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.Send(doc)
-}

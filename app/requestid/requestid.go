@@ -1,26 +1,23 @@
-// Package requestid gives every answer of idvault's HTTP servers (`idvault serve` and
-// `idvault exit`) an X-Request-ID, logged with the request and echoed as the trace_id of error
-// bodies, and names a request's route for logs and metrics.
+// Package requestid holds the rules of the X-Request-ID every answer of idvault's HTTP servers
+// (`idvault serve` and `idvault exit`) carries, logged with the request and echoed as the
+// trace_id of error bodies: which client ID is kept (Pick), and new IDs (New). It imports no
+// HTTP framework; the main server's fiber side is app/requestid/fiberid.
 package requestid
 
 import (
 	"crypto/rand"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
 	"github.com/google/uuid"
 )
-
-const localsKey = "requestid"
 
 // MaxLen is the longest client X-Request-ID kept.
 const MaxLen = 64
 
-// newID makes a request ID: a random (version 4) UUID read from crypto/rand on its own. On
+// New makes a request ID: a random (version 4) UUID read from crypto/rand on its own. On
 // Linux 6.11 and later crypto/rand reads from the vDSO's getrandom, about 50 ns for 16 bytes
 // without a lock or a system call; a block of IDs shared under a lock made requests wait on one
 // another under load.
-func newID() string {
+func New() string {
 	var u uuid.UUID
 	_, _ = rand.Read(u[:])  // crypto/rand.Read never returns an error
 	u[6] = u[6]&0x0f | 0x40 // version 4
@@ -28,31 +25,20 @@ func newID() string {
 	return u.String()
 }
 
-// Middleware puts an X-Request-ID on every response: the client's own when it is short (up to
-// MaxLen characters) and made of safe characters (letters, digits, '-', '_', '.', ':'), a new
-// UUID otherwise. The ID is logged and echoed as trace_id, so quotes, escapes and control
-// characters must never get through.
-func Middleware() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		Assign(c)
-		return c.Next()
+// Pick is the request ID of a request whose X-Request-ID header is given ("" when it has
+// none): the client's own when it is short (up to MaxLen characters) and made of safe
+// characters (letters, digits, '-', '_', '.', ':'), a new one (New) otherwise. The ID is
+// logged and echoed as trace_id, so quotes, escapes and control characters must never get
+// through.
+func Pick(given string) string {
+	if Safe(given) {
+		return given
 	}
+	return New()
 }
 
-// Assign gives the request its ID as Middleware does, for a middleware of the caller's that
-// does more around it.
-func Assign(c *fiber.Ctx) {
-	var id string
-	if given := c.Request().Header.Peek(fiber.HeaderXRequestID); safe(utils.UnsafeString(given)) {
-		id = string(given)
-	} else {
-		id = newID()
-	}
-	c.Locals(localsKey, id)
-	c.Set(fiber.HeaderXRequestID, id)
-}
-
-func safe(id string) bool {
+// Safe reports whether a client's X-Request-ID is kept as it is (Pick).
+func Safe(id string) bool {
 	if id == "" || len(id) > MaxLen {
 		return false
 	}
@@ -63,32 +49,4 @@ func safe(id string) bool {
 		}
 	}
 	return true
-}
-
-// Ensure gives a request that never reached the middleware (one fasthttp refused while reading
-// it: headers or body too large, an unknown method) a request ID of its own, so that its error
-// carries a trace_id and an X-Request-ID like every other.
-func Ensure(c *fiber.Ctx) {
-	if Of(c) != "" {
-		return
-	}
-	id := newID()
-	c.Locals(localsKey, id)
-	c.Set(fiber.HeaderXRequestID, id)
-}
-
-// Of is the request's ID ("" before the middleware ran).
-func Of(c *fiber.Ctx) string {
-	id, _ := c.Locals(localsKey).(string)
-	return id
-}
-
-// Route is the matched route pattern, never the raw path (which may hold emails), or
-// "unmatched".
-func Route(c *fiber.Ctx) string {
-	r := c.Route()
-	if r == nil || r.Path == "" || (r.Path == "/" && c.Path() != "/") || r.Path == "/*" {
-		return "unmatched"
-	}
-	return r.Path
 }

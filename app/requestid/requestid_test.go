@@ -1,6 +1,7 @@
 package requestid
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestIDsAreDistinctRandomUUIDs(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for range each {
-				got[w] = append(got[w], newID())
+				got[w] = append(got[w], New())
 			}
 		})
 	}
@@ -35,4 +36,19 @@ func TestIDsAreDistinctRandomUUIDs(t *testing.T) {
 		}
 	}
 	require.Len(t, seen, workers*each)
+}
+
+// A client's X-Request-ID is kept when short and made of safe characters; anything that could
+// break a log line or a JSON body gets a new ID instead.
+func TestPickKeepsOnlySafeIDs(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"abc-123", "A_b.c:d", strings.Repeat("x", MaxLen)} {
+		require.Equal(t, id, Pick(id))
+	}
+	for _, id := range []string{"", `a"b`, "a b", "a\nb", "a\\b", "é", strings.Repeat("x", MaxLen+1)} {
+		got := Pick(id)
+		require.NotEqual(t, id, got)
+		_, err := uuid.Parse(got)
+		require.NoError(t, err, "%q", id)
+	}
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
-	"github.com/idvault/idvault/app/httpguard"
+	"github.com/idvault/idvault/app/apierr/fibererr"
+	"github.com/idvault/idvault/app/httpguard/fiberguard"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/logging"
-	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/app/requestid/fiberid"
 	"github.com/idvault/idvault/store"
 )
 
@@ -29,19 +30,19 @@ const damagedLogEvery = time.Minute
 func errorHandler(log *slog.Logger, is *idserver.Handler) fiber.ErrorHandler {
 	damagedLog := &logging.Every{Period: damagedLogEvery}
 	return func(c *fiber.Ctx, err error) error {
-		if httpguard.DropSpare(c, err) {
+		if fiberguard.DropSpare(c, err) {
 			return nil
 		}
 		is.GrantError(c)
-		e := apierr.FromFiber(err, apierr.BodyTooLarge)
-		requestid.Ensure(c)
+		e := storeError(fibererr.FromFiber(err, apierr.BodyTooLarge))
+		fiberid.Ensure(c)
 		if e.Code.Status >= 500 && (!errors.Is(err, store.ErrDamaged) || damagedLog.Due(time.Now())) {
-			log.Error("request failed", "request_id", requestid.Of(c), "route", requestid.Route(c), "code", e.Code.Name, "err", e.Error())
+			log.Error("request failed", "request_id", fiberid.Of(c), "route", fiberid.Route(c), "code", e.Code.Name, "err", e.Error())
 		}
 		if e.RetryAfter > 0 {
 			c.Set(fiber.HeaderRetryAfter, apierr.RetryAfterSeconds(e.RetryAfter))
 		}
-		return c.Status(e.Code.Status).JSON(apierr.Body(e, styleOf(c), requestid.Of(c)))
+		return c.Status(e.Code.Status).JSON(apierr.Body(e, styleOf(c), fiberid.Of(c)))
 	}
 }
 
@@ -53,5 +54,5 @@ func styleOf(c *fiber.Ctx) apierr.Style {
 	if idserver.Path(c.Path()) {
 		return apierr.StyleSimple
 	}
-	return apierr.StyleOf(c)
+	return fibererr.StyleOf(c)
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/clientip"
 	"github.com/idvault/idvault/app/logging"
-	"github.com/idvault/idvault/app/requestid"
+	"github.com/idvault/idvault/app/requestid/fiberid"
 )
 
 // front is the application's one middleware, what every request goes through before its
-// route, in this order: the request ID (requestid.Assign); the request log and metrics
+// route, in this order: the request ID (fiberid.Assign); the request log and metrics
 // (observe), around the rest; panic recovery; the Host check (hostAllowed, nil for none, see
 // httpguard.HostCheck); the body's content decoding (decodeBody). It is one handler rather
 // than five app.Use: fiber matches each Use as a route and calls it through a Next of its own
@@ -36,7 +36,7 @@ func front(log *slog.Logger, m *httpMetrics, proxies clientip.Proxies, handleErr
 		return c.Next()
 	}
 	return func(c *fiber.Ctx) error {
-		requestid.Assign(c)
+		fiberid.Assign(c)
 		return observe(c, log, m, proxies, handleErr, guarded)
 	}
 }
@@ -53,7 +53,7 @@ func observe(c *fiber.Ctx, log *slog.Logger, m *httpMetrics, proxies clientip.Pr
 		}
 	}
 	status := c.Response().StatusCode()
-	route := requestid.Route(c)
+	route := fiberid.Route(c)
 	end := time.Now()
 	elapsed := end.Sub(start)
 	m.observe(route, c.Method(), status, elapsed)
@@ -67,7 +67,7 @@ func observe(c *fiber.Ctx, log *slog.Logger, m *httpMetrics, proxies clientip.Pr
 	logging.LogBulk(log, end, level, "request",
 		slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-		slog.String("request_id", requestid.Of(c)), slog.String("ip", proxies.Of(c).String()))
+		slog.String("request_id", fiberid.Of(c)), slog.String("ip", proxies.Of(c).String()))
 	return nil
 }
 
@@ -75,7 +75,7 @@ func observe(c *fiber.Ctx, log *slog.Logger, m *httpMetrics, proxies clientip.Pr
 // (never the request).
 func recoverPanic(log *slog.Logger, c *fiber.Ctx, err *error) {
 	if r := recover(); r != nil {
-		log.Error("panic", "request_id", requestid.Of(c), "route", requestid.Route(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		log.Error("panic", "request_id", fiberid.Of(c), "route", fiberid.Route(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		*err = fmt.Errorf("panic: %v", r)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/idvault/idvault/app/apierr"
-	"github.com/idvault/idvault/app/openapi"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 )
 
 var errFeatureOff = apierr.FeatureNotEnabled.New()
@@ -25,7 +25,7 @@ func (s *Server) routes(metrics http.Handler) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", on(!s.deps.MetricsElsewhere, metricsHandler(metrics)))
-	app.Get("/openapi.json", openapi.Serve)
+	app.Get("/openapi.json", serveOpenAPI)
 
 	// Admin API (app management, backup), behind the admin token. The token is checked by each
 	// route, not by a group middleware, so that a refused request is logged and counted under
@@ -50,7 +50,7 @@ func (s *Server) routes(metrics http.Handler) {
 
 	// Reference identity server (one app; {"error": "..."} bodies).
 	is := s.deps.IdentityServer
-	simple := apierr.WithStyle(apierr.StyleSimple)
+	simple := fibererr.WithStyle(apierr.StyleSimple)
 	if is != nil && len(is.CORSOrigins()) > 0 {
 		app.Use([]string{"/identity", "/public_identity"}, is.CORS) // identity_server.cors_origins: preflights and grants
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/idvault/idvault/app/console"
 	"github.com/idvault/idvault/app/fakeauth"
 	"github.com/idvault/idvault/app/httpguard"
+	"github.com/idvault/idvault/app/httpguard/fiberguard"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/netguard"
 	"github.com/idvault/idvault/app/verification"
@@ -130,13 +131,13 @@ func New(d Deps) *Server {
 		s.console = console.New(console.Deps{
 			Admin: d.Admin, Ready: func(context.Context) (map[string]string, bool) { return s.ready.snapshot() }, Warnings: d.Warnings, Interfaces: s.interfaces(),
 			IdentityServerAppID: d.Console.IdentityServerAppID, Version: d.Console.Version,
-			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: proxies,
+			DataFile: d.Console.DataFile, Logger: d.Logger, TrustedProxies: proxies, StoreError: storeError,
 		})
 	}
 	s.routes(s.MetricsHandler())
 	s.refuseUnknownMethods(handleErr)
 	readBodies(app, handleErr, d.Server.BodyLimit)
-	httpguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
+	fiberguard.RefuseBadFraming(app, handleErr, func(reason string) error { return apierr.MalformedRequest.Msg("%s", reason) })
 	return s
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 	"github.com/idvault/idvault/app/config"
 )
 
@@ -140,15 +141,15 @@ func TestErrorStyles(t *testing.T) {
 	t.Parallel()
 	s, _ := newTestServer(t, nil)
 	e := apierr.InvalidBody.Msg("field x missing")
-	s.App.Get("/flat", apierr.WithStyle(apierr.StyleFlat), func(*fiber.Ctx) error { return e })
-	s.App.Get("/simple", apierr.WithStyle(apierr.StyleSimple), func(*fiber.Ctx) error { return apierr.NoEmailProvided.New() })
+	s.App.Get("/flat", fibererr.WithStyle(apierr.StyleFlat), func(*fiber.Ctx) error { return e })
+	s.App.Get("/simple", fibererr.WithStyle(apierr.StyleSimple), func(*fiber.Ctx) error { return apierr.NoEmailProvided.New() })
 	s.App.Get("/retry", func(*fiber.Ctx) error {
 		return &apierr.Error{Code: apierr.MaxAttemptsReached, Message: "wait", RetryAfter: 1500 * 1e6}
 	})
 	_, body := do(t, s.App, http.MethodGet, "/flat", nil)
 	require.JSONEq(t, `{"status":400,"code":"invalid_body","message":"field x missing"}`, body)
 	_, body = do(t, s.App, http.MethodGet, "/simple", nil)
-	require.JSONEq(t, `{"error":"no email provided"}`, body)
+	require.JSONEq(t, `{"error":"no email provided","code":"no_email_provided"}`, body)
 	resp, _ := do(t, s.App, http.MethodGet, "/retry", nil)
 	require.Equal(t, "2", resp.Header.Get("Retry-After"), "rounded up to whole seconds")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idvault/idvault/app/address"
 	"github.com/idvault/idvault/app/apierr"
+	"github.com/idvault/idvault/app/apierr/fibererr"
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/mail"
 	"github.com/idvault/idvault/store"
@@ -153,7 +154,7 @@ func (h *Handler) Send(c *fiber.Ctx) error {
 	app, err := h.resolve(c, &req, &req.credentials, func(a *apps.App) {
 		if a.Options.LegacyErrors {
 			legacy = true
-			apierr.SetStyle(c, apierr.StyleFlat)
+			fibererr.SetStyle(c, apierr.StyleFlat)
 		}
 	})
 	if err != nil {

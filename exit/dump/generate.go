@@ -265,6 +265,9 @@ func (g *gen) run(ctx context.Context) error {
 	if err := g.phase(ctx, g.main, "big resources", g.opts.Big, 1, g.bigItem); err != nil {
 		return err
 	}
+	if err := g.phase(ctx, g.main, "provisional-only resources", g.opts.ProvisionalOnly, 32, g.provisionalOnlyItem); err != nil {
+		return err
+	}
 	if err := g.phase(ctx, g.main, "negative cases", len(g.negatives()), 1, g.negativeItem); err != nil {
 		return err
 	}

@@ -302,19 +302,33 @@ func TestKeyNotFoundCasesReachNoImportedIdentity(t *testing.T) {
 
 // TestDecoyAppsShadowMainResources checks that decoy apps hold key publishes under main
 // resource IDs (so a reader ignoring trustchain_id would be caught) and that every ok
-// resource has a nature 8 publish to its creator in the main app.
+// resource has a nature 8 publish to its creator in the main app, but those of
+// Options.ProvisionalOnly, whose one key publish goes to a provisional identity nobody claimed
+// whose Tanker half the dump holds.
 func TestDecoyAppsShadowMainResources(t *testing.T) {
 	ctx := context.Background()
 	d := dumptest.Shared(t)
 	dir, dsn := d.Dir, d.Load(t)
 	conn := connect(t, dsn)
 	app := readApp(t, dir)
-	shadowed := 0
+	shadowed, provOnly := 0, 0
 	for _, e := range dumptest.Shared(t).Manifest {
 		if e.Expected != dump.ExpectOK {
 			continue
 		}
 		lookups := lookupIDs(t, e)
+		if strings.HasPrefix(e.File, dump.DataDir+"/"+dump.ProvisionalOnlyName) {
+			provOnly++
+			var all, unclaimed int
+			require.NoError(t, conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE k.nature = 13
+				AND EXISTS (SELECT 1 FROM tanker_provisional_keys p WHERE p.trustchain_id = $1
+					AND p.app_public_signature_key || p.tanker_public_signature_key = k.recipient)
+				AND NOT EXISTS (SELECT 1 FROM provisional_identity_claims c WHERE c.trustchain_id = $1
+					AND c.app_public_signature_key || c.tanker_public_signature_key = k.recipient))
+				FROM key_publishes k WHERE k.trustchain_id = $1 AND k.resource_id = ANY($2)`, app.ID, lookups).Scan(&all, &unclaimed))
+			require.Equal(t, []int{1, 1}, []int{all, unclaimed}, e.File)
+			continue
+		}
 		var toCreator, decoy int
 		require.NoError(t, conn.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE k.trustchain_id = $1 AND k.nature = 8 AND EXISTS (
@@ -329,6 +343,7 @@ func TestDecoyAppsShadowMainResources(t *testing.T) {
 		}
 	}
 	require.Positive(t, shadowed, "no decoy key publish under a main resource ID")
+	require.Equal(t, dumptest.Small.ProvisionalOnly, provOnly)
 }
 
 // A dump copied in part (2_data.sql missing) is refused before anything runs, rather than

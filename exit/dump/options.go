@@ -21,6 +21,11 @@ type Options struct {
 	Provisional int
 	// Formats cycled through by the resources (default 2 to 11).
 	Formats []encryption.Version
+	// ProvisionalOnly adds that many resources whose key is published only to a provisional
+	// identity nobody claimed (as Tanker's encrypt with shareWithSelf false): importing that
+	// identity (it is in identities.jsonl) is the only way to them. Needs at least 3
+	// provisional identities.
+	ProvisionalOnly int
 	// Big adds that many multi-MiB resources (2 to 5 MiB, stream formats, 1 MiB chunks).
 	Big int
 	// Seed makes the dump: the same seed and options give byte-identical files.
@@ -46,7 +51,7 @@ var DefaultOptions = Options{Users: 20, Groups: 6, Resources: 60}
 var AllFormats = []encryption.Version{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
 
 func (o *Options) normalize() error {
-	if o.Users < 0 || o.Groups < 0 || o.Resources < 0 || o.Provisional < 0 || o.Big < 0 || o.DecoyApps < 0 {
+	if o.Users < 0 || o.Groups < 0 || o.Resources < 0 || o.Provisional < 0 || o.Big < 0 || o.DecoyApps < 0 || o.ProvisionalOnly < 0 {
 		return fmt.Errorf("dump: counts must not be negative")
 	}
 	if o.Users == 0 {

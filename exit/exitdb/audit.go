@@ -9,7 +9,7 @@ import (
 )
 
 // KeyAudit is what the database says of one 16-byte ID without opening any key: whether a key
-// published under it goes to material that was imported, and otherwise the users who hold it.
+// published under it goes to material that was imported, and otherwise who holds it.
 type KeyAudit struct {
 	// Reachable: a key publish of the ID goes to an imported user key, group key or provisional
 	// pair (the chain opens it when decrypting).
@@ -18,8 +18,24 @@ type KeyAudit struct {
 	// is not reachable, sorted: users it was published to, members of a group it was published
 	// to (by user key, or by a provisional identity they claimed), and users who claimed a
 	// provisional identity it was published to. Empty when no user of the app holds it (no
-	// key publish, or only to provisional identities nobody claimed). At most MaxHolders.
+	// key publish, or only to provisional identities nobody claimed).
 	Holders [][]byte
+	// Provisional are the provisional identities nobody claimed whose private identity would
+	// reach the key when the ID is not reachable: it was published to them, or to a group they
+	// are a provisional member of. Sorted by target, then hash; only those whose Tanker half
+	// the dump holds (tanker_provisional_keys), since no other can be opened. A provisional
+	// identity a user claimed is named by that user, in Holders. Holders and Provisional hold
+	// at most MaxHolders together, users first.
+	Provisional []ProvisionalHolder
+}
+
+// ProvisionalHolder is a provisional identity, named as its public identity names it.
+type ProvisionalHolder struct {
+	// Target is "email" or "phone_number" (tanker_provisional_keys.target).
+	Target string
+	// HashedValue is the value of its public identity (32 bytes): H_32(email), or the phone
+	// number hashed with a salt derived from its private signature key.
+	HashedValue []byte
 }
 
 // reachableSQL keeps the IDs of $2 with a key publish whose recipient was imported.
@@ -34,8 +50,10 @@ const reachableSQL = `
 	        WHERE p.trustchain_id = $1 AND p.app_public_signature_key = substring(kp.recipient from 1 for 32)
 	          AND p.tanker_public_signature_key = substring(kp.recipient from 33 for 32))))`
 
-// holdersSQL lists (ID, user ID) for every user who holds a key published under an ID of $2,
-// through every route of the chain.
+// holdersSQL lists (ID, user ID, target, hashed value) for every holder of a key published
+// under an ID of $2, through every route of the chain: users (user ID set), then provisional
+// identities nobody claimed whose Tanker half the dump holds (target and hashed value set); at
+// most $3 per ID.
 const holdersSQL = `
 	WITH kp AS (
 		SELECT resource_id, nature, recipient FROM key_publishes
@@ -56,22 +74,31 @@ const holdersSQL = `
 		SELECT grp.resource_id, pm.app_public_signature_key, pm.tanker_public_signature_key FROM grp
 		JOIN user_group_provisional_members pm ON pm.trustchain_id = $1 AND pm.group_id = grp.group_id
 	)
-	SELECT resource_id, user_id FROM (
-		SELECT resource_id, user_id, row_number() OVER (PARTITION BY resource_id ORDER BY user_id) AS n FROM (
-			SELECT DISTINCT resource_id, user_id FROM (
-				SELECT uk.resource_id, coalesce(uk.user_id, d.user_id) AS user_id FROM userkeys uk
+	SELECT resource_id, user_id, target, hashed FROM (
+		SELECT resource_id, user_id, target, hashed,
+			row_number() OVER (PARTITION BY resource_id ORDER BY user_id NULLS LAST, target, hashed) AS n FROM (
+			SELECT DISTINCT resource_id, user_id, target, hashed FROM (
+				SELECT uk.resource_id, coalesce(uk.user_id, d.user_id) AS user_id, NULL::text AS target, NULL::bytea AS hashed
+				FROM userkeys uk
 				LEFT JOIN devices d ON uk.user_id IS NULL AND d.trustchain_id = $1 AND d.user_public_encryption_key = uk.user_key
 				UNION ALL
-				SELECT p.resource_id, c.user_id FROM provs p
+				SELECT p.resource_id, c.user_id, NULL, NULL FROM provs p
 				JOIN provisional_identity_claims c ON c.trustchain_id = $1
 				 AND c.app_public_signature_key = p.app AND c.tanker_public_signature_key = p.tanker
-			) h WHERE user_id IS NOT NULL
+				UNION ALL
+				SELECT p.resource_id, NULL, t.target, t.hashed_value FROM provs p
+				JOIN tanker_provisional_keys t ON t.trustchain_id = $1
+				 AND t.app_public_signature_key = p.app AND t.tanker_public_signature_key = p.tanker
+				WHERE NOT EXISTS (SELECT 1 FROM provisional_identity_claims c WHERE c.trustchain_id = $1
+				 AND c.app_public_signature_key = p.app AND c.tanker_public_signature_key = p.tanker)
+			) h WHERE user_id IS NOT NULL OR hashed IS NOT NULL
 		) d
 	) r WHERE n <= $3
-	ORDER BY resource_id, user_id`
+	ORDER BY resource_id, n`
 
-// MaxHolders is the most holders AuditKeys lists for one ID (the first by user ID): a key
-// published to a group of thousands would otherwise make an answer of megabytes per key.
+// MaxHolders is the most holders AuditKeys lists for one ID, users and provisional identities
+// together (users first, by user ID): a key published to a group of thousands would otherwise
+// make an answer of megabytes per key.
 const MaxHolders = 20
 
 // AuditKeys answers, for each ID, whether imported material reaches a key published under it
@@ -117,8 +144,10 @@ func (db *DB) AuditKeys(ctx context.Context, ids []encryption.SimpleID) ([]KeyAu
 		return nil, dbError(ctx, "audit key holders", err)
 	}
 	type holder struct {
-		ID   []byte
-		User []byte
+		ID     []byte
+		User   []byte
+		Target *string
+		Hashed []byte
 	}
 	holders, err := pgx.CollectRows(rows, pgx.RowToStructByPos[holder])
 	if err != nil {
@@ -126,7 +155,11 @@ func (db *DB) AuditKeys(ctx context.Context, ids []encryption.SimpleID) ([]KeyAu
 	}
 	for _, h := range holders {
 		for _, i := range index[simpleID(h.ID)] {
-			out[i].Holders = append(out[i].Holders, h.User)
+			if h.User != nil {
+				out[i].Holders = append(out[i].Holders, h.User)
+			} else if h.Target != nil {
+				out[i].Provisional = append(out[i].Provisional, ProvisionalHolder{Target: *h.Target, HashedValue: h.Hashed})
+			}
 		}
 	}
 	return out, nil

@@ -15,9 +15,10 @@
 // of imported identities, by hashed user ID or app public signature key,
 // in exit_identities). The database is the operator's exit workspace:
 // whoever reads those tables can decrypt what the imported identities can,
-// so protect it like the identities themselves. Nothing in this package
-// logs key material, and no error carries it. The SQL keeps to
-// PostgreSQL 11.
+// so protect it like the identities themselves. Forget empties them and
+// leaves none of their keys in the tables' files or statistics, nor in
+// pg_statistic's file. Nothing in this package logs key material, and no
+// error carries it. The SQL keeps to PostgreSQL 11.
 //
 // # Errors
 //

@@ -2,7 +2,10 @@ package exitdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -35,23 +38,88 @@ func CountImported(ctx context.Context, dsn string) ([]TableRows, error) {
 	return out, dbError(ctx, "count imported keys", err)
 }
 
+// ForgetOptions configures Forget.
+type ForgetOptions struct {
+	// Wait bounds how long Forget waits for what keeps the deleted rows in the files
+	// (snapshots older than the delete, locks on the tables); 0 rewrites once and does not
+	// wait.
+	Wait time.Duration
+}
+
 // Forget deletes every row of ImportTables in one transaction (holding the tables against
-// concurrent imports), then rewrites the tables (VACUUM FULL) so that their files no longer
-// hold the deleted keys. It returns the rows deleted per table. Copies may remain where
-// PostgreSQL keeps history (write-ahead log, backups, free disk blocks): the README says so.
-// An exit server running on the database keeps the keys it has resolved in memory until it
-// stops.
-func Forget(ctx context.Context, dsn string) ([]TableRows, error) {
-	conn, err := connect(ctx, dsn)
+// concurrent imports) and leaves no key of them readable in the database: it rewrites the
+// tables (VACUUM FULL) and checks that their new files hold no row, replaces their statistics
+// (which ANALYZE fills with sampled keys) by those of a placeholder row holding no key, and
+// rewrites pg_statistic, which keeps the replaced statistics otherwise. A snapshot older than
+// the delete (an open REPEATABLE READ transaction, a pg_dump, a prepared transaction, a
+// replication slot) makes VACUUM keep the deleted rows: Forget waits for such holders up to
+// opts.Wait, then returns a *HeldError naming them; the rows are deleted by then, and
+// running Forget again once the holders are gone finishes the work.
+//
+// It returns the rows deleted per table. The role must own the database or be a superuser (to
+// rewrite pg_statistic), and may select, insert and delete rows of the tables: otherwise Forget
+// refuses before deleting anything. Copies remain
+// where PostgreSQL keeps history (write-ahead log, backups, free disk blocks, the server log):
+// the exit guide says so. An exit server running on the database keeps the keys it has
+// resolved in memory until it stops.
+func Forget(ctx context.Context, dsn string, opts ForgetOptions) ([]TableRows, error) {
+	f, err := newForgetter(ctx, dsn, opts.Wait)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-	var out []TableRows
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if out, err = countRows(ctx, tx, false); err != nil {
-			return err
+	defer f.conn.Close(context.Background())
+	out, err := countRows(ctx, f.conn, false)
+	if err != nil {
+		return nil, dbError(ctx, "forget imported keys", err)
+	}
+	var tables []string
+	for _, t := range out {
+		if t.Exists {
+			tables = append(tables, t.Table)
 		}
+	}
+	if len(tables) == 0 {
+		return out, nil
+	}
+	if err := f.checkPrivileges(ctx, tables); err != nil {
+		return nil, err
+	}
+	xid, err := f.deleteRows(ctx, out)
+	if err != nil {
+		return nil, dbError(ctx, "forget imported keys", err)
+	}
+	if err := f.rewriteUntilClean(ctx, xid, tables, false); err != nil {
+		var held *HeldError
+		if errors.As(err, &held) {
+			// Meanwhile, pg_stats shows no key to those who may read the tables (the
+			// sample skips the deleted rows); the rerun rewrites pg_statistic.
+			if _, serr := replaceStats(ctx, f.conn, tables); serr == nil {
+				f.takeNotices()
+			}
+		}
+		return out, err
+	}
+	if xid, err = replaceStats(ctx, f.conn, tables); err != nil {
+		return out, dbError(ctx, "forget imported keys: rows deleted, but replacing the statistics failed", err)
+	}
+	if err := f.warnings(); err != nil {
+		return out, err
+	}
+	left, err := statsWithValues(ctx, f.conn, tables)
+	if err != nil {
+		return out, dbError(ctx, "forget imported keys: check the statistics", err)
+	}
+	if len(left) > 0 {
+		return out, fmt.Errorf("exit database: forget: rows deleted, but the statistics of %s still hold their values after ANALYZE",
+			strings.Join(left, ", "))
+	}
+	return out, f.rewriteUntilClean(ctx, xid, tables, true)
+}
+
+// deleteRows deletes every row of the tables of out that exist, in one transaction, sets
+// their Rows to the rows deleted, and returns the transaction ID.
+func (f *forgetter) deleteRows(ctx context.Context, out []TableRows) (xid string, err error) {
+	err = pgx.BeginFunc(ctx, f.conn, func(tx pgx.Tx) error {
 		for i, t := range out {
 			if !t.Exists {
 				continue
@@ -66,19 +134,9 @@ func Forget(ctx context.Context, dsn string) ([]TableRows, error) {
 			}
 			out[i].Rows = tag.RowsAffected()
 		}
-		return nil
+		return tx.QueryRow(ctx, xidArg).Scan(&xid)
 	})
-	if err != nil {
-		return nil, dbError(ctx, "forget imported keys", err)
-	}
-	for _, t := range out {
-		if t.Exists {
-			if _, err := conn.Exec(ctx, "VACUUM FULL "+t.Table); err != nil {
-				return out, dbError(ctx, "forget imported keys: rows deleted, but rewriting "+t.Table+" failed", err)
-			}
-		}
-	}
-	return out, nil
+	return xid, err
 }
 
 // OtherSessions counts the sessions connected to the database at dsn besides its own: an exit
@@ -95,8 +153,13 @@ func OtherSessions(ctx context.Context, dsn string) (int, error) {
 	return n, dbError(ctx, "count other sessions", err)
 }
 
+// querier is a connection or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // countRows lists ImportTables, whether each exists, and with withRows its number of rows.
-func countRows(ctx context.Context, tx pgx.Tx, withRows bool) ([]TableRows, error) {
+func countRows(ctx context.Context, tx querier, withRows bool) ([]TableRows, error) {
 	out := make([]TableRows, len(ImportTables))
 	for i, t := range ImportTables {
 		out[i].Table = t

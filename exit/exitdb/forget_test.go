@@ -63,7 +63,7 @@ func TestForgetDeletesEveryImportedKey(t *testing.T) {
 		require.Equal(t, before[c.Table], count(c.Table), "counting deleted rows of %s", c.Table)
 	}
 
-	deleted, err := exitdb.Forget(t.Context(), l.dsn)
+	deleted, err := exitdb.Forget(t.Context(), l.dsn, untilDone)
 	require.NoError(t, err)
 	require.Len(t, deleted, len(exitdb.ImportTables))
 	for _, d := range deleted {
@@ -77,7 +77,7 @@ func TestForgetDeletesEveryImportedKey(t *testing.T) {
 	_, _, err = decryptFile(t, fresh, okFile)
 	require.ErrorIs(t, err, encryption.ErrKeyNotFound)
 
-	again, err := exitdb.Forget(t.Context(), l.dsn)
+	again, err := exitdb.Forget(t.Context(), l.dsn, untilDone)
 	require.NoError(t, err)
 	for _, d := range again {
 		require.Zero(t, d.Rows)
@@ -88,13 +88,13 @@ func TestForgetDeletesEveryImportedKey(t *testing.T) {
 // reported absent, and nothing is created.
 func TestForgetWithoutExitTables(t *testing.T) {
 	dsn := newDSN(t)
-	got, err := exitdb.Forget(t.Context(), dsn)
+	got, err := exitdb.Forget(t.Context(), dsn, exitdb.ForgetOptions{})
 	require.NoError(t, err)
 	for _, d := range got {
 		require.False(t, d.Exists)
 		require.Equal(t, d.Table+": absent", d.String())
 	}
-	_, err = exitdb.Forget(t.Context(), "postgres://u:hunter2@127.0.0.1:1/x?sslmode=disable&connect_timeout=bad")
+	_, err = exitdb.Forget(t.Context(), "postgres://u:hunter2@127.0.0.1:1/x?sslmode=disable&connect_timeout=bad", exitdb.ForgetOptions{})
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "hunter2")
 }

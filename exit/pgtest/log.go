@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// ServerLog returns what the test cluster's server has written to its log so far (the log of
-// every database of this test binary), for tests that check what reaches it.
+// ServerLog returns what the test cluster's server has logged so far (its standard error:
+// errors with their CONTEXT and STATEMENT lines), for tests that check what PostgreSQL keeps
+// of their data. A Start after Stop begins the log anew.
 func ServerLog(tb testing.TB) string {
 	tb.Helper()
 	c := get(tb)

@@ -3,33 +3,35 @@ package exitpg_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/exit/dump"
 )
 
-// The audit's advice, followed, works on a gen-dump dump in PostgreSQL: before any import
-// every resource that decrypts is missing and names its holders (by email through --users);
-// importing exactly the users it names makes every one of them reachable, and they decrypt to
-// the manifest's bytes.
+// The audit's advice, followed, works on a gen-dump dump in PostgreSQL that has resources
+// only a provisional identity nobody claimed opens: before any import every resource that
+// decrypts is missing and names its holders, users and provisional identities, each found in
+// identities.jsonl (--identities) by its line, a provisional one also by its email; importing
+// exactly the identities it names (the first holder of each resource) makes every one of them
+// reachable, and they decrypt to the manifest's bytes. The key published only to the
+// provisional identity withheld from identities.jsonl names it by its hash alone.
 func TestAuditAdviceFollowed(t *testing.T) {
 	t.Parallel()
-	l := loadDump(t, dump.Options{Users: 10, Groups: 4, Resources: 60, DecoyApps: 1, Seed: 31})
+	const provOnly = 6
+	l := loadDump(t, dump.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
 	in := serve(t, l, 0)
+	idFile := filepath.Join(l.dir, dump.IdentitiesFile)
 	lines, err := dump.ReadIdentities(l.dir)
 	require.NoError(t, err)
-	byEmail := map[string]string{}
-	var emails []string
-	for _, line := range lines {
-		byEmail[line.Email] = line.Identity
-		emails = append(emails, line.Email)
-	}
 	manifest := map[string]dump.ManifestEntry{}
 	for _, e := range l.manifest {
 		rel, err := filepath.Rel("data", e.File)
@@ -37,8 +39,11 @@ func TestAuditAdviceFollowed(t *testing.T) {
 		manifest[filepath.ToSlash(rel)] = e
 	}
 	audit := func() (exitclient.AuditReport, map[string]exitclient.AuditItem) {
+		f, err := os.Open(idFile)
+		require.NoError(t, err)
+		defer f.Close()
 		items := map[string]exitclient.AuditItem{}
-		rep, err := in.client.AuditTree(context.Background(), filepath.Join(l.dir, "data"), exitclient.AuditOptions{Users: emails,
+		rep, err := in.client.AuditTree(context.Background(), filepath.Join(l.dir, "data"), exitclient.AuditOptions{Identities: f,
 			Item: func(it exitclient.AuditItem) error { items[it.Source] = it; return nil }})
 		require.NoError(t, err)
 		return rep, items
@@ -47,31 +52,69 @@ func TestAuditAdviceFollowed(t *testing.T) {
 	rep, items := audit()
 	require.Equal(t, int64(len(l.manifest)), rep.Summary.Total)
 	require.Zero(t, rep.Summary.Reachable, "nothing imported yet")
+	provisionalOnly, sharedWithProvisional := 0, 0
 	for src, e := range manifest {
+		it, ok := items[src]
+		require.True(t, ok, src)
+		if e.Case == "key_only_for_withheld_provisional_identity" {
+			require.Len(t, it.Holders, 1, src)
+			h := it.Holders[0]
+			require.True(t, strings.HasPrefix(h.Provisional, "hashed_email:"), "%s: %+v", src, h)
+			require.Zero(t, h.Line, "%s: the withheld identity is not in identities.jsonl", src)
+			require.Empty(t, h.User, src)
+		}
 		if e.Expected != dump.ExpectOK {
 			continue
 		}
-		it, ok := items[src]
-		require.True(t, ok, src)
 		require.Equal(t, exitclient.AuditMissing, it.Status, src)
 		require.NotEmpty(t, it.Holders, "%s: a resource that decrypts has holders", src)
 		require.Equal(t, e.ResourceID, it.ResourceID, src)
 		for _, h := range it.Holders {
-			require.NotEmpty(t, h.User, "%s: every holder is a user of identities.jsonl, named by --users", src)
+			require.Positive(t, h.Line, "%s: every holder is an identity of identities.jsonl, named by its line", src)
+			require.NotEqual(t, h.UserID == "", h.Provisional == "", "%s: a user or a provisional identity: %+v", src, h)
+			if h.Provisional == "" {
+				continue
+			}
+			sharedWithProvisional++
+			// Named by its email, and by the hash of the public identity Tanker's SDKs share with.
+			email, ok := strings.CutPrefix(h.User, "email:")
+			require.True(t, ok, "%s: %+v", src, h)
+			require.Equal(t, lines[h.Line-1].Email, email, src)
+			require.Equal(t, "hashed_email:"+base64.StdEncoding.EncodeToString(identity.HashEmail(email)), h.Provisional, src)
+			pub, err := identity.PublicIdentity(lines[h.Line-1].Identity)
+			require.NoError(t, err)
+			raw, err := base64.StdEncoding.DecodeString(pub)
+			require.NoError(t, err)
+			require.Contains(t, string(raw), `"value":"`+strings.TrimPrefix(h.Provisional, "hashed_email:")+`"`, src)
+		}
+		if strings.HasPrefix(e.File, "data/"+dump.ProvisionalOnlyName) {
+			provisionalOnly++
+			require.Len(t, it.Holders, 1, "%s: its key went to one provisional identity only", src)
+			require.NotEmpty(t, it.Holders[0].Provisional, src)
 		}
 	}
-	require.NotEmpty(t, rep.MissingByUser)
+	require.Equal(t, provOnly, provisionalOnly)
+	require.Greater(t, sharedWithProvisional, provOnly, "ordinary resources are shared with unclaimed provisional identities too")
+	var provisionalCounts int
+	for _, u := range rep.MissingByUser {
+		if u.Provisional != "" {
+			provisionalCounts++
+			require.Positive(t, u.Resources)
+		}
+	}
+	require.Positive(t, provisionalCounts, "missing_by_user lists provisional identities")
 
-	// Import exactly the users the audit names: the first holder of each missing resource.
-	want := map[string]bool{}
+	// Import exactly the identities the audit names: the first holder of each missing resource,
+	// by its line in identities.jsonl.
+	want := map[int]bool{}
 	for src, e := range manifest {
 		if e.Expected == dump.ExpectOK {
-			want[items[src].Holders[0].User] = true
+			want[items[src].Holders[0].Line] = true
 		}
 	}
 	var ids []exitclient.Identity
-	for email := range want {
-		ids = append(ids, exitclient.Identity{Value: byEmail[email], Line: len(ids) + 1})
+	for line := range want {
+		ids = append(ids, exitclient.Identity{Value: lines[line-1].Identity, Line: line})
 	}
 	_, err = in.client.Import(context.Background(), ids, exitclient.ImportOptions{})
 	require.NoError(t, err)

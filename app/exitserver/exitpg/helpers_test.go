@@ -75,7 +75,7 @@ func serve(t testing.TB, l *loaded, keyCache int) *instance {
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
 	srv := exitserver.New(db, exitserver.Config{Token: token})
-	url, hc := apptest.Serve(t, srv.App)
+	url, hc := apptest.ServeServer(t, srv)
 	c := exitclient.New(url, token)
 	if _, bench := t.(*testing.B); !bench {
 		// Tests check every answer against exit.json; benchmarks measure the server alone.

@@ -1,8 +1,10 @@
-// Package idtokentest starts a real OpenID provider for tests: issuer.mjs, a small provider on
-// npm's jose (installed by .ci/install-oidc, which `make test` runs), in node, on a free
-// loopback port. It publishes discovery and a key set (RS256 and ES256), rotates keys, counts
-// the fetches of its key set, and mints ID tokens, valid or broken in every way a verifier
-// must refuse.
+// Package idtokentest starts real OpenID providers for tests, in node, on loopback ports (npm
+// packages installed by .ci/install-oidc, which `make test` runs). Start runs issuer.mjs, a
+// small provider on npm's jose: it publishes discovery and a key set (RS256 and ES256), rotates
+// keys, sets the key set's cache headers, counts the fetches of its key set, and mints ID
+// tokens, valid or broken in every way a verifier must refuse. StartProvider runs
+// provider.mjs, oidc-provider with a login page, for a browser signing in with the
+// authorization code and PKCE (provider.go).
 package idtokentest
 
 import (
@@ -58,11 +60,18 @@ type Issuer struct {
 func Start(tb testing.TB, port int) *Issuer {
 	tb.Helper()
 	node := external.NodeModules(tb, Dir(), fmt.Sprintf(".ci/install-oidc, or npm install --prefix %s jose@%s", Dir(), JoseVersion), "jose")
-	path := filepath.Join(tb.TempDir(), "issuer.mjs")
+	return startNode(tb, node, "issuer.mjs", script, strconv.Itoa(port))
+}
+
+// startNode runs the script in node with args, and waits for its first line of output,
+// {"port": N}. It is killed when the test ends.
+func startNode(tb testing.TB, node, name string, script []byte, args ...string) *Issuer {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
 	if err := os.WriteFile(path, script, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(node, path, strconv.Itoa(port))
+	cmd := exec.Command(node, append([]string{path}, args...)...)
 	cmd.Env = append(os.Environ(), EnvDir+"="+Dir())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -88,12 +97,12 @@ func Start(tb testing.TB, port int) *Issuer {
 		var hello struct{ Port int }
 		if err := json.Unmarshal([]byte(line), &hello); err != nil || hello.Port == 0 {
 			<-iss.exited
-			tb.Fatalf("idtokentest: the provider did not start (%q): %s", line, out.String())
+			tb.Fatalf("idtokentest: %s did not start (%q): %s", name, line, out.String())
 		}
 		iss.Port, iss.URL = hello.Port, "http://127.0.0.1:"+strconv.Itoa(hello.Port)
 	case <-time.After(30 * time.Second):
 		iss.Stop()
-		tb.Fatalf("idtokentest: the provider did not start within 30 s: %s", out.String())
+		tb.Fatalf("idtokentest: %s did not start within 30 s: %s", name, out.String())
 	}
 	return iss
 }
@@ -143,6 +152,14 @@ func (i *Issuer) Rotate(tb testing.TB, alg string, keepOld bool) string {
 	var out struct{ Kid string }
 	i.call(tb, http.MethodPost, "/rotate", map[string]any{"alg": alg, "keep_old": keepOld}, &out)
 	return out.Kid
+}
+
+// KeySetHeaders sets the headers of the key set's answers from now on (Cache-Control, Age...),
+// over the default Cache-Control: no-store.
+func (i *Issuer) KeySetHeaders(tb testing.TB, headers map[string]string) {
+	tb.Helper()
+	var out struct{}
+	i.call(tb, http.MethodPost, "/jwks_headers", map[string]any{"headers": headers}, &out)
 }
 
 // Fetches returns how many times the key set (and the discovery document) were fetched.

@@ -11,6 +11,8 @@
 //                 hold, under kid or the current kid), "none" (alg none, unsigned), "hs256-public"
 //                 (HS256 keyed with the current RSA public key, as PEM)
 //   POST /rotate  {alg, keep_old}             a new current key for alg -> {"kid"}
+//   POST /jwks_headers {headers}              headers of the /jwks answers from now on, over
+//                                             the default Cache-Control: no-store -> {}
 //   GET  /stats                               {"jwks": n, "discovery": n}
 //
 // It listens on 127.0.0.1, on the port given as the first argument (0: any free port), and
@@ -30,6 +32,7 @@ const jose = await import(pathToFileURL(require.resolve('jose')).href);
 
 const keys = {};       // alg -> [{kid, privateKey, publicJwk, publicKey}], current last
 const stats = { jwks: 0, discovery: 0 };
+let jwksHeaders = {};
 let issuer = '';
 
 async function newKey(alg) {
@@ -88,8 +91,8 @@ function readJSON(req) {
   });
 }
 
-function send(res, status, value) {
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+function send(res, status, value, headers = {}) {
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers });
   res.end(JSON.stringify(value));
 }
 
@@ -106,7 +109,11 @@ const server = createServer(async (req, res) => {
     }
     if (req.method === 'GET' && path === '/jwks') {
       stats.jwks++;
-      return send(res, 200, { keys: Object.values(keys).flat().map((k) => k.publicJwk) });
+      return send(res, 200, { keys: Object.values(keys).flat().map((k) => k.publicJwk) }, jwksHeaders);
+    }
+    if (req.method === 'POST' && path === '/jwks_headers') {
+      jwksHeaders = (await readJSON(req)).headers || {};
+      return send(res, 200, {});
     }
     if (req.method === 'POST' && path === '/mint') {
       return send(res, 200, { token: await mint(await readJSON(req)) });

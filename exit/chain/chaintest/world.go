@@ -152,7 +152,13 @@ func (w *World) SetVerificationKey(u *User, encrypted []byte) {
 // Provisional creates a secret email provisional identity and its
 // service-held half.
 func (w *World) Provisional(email string) *Provisional {
-	s, err := identity.CreateProvisional(w.AppID, identity.TargetEmail, email)
+	return w.ProvisionalOf(identity.TargetEmail, email)
+}
+
+// ProvisionalOf creates a secret provisional identity of target (email or
+// phone_number) and value, and its service-held half.
+func (w *World) ProvisionalOf(target, value string) *Provisional {
+	s, err := identity.CreateProvisional(w.AppID, target, value)
 	require.NoError(w.t, err)
 	p, err := identity.ParseProvisional(s, w.AppID)
 	require.NoError(w.t, err)
@@ -161,7 +167,7 @@ func (w *World) Provisional(email string) *Provisional {
 	tankerSig, tankerSigPriv := w.sigKey()
 	wp := &Provisional{Identity: s, Parsed: p, App: app, Tanker: w.EncKey(), TankerSig: tankerSig, TankerSigPrivate: tankerSigPriv}
 	w.Dump.TankerProvisionalKeys = append(w.Dump.TankerProvisionalKeys, TankerKeyRow{
-		Target:                     identity.TargetEmail,
+		Target:                     target,
 		HashedValue:                p.HashedValue(),
 		AppPublicSignatureKey:      p.PublicSignatureKey,
 		TankerPublicSignatureKey:   tankerSig,
