@@ -5,7 +5,7 @@ package cli
 func exitCommand() *command {
 	return &command{
 		name:    "exit",
-		summary: "the exit server over a restored dump; exit tooling: gen-dump, load-dump, import, decrypt, decrypt-records, audit, forget",
+		summary: "the exit server over a restored dump; exit tooling: gen-dump, load-dump, import, decrypt, decrypt-records, decrypt-table, audit, forget",
 		help: `Without a subcommand, runs the exit server: it imports users' private identities into the
 database restored from an exit dump (PUT /v1/identities) and decrypts the app's data
 (POST /v1/decrypt). Every flag is also a key of the config's exit: section and an
@@ -23,6 +23,7 @@ func exitSubcommands() []*command {
 		exitImportCommand(),
 		exitDecryptCommand(),
 		exitRecordsCommand(),
+		exitTableCommand(),
 		exitAuditCommand(),
 		exitForgetCommand(),
 	}
