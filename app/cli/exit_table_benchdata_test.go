@@ -18,6 +18,7 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/exitdb"
 )
@@ -26,14 +27,14 @@ import (
 // temp directory for later runs: generation is deterministic.
 func tableBenchDump(b *testing.B) string {
 	b.Helper()
-	opts := dump.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true}
+	opts := gen.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("idvault-bench-dump-u%d-r%d-s%d", opts.Users, opts.Resources, opts.Seed))
 	if _, err := os.Stat(filepath.Join(dir, dump.ManifestFile)); err == nil {
 		return dir
 	}
 	tmp := fmt.Sprintf("%s.tmp%d", dir, os.Getpid())
 	_ = os.RemoveAll(tmp)
-	if _, err := dump.Generate(context.Background(), tmp, opts); err != nil {
+	if _, err := gen.Generate(context.Background(), tmp, opts); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/table"
 )
 
@@ -44,7 +46,7 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 			c.Var(&fields, "field", "ciphertext column `NAME`: text (base64 or hex, see --encoding) or bytea (raw); repeat for several")
 			toTable := c.String("to-table", "", "the destination table `NAME` (or SCHEMA.NAME), created when absent")
 			clearType := c.String("clear-type", "bytea", "the clear columns' `TYPE`: bytea, or text (refuses clear bytes that are not UTF-8 as not_text)")
-			encoding := c.String("encoding", exitclient.EncodingBase64, "the text ciphertexts' `FORM`: base64 (standard or URL-safe, padded or not) or hex")
+			encoding := c.String("encoding", records.EncodingBase64, "the text ciphertexts' `FORM`: base64 (standard or URL-safe, padded or not) or hex")
 			workers := c.Int("workers", 0, "`N` key ranges read, decrypted and written at once (default: one per --url)")
 			batchRows := c.Int("batch-rows", table.DefaultBatchRows, "rows per batch (`N`), each committed with its progress")
 			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable): the clear columns then hold age files (bytea)")
@@ -64,7 +66,7 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 				if *clearType != "bytea" && *clearType != "text" {
 					return c.usageError("--clear-type is bytea or text, not %q", *clearType)
 				}
-				if _, err := exitclient.DecodeCiphertext(*encoding, nil); err != nil {
+				if _, err := records.DecodeCiphertext(*encoding, nil); err != nil {
 					return c.usageError("%s", printable(err.Error()))
 				}
 				if *batchRows < 1 || *workers < 0 {
@@ -78,18 +80,18 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 					From: *from, To: cmp.Or(*to, *from), Table: *src, Query: *query, Key: *key, Fields: fields,
 					ToTable: *toTable, ClearText: *clearType == "text", Workers: cmp.Or(*workers, len(urls)), BatchRows: *batchRows,
 					Restart: *restart, Count: *count,
-					Decode:  func(dst, text []byte) ([]byte, error) { return exitclient.AppendCiphertext(dst, enc, text) },
+					Decode:  func(dst, text []byte) ([]byte, error) { return records.AppendCiphertext(dst, enc, text) },
 					Command: "encoding=" + enc,
 				}
 				if len(ageTo) > 0 || *ageFile != "" {
 					if opts.ClearText {
 						return c.usageError("with age, the clear columns hold age files: --clear-type can only be bytea")
 					}
-					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+					recipients, err := outfiles.AgeRecipients(ageTo, *ageFile)
 					if err != nil {
 						return c.usageError("%s", printable(err.Error()))
 					}
-					opts.Seal = exitclient.AgeSeal(recipients)
+					opts.Seal = outfiles.AgeSeal(recipients)
 					// A rerun must seal to the same recipients: the rows it adds open with the same keys.
 					opts.Command += " age=" + strings.Join(ageTo, ",") + " age-file=" + *ageFile
 				}

@@ -19,6 +19,7 @@ import (
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -51,7 +52,7 @@ func newTableWorld(t *testing.T, servers, copies int) *tableWorld {
 	if testing.Short() {
 		t.Skip("runs the binary against PostgreSQL")
 	}
-	d := dumptest.New(t, dump.Options{Users: 8, Groups: 3, Resources: 60, DecoyApps: 1, Big: 1, Seed: 37})
+	d := dumptest.New(t, gen.Options{Users: 8, Groups: 3, Resources: 60, DecoyApps: 1, Big: 1, Seed: 37})
 	dumpDSN := d.Load(t)
 	w := &tableWorld{dir: t.TempDir(), src: pgtest.NewDB(t), dst: pgtest.NewDB(t)}
 	for range servers {

@@ -62,7 +62,7 @@ func (p *Pool) Probe(ctx context.Context) error {
 }
 
 // Decrypt decrypts items: the small ones in POST /v1/decrypt-batch requests under the
-// server's limits, one of bigValue bytes or more alone in POST /v1/decrypt, several requests
+// server's limits, one of BigValue bytes or more alone in POST /v1/decrypt, several requests
 // at once over the servers. It returns one result per item, in order; the error is for the
 // run (every server gone past the budget, a refused token, a malformed answer).
 func (p *Pool) Decrypt(ctx context.Context, items [][]byte) ([]BatchResult, error) {
@@ -77,12 +77,12 @@ func (p *Pool) Decrypt(ctx context.Context, items [][]byte) ([]BatchResult, erro
 	}
 	for i, it := range items {
 		switch {
-		case len(it) >= bigValue:
+		case len(it) >= BigValue:
 			flush(i)
 			jobs = append(jobs, job{i, -1})
 			start, size = i+1, 0
 			continue
-		case i-start >= batchItems || size+len(it)+5 > batchBytes:
+		case i-start >= BatchItems || size+len(it)+5 > BatchBytes:
 			flush(i)
 			start, size = i, 0
 		}
@@ -100,7 +100,7 @@ func (p *Pool) Decrypt(ctx context.Context, items [][]byte) ([]BatchResult, erro
 	if jobsN <= 0 {
 		jobsN = 4
 	}
-	inParallel(ctx, jobsN, jobs, func(j job) {
+	InParallel(ctx, jobsN, jobs, func(j job) {
 		var err error
 		if j.to < 0 {
 			out[j.from], err = p.alone(ctx, items[j.from])

@@ -1,4 +1,4 @@
-package exitclient
+package records
 
 import "slices"
 
