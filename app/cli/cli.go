@@ -7,7 +7,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"io"
 	"strings"
 
@@ -47,13 +46,6 @@ type prog struct {
 	env    Env
 	stdout io.Writer
 	stderr io.Writer
-	// legacyUsage holds the usage lines given to newFlags, and running the run-function
-	// command being run, for its summary (see legacy.go).
-	legacyUsage map[*flag.FlagSet]string
-	// legacyNonEmpty holds the flags of a newFlags set that may not be given an empty value
-	// (nonEmptyFlags).
-	legacyNonEmpty map[*flag.FlagSet][]string
-	running        *command
 }
 
 // getenv is the value of the variable name in the command's environment, "" when unset. An

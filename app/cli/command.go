@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -42,11 +41,6 @@ type command struct {
 	// raw commands get their arguments unparsed (the completion helper: they are words typed
 	// for another command).
 	raw bool
-	// run is the other way to write a command: a function that parses its own arguments with
-	// p.newFlags and p.parse (see legacy.go) before doing anything else; its help, its line in
-	// its group's help and its completion come from what it prints for --help, generated from
-	// the flag set it declares. Prefer setup: value names and required flags are then exact.
-	run func(ctx context.Context, p *prog, args []string) int
 }
 
 // runFunc runs a command with its positional arguments; it returns the exit code.
@@ -61,11 +55,6 @@ type cmdline struct {
 	cmd      *command
 	path     string // "app create"
 	required []string
-	// values names flag values where the usage string has no backquoted name, and
-	// requiredShownOnly leaves checking required flags to the command (run-function commands:
-	// see legacy.go).
-	values            map[string]string
-	requiredShownOnly bool
 	// nonEmptyFlags may not be given an empty value (nonEmpty).
 	nonEmptyFlags []string
 	// positional, when set, recognises a positional argument that may begin with "-" (an app ID
@@ -105,18 +94,6 @@ func (p *prog) dispatch(ctx context.Context, cmd *command, path string, args []s
 		if args[0] == "help" {
 			return p.helpFor(ctx, cmd, path, args[1:])
 		}
-	}
-	if cmd.run != nil {
-		if len(cmd.subs) > 0 && len(args) > 0 && isHelp(args[0]) {
-			p.printHelp(p.stdout, cmd, path)
-			return exitOK
-		}
-		// A group's own run takes flags: a first word that is not one must be a subcommand.
-		if len(cmd.subs) > 0 && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-			return p.unknownCommand(cmd, path, args[0])
-		}
-		p.running = cmd
-		return cmd.run(ctx, p, args)
 	}
 	if cmd.setup == nil {
 		if len(args) > 0 && isHelp(args[0]) {
@@ -199,7 +176,7 @@ func (p *prog) parseArgs(c *cmdline, cmd *command, args []string) (pos []string,
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range c.required {
-		if !set[name] && !c.requiredShownOnly {
+		if !set[name] {
 			return nil, p.usageError(cmd, c.path, "--"+name+" is required"), false
 		}
 	}
@@ -278,9 +255,6 @@ func flagsOf(p *prog, cmd *command, path string) []flagInfo {
 	var out []flagInfo
 	c.VisitAll(func(f *flag.Flag) {
 		value, usage := flag.UnquoteUsage(f)
-		if v, ok := c.values[f.Name]; ok && !isBoolFlag(f) && !strings.Contains(f.Usage, "`") {
-			value = v
-		}
 		if isBoolFlag(f) {
 			value = ""
 		} else if value == "" || value == "value" || value == "string" {
@@ -331,33 +305,10 @@ func usageLines(p *prog, cmd *command, path string) []string {
 		}
 		lines = append(lines, strings.Join(parts, " "))
 	}
-	if cmd.run != nil && cmd.setup == nil {
-		if line := runUsageLine(p, cmd); line != "" && len(cmd.subs) == 0 {
-			lines = append(lines, line)
-		} else {
-			lines = append(lines, strings.TrimSpace(progPath(path)+" [flags] "+cmd.args))
-		}
-	}
 	if len(cmd.subs) > 0 && cmd.setup == nil {
 		lines = append(lines, progPath(path)+" <command> [flags]")
 	}
 	return lines
-}
-
-// runUsageLine is the usage line a run-function command prints for --help (generated from
-// the flags it declares: a run function parses its arguments before doing anything else).
-func runUsageLine(p *prog, cmd *command) string {
-	var out bytes.Buffer
-	q := &prog{env: p.env, stdout: &out, stderr: io.Discard, running: cmd}
-	if cmd.run(context.Background(), q, []string{"--help"}) != exitOK {
-		return ""
-	}
-	first, _, _ := strings.Cut(out.String(), "\n\n")
-	line, ok := strings.CutPrefix(first, "Usage: ")
-	if !ok || strings.Contains(line, "\nUsage: ") {
-		return ""
-	}
-	return strings.Join(strings.Fields(line), " ")
 }
 
 // printHelp writes the help of cmd: usage, summary, flags, and subcommands with their own

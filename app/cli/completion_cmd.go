@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"regexp"
 	"strings"
 )
 
@@ -119,30 +116,10 @@ func completions(p *prog, words []string) []string {
 	return match
 }
 
-// completionFlags are the flags of cmd: from its declaration (setup), or, for a run-function
-// command, from the help it prints for --help (generated from the flags it declares, before
-// it does anything else).
+// completionFlags are the flags of cmd, from its declaration (setup).
 func completionFlags(p *prog, cmd *command, path string) []flagInfo {
-	if cmd.setup != nil {
-		return flagsOf(p, cmd, path)
-	}
-	if cmd.run == nil || len(cmd.subs) > 0 {
-		return nil
-	}
-	var out bytes.Buffer
-	q := &prog{env: p.env, stdout: &out, stderr: io.Discard, running: cmd}
-	if cmd.run(context.Background(), q, []string{"--help"}) != exitOK {
-		return nil
-	}
-	var flags []flagInfo
-	for _, m := range helpFlagLine.FindAllStringSubmatch(out.String(), -1) {
-		flags = append(flags, flagInfo{name: m[1], value: m[2]})
-	}
-	return flags
+	return flagsOf(p, cmd, path)
 }
-
-// helpFlagLine is a line of a help's flag list: "  --out DIR   where to ...".
-var helpFlagLine = regexp.MustCompile(`(?m)^  --([a-z0-9-]+)(?: ([A-Z][A-Z0-9_|]*))?(?:\s|$)`)
 
 const bashCompletion = `# bash completion for idvault.
 # Use: source <(idvault completion bash), or save as ~/.local/share/bash-completion/completions/idvault

@@ -24,7 +24,7 @@ var completionCases = []struct {
 	{[]string{"serve", "--data", "x.db", "--li"}, []string{"--listen"}},
 	{[]string{"config", ""}, []string{"check"}},
 	{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}},
-	{[]string{"exit", "gen-dump", "--us"}, []string{"--users"}}, // a run-function command
+	{[]string{"exit", "gen-dump", "--us"}, []string{"--users"}},
 	{[]string{"exit", "load-dump", "--db", ""}, []string{}},
 	{[]string{"backup", "--out", ""}, []string{}}, // a file name: the shell's own completion
 }

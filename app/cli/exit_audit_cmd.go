@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/audit"
+	"github.com/idvault/idvault/app/exitclient/records"
 )
 
 func exitAuditCommand() *command {
@@ -42,7 +44,7 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 			var fields listFlag
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")
 			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
-			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
+			encoding := c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
 			key := c.String("key", "", "column or top-level key `NAME` of records whose value each --json item carries as \"key\" (a primary key)")
 			users := c.String("users", "", "`FILE` of plain app user IDs, and email:ADDRESS lines, one per line, to name the holders")
 			idFile := c.String("identities", "", "`FILE` of the private identities one would import, to name the holders by their line")
@@ -54,34 +56,13 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 				if len(args) > 0 {
 					return c.usageError("unexpected argument %q", args[0])
 				}
-				// --in is opened and examined once: the audit reads the records from it, or walks
-				// the directory. "-" is standard input, records only.
-				var (
-					records   io.Reader
-					isDir     bool
-					unchanged = func() error { return nil }
-				)
-				if *in == "-" {
-					records = p.env.Stdin
-					if records == nil {
-						records = strings.NewReader("")
-					}
-				} else {
-					f, err := os.Open(*in)
-					if err != nil {
-						return c.usageError("--in: %v", err)
-					}
-					defer f.Close()
-					st, err := f.Stat()
-					if err != nil {
-						return c.usageError("--in: %v", err)
-					}
-					isDir = st.IsDir()
-					if !isDir {
-						records, unchanged = f, unchangedSince(f, *in)
-					}
+				input, err := openAuditInput(p, *in)
+				if err != nil {
+					return c.usageError("--in: %v", err)
 				}
-				opts := exitclient.AuditOptions{Fields: fields, Encoding: *encoding, Key: *key}
+				defer input.close()
+				isDir := input.isDir
+				opts := audit.Options{Fields: fields, Encoding: *encoding, Key: *key}
 				if !isDir {
 					opts.Format = *format
 					if opts.Format == "" {
@@ -94,7 +75,6 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 					return c.usageError("--field and --key are for records: --in names a directory")
 				}
 				if *users != "" {
-					var err error
 					if opts.Users, err = readUserIDs(*users); err != nil {
 						return c.usageError("--users: %v", err)
 					}
@@ -108,13 +88,13 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 					opts.Identities = f
 				}
 				cl := server.client(p)
-				run := func(ctx context.Context, opts exitclient.AuditOptions) (exitclient.AuditReport, error) {
+				run := func(ctx context.Context, opts audit.Options) (audit.Report, error) {
 					if isDir {
-						return cl.AuditTree(ctx, *in, opts)
+						return audit.Tree(ctx, cl, *in, opts)
 					}
-					rep, err := cl.AuditRecords(ctx, records, opts)
+					rep, err := audit.Records(ctx, cl, input.records, opts)
 					if err == nil {
-						err = unchanged() // a file cut short or grown: the counts are of neither version
+						err = input.unchanged() // a file cut short or grown: the counts are of neither version
 					}
 					return rep, err
 				}
@@ -122,6 +102,42 @@ are missing or invalid (or the audit stopped), 2 for a usage or configuration er
 			}
 		},
 	}
+}
+
+// auditInput is --in of exit audit, opened and examined once: the records to read, or a
+// directory to walk.
+type auditInput struct {
+	records   io.Reader
+	isDir     bool
+	unchanged func() error // reports a records file that changed since it was opened
+	close     func()
+}
+
+// openAuditInput opens --in: "-" is standard input, records only.
+func openAuditInput(p *prog, in string) (auditInput, error) {
+	a := auditInput{unchanged: func() error { return nil }, close: func() {}}
+	if in == "-" {
+		a.records = p.env.Stdin
+		if a.records == nil {
+			a.records = strings.NewReader("")
+		}
+		return a, nil
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		return a, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return a, err
+	}
+	a.close = func() { f.Close() }
+	a.isDir = st.IsDir()
+	if !a.isDir {
+		a.records, a.unchanged = f, unchangedSince(f, in)
+	}
+	return a, nil
 }
 
 // readUserIDs reads one user ID per line, skipping blank lines.
@@ -151,7 +167,7 @@ const topHolders = 20
 
 // audit probes the server with c, then runs the audit with opts and prints its report.
 // identities is the --identities file, which the text report names.
-func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context.Context, exitclient.AuditOptions) (exitclient.AuditReport, error), opts exitclient.AuditOptions, asJSON bool, identities string) int {
+func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context.Context, audit.Options) (audit.Report, error), opts audit.Options, asJSON bool, identities string) int {
 	const cmd = "exit audit"
 	if err := c.Probe(ctx); err != nil {
 		return clientStopped(ctx, p, cmd, err, "nothing audited", nil)
@@ -168,9 +184,9 @@ func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context
 	items := bufio.NewWriterSize(tmp, 256<<10)
 	enc := json.NewEncoder(items)
 	enc.SetEscapeHTML(false)
-	var invalid []exitclient.AuditItem
-	opts.Item = func(it exitclient.AuditItem) error {
-		if it.Status == exitclient.AuditInvalid && len(invalid) < 10 {
+	var invalid []audit.Item
+	opts.Item = func(it audit.Item) error {
+		if it.Status == audit.Invalid && len(invalid) < 10 {
 			invalid = append(invalid, it)
 		}
 		return enc.Encode(it)
@@ -205,7 +221,7 @@ func (p *prog) audit(ctx context.Context, c *exitclient.Client, run func(context
 
 // writeAuditJSON writes {"summary", "missing_by_user", "items"} with the items from the
 // temporary file of JSON lines.
-func writeAuditJSON(w io.Writer, rep exitclient.AuditReport, items *os.File) error {
+func writeAuditJSON(w io.Writer, rep audit.Report, items *os.File) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head, err := json.Marshal(rep)
 	if err != nil {
@@ -238,7 +254,7 @@ func writeAuditJSON(w io.Writer, rep exitclient.AuditReport, items *os.File) err
 
 // writeAuditText writes the summary and the top holders for a person: the identities to
 // import, users and provisional identities.
-func writeAuditText(w io.Writer, rep exitclient.AuditReport, invalid []exitclient.AuditItem, identities string) error {
+func writeAuditText(w io.Writer, rep audit.Report, invalid []audit.Item, identities string) error {
 	s := rep.Summary
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "total %d: reachable %d, missing %d, invalid %d\n", s.Total, s.Reachable, s.Missing, s.Invalid)
@@ -269,7 +285,7 @@ func writeAuditText(w io.Writer, rep exitclient.AuditReport, invalid []exitclien
 // holderText names a holder for a person: "NAME (user ID ID)" or the ID alone for a user,
 // "provisional identity NAME (HASH)" or the hash alone for a provisional identity, with its
 // line in the identities file when it is there.
-func holderText(u exitclient.UserCount, identities string) string {
+func holderText(u audit.UserCount, identities string) string {
 	id, kind, prefix := u.UserID, "user ID ", ""
 	if u.Provisional != "" {
 		id, kind, prefix = u.Provisional, "", "provisional identity "

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/audit"
 	"github.com/idvault/idvault/exit/dump"
 )
 
@@ -65,12 +65,12 @@ func TestExitAuditProvisionalHolders(t *testing.T) {
 	}
 	usersFile := filepath.Join(dir, "users.txt")
 	require.NoError(t, os.WriteFile(usersFile, []byte(users.String()), 0o600))
-	audit := func(args ...string) (string, string, int) {
+	runAudit := func(args ...string) (string, string, int) {
 		return runRecords(t, records.String(), append([]string{"exit", "audit", "--url", url, "--token", token,
 			"--in", "-", "--format", "csv", "--field", "v"}, args...)...)
 	}
 
-	out, errOut, code := audit("--users", usersFile)
+	out, errOut, code := runAudit("--users", usersFile)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, out, "total "+strconv.Itoa(n)+": reachable 0, missing "+strconv.Itoa(n)+", invalid 0")
 	require.Contains(t, out, "importing these identities (users' and provisional identities')")
@@ -78,22 +78,22 @@ func TestExitAuditProvisionalHolders(t *testing.T) {
 	require.Regexp(t, `user\d+@example\.com \(user ID [A-Za-z0-9+/]{43}=\) would open \d+ more`, out)
 
 	// Without names, a provisional identity is its hash, and the report says how to name it.
-	out, _, code = audit()
+	out, _, code = runAudit()
 	require.Equal(t, 1, code)
 	require.Regexp(t, `\n  provisional identity hashed_email:[A-Za-z0-9+/]{43}= would open`, out)
 	require.Contains(t, out, "--identities FILE")
 
 	idFile := filepath.Join(dumpDir, dump.IdentitiesFile)
-	out, errOut, code = audit("--identities", idFile)
+	out, errOut, code = runAudit("--identities", idFile)
 	require.Equal(t, 1, code, errOut)
 	require.Regexp(t, regexp.QuoteMeta("provisional identity email:invitee")+`\d+@example\.com \(hashed_email:[A-Za-z0-9+/]{43}=, line \d+ of `+regexp.QuoteMeta(idFile)+`\)`, out)
 
-	out, errOut, code = audit("--identities", idFile, "--json")
+	out, errOut, code = runAudit("--identities", idFile, "--json")
 	require.Equal(t, 1, code, errOut)
 	var rep struct {
-		Summary       exitclient.AuditSummary `json:"summary"`
-		MissingByUser []exitclient.UserCount  `json:"missing_by_user"`
-		Items         []exitclient.AuditItem  `json:"items"`
+		Summary       audit.Summary     `json:"summary"`
+		MissingByUser []audit.UserCount `json:"missing_by_user"`
+		Items         []audit.Item      `json:"items"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
 	require.Len(t, rep.Items, n)
@@ -125,7 +125,7 @@ func TestExitAuditProvisionalHolders(t *testing.T) {
 	require.NoError(t, os.WriteFile(pickedFile, []byte(strings.Join(picked, "\n")+"\n"), 0o600))
 	_, errOut, code = runRecords(t, "", "exit", "import", "--url", url, "--token", token, pickedFile)
 	require.Equal(t, 0, code, errOut)
-	out, errOut, code = audit("--identities", idFile)
+	out, errOut, code = runAudit("--identities", idFile)
 	require.Equal(t, 0, code, "%s%s", out, errOut)
 	require.Contains(t, out, "total "+strconv.Itoa(n)+": reachable "+strconv.Itoa(n)+", missing 0, invalid 0")
 	clearFile := filepath.Join(dir, "clear.csv")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/audit"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
@@ -48,16 +49,16 @@ func TestExitAuditCommand(t *testing.T) {
 	out, errOut, code = runRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--users", users, "--json")
 	require.Equal(t, 1, code, errOut)
 	var rep struct {
-		Summary       exitclient.AuditSummary `json:"summary"`
-		MissingByUser []exitclient.UserCount  `json:"missing_by_user"`
-		Items         []exitclient.AuditItem  `json:"items"`
+		Summary       audit.Summary     `json:"summary"`
+		MissingByUser []audit.UserCount `json:"missing_by_user"`
+		Items         []audit.Item      `json:"items"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
-	require.Equal(t, exitclient.AuditSummary{Total: 4, Reachable: 1, Missing: 2, Invalid: 1}, rep.Summary)
-	require.Equal(t, []exitclient.UserCount{{UserID: base64.StdEncoding.EncodeToString(bobID), User: "bob@example.com", Resources: 2}}, rep.MissingByUser)
+	require.Equal(t, audit.Summary{Total: 4, Reachable: 1, Missing: 2, Invalid: 1}, rep.Summary)
+	require.Equal(t, []audit.UserCount{{UserID: base64.StdEncoding.EncodeToString(bobID), User: "bob@example.com", Resources: 2}}, rep.MissingByUser)
 	require.Len(t, rep.Items, 3)
 	require.Equal(t, "b1.bin", rep.Items[0].Source)
-	require.Equal(t, []exitclient.Holder{{UserID: base64.StdEncoding.EncodeToString(bobID), User: "bob@example.com"}}, rep.Items[0].Holders)
+	require.Equal(t, []audit.Holder{{UserID: base64.StdEncoding.EncodeToString(bobID), User: "bob@example.com"}}, rep.Items[0].Holders)
 	require.Equal(t, 7, rep.Items[0].Format)
 
 	// Once everything is reachable: exit 0, and an empty list of items.

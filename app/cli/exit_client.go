@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
 )
 
 // exitInterrupted is the exit code of a bulk client stopped by Ctrl-C (128 + SIGINT, as shells
@@ -26,7 +27,7 @@ func clientStopped(ctx context.Context, p *prog, name string, err error, summary
 		fmt.Fprintf(p.stderr, "idvault %s: %s\n", name, printable(cfg.Error()))
 		return exitUsage
 	}
-	if errors.As(err, new(*exitclient.UsageError)) {
+	if errors.As(err, new(*records.UsageError)) {
 		fmt.Fprintf(p.stderr, "idvault %s: %s\n", name, printable(err.Error()))
 		return exitUsage
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 )
@@ -124,7 +124,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	require.Contains(t, errOut, "stopped: no request to the exit server at "+srv.URL+" succeeded for")
 	require.Contains(t, errOut, "80 files: ")
 	require.Contains(t, errOut, "rerun to continue")
-	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix))
 	require.Empty(t, parts)
 
 	fresh := filepath.Join(dir, "fresh")
@@ -210,7 +210,7 @@ func hangingDecrypt(t *testing.T, ok int32) hanging {
 func cancelWhenPart(t *testing.T, out string, hung chan struct{}, cancel func()) {
 	<-hung
 	for range 2000 {
-		if parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix)); len(parts) > 0 {
+		if parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix)); len(parts) > 0 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -5,7 +5,7 @@ package cli
 func exitCommand() *command {
 	return &command{
 		name:    "exit",
-		summary: "the exit server over a restored dump; exit tooling: gen-dump, load-dump, import, decrypt, decrypt-records, audit, forget",
+		summary: "the exit server over a restored dump; exit tooling: gen-dump, load-dump, import, decrypt, decrypt-records, decrypt-table, audit, forget",
 		help: `Without a subcommand, runs the exit server: it imports users' private identities into the
 database restored from an exit dump (PUT /v1/identities) and decrypts the app's data
 (POST /v1/decrypt). Every flag is also a key of the config's exit: section and an
@@ -18,12 +18,13 @@ IDVAULT_EXIT__* variable (IDVAULT_EXIT__DB, IDVAULT_EXIT__TOKEN keep secrets off
 // exitSubcommands lists the exit tooling commands.
 func exitSubcommands() []*command {
 	return []*command{
-		{name: "gen-dump", summary: "write a synthetic dump (SQL files, identities, ciphertexts, manifest)", run: runGenDump},
-		{name: "load-dump", args: "DIR", summary: "load a dump's numbered SQL files into PostgreSQL", run: runLoadDump},
-		{name: "import", args: "FILE", summary: "import private identities into an exit server, in batches", run: runExitImport},
-		{name: "decrypt", summary: "decrypt a tree of files through an exit server (resumable)", run: runExitDecrypt},
+		exitGenDumpCommand(),
+		exitLoadDumpCommand(),
+		exitImportCommand(),
+		exitDecryptCommand(),
 		exitRecordsCommand(),
+		exitTableCommand(),
 		exitAuditCommand(),
-		{name: "forget", summary: "delete the imported identities and every key derived from them from the exit database", run: runExitForget},
+		exitForgetCommand(),
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -17,10 +16,10 @@ import (
 // dbFlag registers --db for the commands that connect to the exit database themselves
 // (load-dump, forget) and returns how to read it: the flag, else IDVAULT_EXIT__DB, which keeps
 // a password out of the process list. An empty --db is refused, not taken for the variable.
-func (p *prog) dbFlag(fs *flag.FlagSet, what string) func() string {
-	db := fs.String("db", "", "PostgreSQL connection string `DSN` "+what+" (or IDVAULT_EXIT__DB, which keeps a password off the command line)")
-	p.nonEmptyFlags(fs, "db")
-	return func() string { return cmp.Or(*db, p.getenv("IDVAULT_EXIT__DB")) }
+func dbFlag(c *cmdline, what string) func() string {
+	db := c.String("db", "", "PostgreSQL connection string `DSN` "+what+" (or IDVAULT_EXIT__DB, which keeps a password off the command line)")
+	c.nonEmpty("db")
+	return func() string { return cmp.Or(*db, c.p.getenv("IDVAULT_EXIT__DB")) }
 }
 
 // openExitDB opens the restored dump for the exit server: it checks the dump's tables and the

@@ -11,43 +11,57 @@ import (
 	"github.com/idvault/idvault/exit/exitdb"
 )
 
-// runExitForget is `idvault exit forget`: deletes the imported identities and every key
+// exitForgetCommand is `idvault exit forget`: deletes the imported identities and every key
 // derived from them (the exit_* tables) from the exit database, after an exit, and leaves none
 // of them readable in the tables' files or statistics.
-func runExitForget(ctx context.Context, p *prog, args []string) int {
-	fs := p.newFlags("exit forget", "exit forget [--db DSN] [--yes] [--wait DURATION]\n\n"+
-		"Deletes from the exit database every imported identity and every key derived from them: the\n"+
-		"rows of exit_identities, exit_user_keys, exit_group_keys and exit_provisional_keys (private\n"+
-		"keys, in clear), for every app. Then it leaves no key readable in the database: it rewrites\n"+
-		"those tables (VACUUM FULL) and checks their new files hold no row, replaces their statistics\n"+
-		"(which ANALYZE, autovacuum's included, fills with sampled keys) and rewrites pg_statistic. The\n"+
-		"dump's own tables stay. Without --yes it only prints what it would delete and exits 2.\n\n"+
-		"A transaction whose snapshot is older than the delete (an open REPEATABLE READ transaction, a\n"+
-		"pg_dump, a prepared transaction, a replication slot) makes PostgreSQL keep the deleted rows in\n"+
-		"the files: forget waits for it (--wait), then exits 1 naming each (pid, user, application,\n"+
-		"since when) with the rows deleted but possibly still in the files; end them and rerun.\n\n"+
-		"Run it as the owner of the exit database (with SELECT, INSERT and DELETE on those tables, which\n"+
-		"their owner has) or a superuser: anyone else is refused before anything is deleted. Stop the\n"+
-		"exit servers first: a running server keeps the keys it resolved in memory. A database without any\n"+
-		"of those tables is refused (exit 1): no exit server ever ran on it, so it is not the exit\n"+
-		"database. Copies outside the live tables are not reached (write-ahead log, backups, the\n"+
-		"server log): the summary lists them.")
-	db := p.dbFlag(fs, "of the exit database")
-	yes := fs.Bool("yes", false, "delete (without it: print what would be deleted, exit 2)")
-	wait := fs.Duration("wait", time.Minute, "how long to wait for older snapshots and locks that keep the deleted rows in the files (0: do not wait)")
-	pos, code, ok := p.parse(fs, args)
-	if !ok {
-		return code
+func exitForgetCommand() *command {
+	return &command{
+		name:    "forget",
+		summary: "delete the imported identities and every key derived from them from the exit database",
+		help: "Deletes from the exit database every imported identity and every key derived from them: the\n" +
+			"rows of exit_identities, exit_user_keys, exit_group_keys and exit_provisional_keys (private\n" +
+			"keys, in clear), for every app. Then it leaves no key readable in the database: it rewrites\n" +
+			"those tables (VACUUM FULL) and checks their new files hold no row, replaces their statistics\n" +
+			"(which ANALYZE, autovacuum's included, fills with sampled keys) and rewrites pg_statistic. The\n" +
+			"dump's own tables stay. Without --yes it only prints what it would delete and exits 2.\n\n" +
+			"A transaction whose snapshot is older than the delete (an open REPEATABLE READ transaction, a\n" +
+			"pg_dump, a prepared transaction, a replication slot) makes PostgreSQL keep the deleted rows in\n" +
+			"the files: forget waits for it (--wait), then exits 1 naming each (pid, user, application,\n" +
+			"since when) with the rows deleted but possibly still in the files; end them and rerun.\n\n" +
+			"Run it as the owner of the exit database (with SELECT, INSERT and DELETE on those tables, which\n" +
+			"their owner has) or a superuser: anyone else is refused before anything is deleted. Stop the\n" +
+			"exit servers first: a running server keeps the keys it resolved in memory. A database without any\n" +
+			"of those tables is refused (exit 1): no exit server ever ran on it, so it is not the exit\n" +
+			"database. Copies outside the live tables are not reached (write-ahead log, backups, the\n" +
+			"server log): the summary lists them.",
+		setup: func(c *cmdline) runFunc {
+			db := dbFlag(c, "of the exit database")
+			yes := c.Bool("yes", false, "delete (without it: print what would be deleted, exit 2)")
+			wait := c.Duration("wait", time.Minute, "how long to wait for older snapshots and locks that keep the deleted rows in the files (0: do not wait)")
+			return func(ctx context.Context, args []string) int {
+				p := c.p
+				dsn := db()
+				if dsn == "" || len(args) > 0 {
+					fmt.Fprintln(p.stderr, "idvault exit forget: --db DSN (or IDVAULT_EXIT__DB) and no argument are required")
+					return exitUsage
+				}
+				if *wait < 0 {
+					fmt.Fprintln(p.stderr, "idvault exit forget: --wait must not be negative")
+					return exitUsage
+				}
+				if code, ok := p.forgetCheck(ctx, dsn, *yes); !ok {
+					return code
+				}
+				return p.forget(ctx, dsn, *wait)
+			}
+		},
 	}
-	dsn := db()
-	if dsn == "" || len(pos) > 0 {
-		fmt.Fprintln(p.stderr, "idvault exit forget: --db DSN (or IDVAULT_EXIT__DB) and no argument are required")
-		return exitUsage
-	}
-	if *wait < 0 {
-		fmt.Fprintln(p.stderr, "idvault exit forget: --wait must not be negative")
-		return exitUsage
-	}
+}
+
+// forgetCheck counts what forget would delete from the database dsn names, and says whether
+// to go on (without --yes it prints the counts and stops, exit 2; so does a database that holds
+// none of the exit tables, exit 1).
+func (p *prog) forgetCheck(ctx context.Context, dsn string, yes bool) (code int, ok bool) {
 	if n, err := exitdb.OtherSessions(ctx, dsn); err == nil && n > 0 {
 		fmt.Fprintf(p.stderr, "idvault exit forget: warning: %d other sessions are connected to this database; "+
 			"an exit server still running keeps the keys it resolved in memory: stop it\n", n)
@@ -55,21 +69,26 @@ func runExitForget(ctx context.Context, p *prog, args []string) int {
 	counts, err := exitdb.CountImported(ctx, dsn)
 	if err != nil {
 		fmt.Fprintf(p.stderr, "idvault exit forget: %v\n", err)
-		return exitFail
+		return exitFail, false
 	}
 	if noneExists(counts) {
 		// Most likely the wrong database: deleting nothing there and exiting 0 would leave
 		// the keys where they are while saying they are gone.
 		printRows(p.stdout, counts)
 		fmt.Fprintln(p.stderr, "idvault exit forget: this database holds none of the exit tables (no exit server ever ran on it): is --db the exit database? nothing deleted")
-		return exitFail
+		return exitFail, false
 	}
-	if !*yes {
+	if !yes {
 		n := printRows(p.stdout, counts)
 		fmt.Fprintf(p.stderr, "idvault exit forget: would delete %d rows (listed above); nothing deleted: rerun with --yes\n", n)
-		return exitUsage
+		return exitUsage, false
 	}
-	deleted, err := exitdb.Forget(ctx, dsn, exitdb.ForgetOptions{Wait: *wait})
+	return 0, true
+}
+
+// forget deletes the imported identities and their keys, and reports what it did.
+func (p *prog) forget(ctx context.Context, dsn string, wait time.Duration) int {
+	deleted, err := exitdb.Forget(ctx, dsn, exitdb.ForgetOptions{Wait: wait})
 	if deleted != nil {
 		printRows(p.stdout, deleted)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/records"
 )
 
 // listFlag is a repeatable string flag (--field A --field B).
@@ -44,8 +46,8 @@ some failed (every record is still written) or the run stopped, 2 for a usage er
 			var fields listFlag
 			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts (repeat for several)")
 			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
-			encoding := c.String("encoding", exitclient.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
-			clearEnc := c.String("clear-encoding", exitclient.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
+			encoding := c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
+			clearEnc := c.String("clear-encoding", records.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
 			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
 			key := c.String("key", "", "column or top-level key `NAME` whose value each --errors line carries as \"key\" (a primary key)")
 			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
@@ -85,18 +87,18 @@ some failed (every record is still written) or the run stopped, 2 for a usage er
 						return c.usageError("--errors and %s name the same file", other.flag)
 					}
 				}
-				opts := exitclient.RecordOptions{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs, Key: *key}
+				opts := records.Options{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs, Key: *key}
 				if len(ageTo) > 0 || *ageFile != "" {
-					recipients, err := exitclient.AgeRecipients(ageTo, *ageFile)
+					recipients, err := outfiles.AgeRecipients(ageTo, *ageFile)
 					if err != nil {
 						return c.usageError("%s", printable(err.Error()))
 					}
 					clearSet := false
 					c.Visit(func(fl *flag.Flag) { clearSet = clearSet || fl.Name == "clear-encoding" })
-					if clearSet && *clearEnc != exitclient.EncodingBase64 {
+					if clearSet && *clearEnc != records.EncodingBase64 {
 						return c.usageError("with age, each field is written as the base64 of its age file: --clear-encoding can only be base64")
 					}
-					opts.Seal, opts.ClearEncoding = exitclient.AgeSeal(recipients), exitclient.EncodingBase64
+					opts.Seal, opts.ClearEncoding = outfiles.AgeSeal(recipients), records.EncodingBase64
 				}
 				return p.decryptRecords(ctx, server.client(p), *in, *out, *errorsFile, opts)
 			}
@@ -108,9 +110,9 @@ some failed (every record is still written) or the run stopped, 2 for a usage er
 func recordFormatOf(name string) string {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".csv":
-		return exitclient.FormatCSV
+		return records.FormatCSV
 	case ".jsonl", ".ndjson":
-		return exitclient.FormatJSONL
+		return records.FormatJSONL
 	}
 	return ""
 }
@@ -132,149 +134,187 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && absA == absB
 }
 
-// decryptRecords runs exitclient.DecryptRecords between the files (or standard streams) and
+// decryptRecords runs records.Decrypt between the files (or standard streams) and
 // reports.
-func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts exitclient.RecordOptions) int {
-	const cmd = "exit decrypt-records"
-	const name = "idvault " + cmd
-	// Standard output read as it comes (psql \copy ... FROM STDIN) ends, on any stop, with the
-	// stop line a loader fails on (exitclient.StopWriter).
-	var stdout *exitclient.StopWriter
+func (p *prog) decryptRecords(ctx context.Context, c *exitclient.Client, in, out, errorsFile string, opts records.Options) int {
+	r := &recordsRun{p: p, c: c, in: in, out: out, errorsFile: errorsFile, opts: opts}
 	if out == "-" {
-		stdout = exitclient.NewStopWriter(p.stdout, opts.Format)
-	}
-	stopLine := func(code int) int {
-		if stdout != nil {
-			reason := "an error, named on its standard error"
-			if code == exitInterrupted {
-				reason = "interrupted"
-			}
-			_ = stdout.Stop(reason) // a standard output that fails is why the run stopped
-		}
-		return code
+		// Standard output read as it comes (psql \copy ... FROM STDIN) ends, on any stop, with
+		// the stop line a loader fails on (records.StopWriter).
+		r.stdout = records.NewStopWriter(p.stdout, opts.Format)
 	}
 	// The server, its token and its database are checked before anything is read or written.
 	if err := c.Probe(ctx); err != nil {
 		nothing := "nothing written"
-		if stdout != nil {
+		if r.stdout != nil {
 			nothing = "nothing written but the stop line"
 		}
-		return stopLine(clientStopped(ctx, p, cmd, err, nothing, nil))
+		return r.stop(clientStopped(ctx, p, recordsCmd, err, nothing, nil))
 	}
-	var r io.Reader = p.env.Stdin
-	inputUnchanged := func() error { return nil }
-	if in != "-" {
-		f, err := os.Open(in)
-		if err != nil {
-			fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(err.Error()))
-			return stopLine(exitUsage) // a bad path, as exit decrypt reports one
+	closeIn, err := r.openInput()
+	if err != nil {
+		fmt.Fprintf(p.stderr, "%s: %s\n", recordsName, printable(err.Error()))
+		return r.stop(exitUsage) // a bad path, as exit decrypt reports one
+	}
+	defer closeIn()
+	r.pr = newProgress(p.stderr, "decrypting records", 0)
+	r.opts.Progress = func(n int64) { r.pr.Update("decrypting records", n, 0) }
+	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
+		if r.errorsTree, err = outfiles.OpenTree(filepath.Dir(errorsFile)); err != nil {
+			fmt.Fprintf(p.stderr, "%s: --errors: %s\n", recordsName, printable(err.Error()))
+			return r.stop(exitFail)
 		}
-		defer f.Close()
-		r = f
-		inputUnchanged = unchangedSince(f, in)
+		defer r.errorsTree.Close()
 	}
-	if r == nil {
-		r = strings.NewReader("")
+	return r.report(ctx, r.write(ctx))
+}
+
+const (
+	recordsCmd  = "exit decrypt-records"
+	recordsName = "idvault " + recordsCmd
+)
+
+// recordsRun is one run of exit decrypt-records.
+type recordsRun struct {
+	p                   *prog
+	c                   *exitclient.Client
+	in, out, errorsFile string
+	opts                records.Options
+	stdout              *records.StopWriter // --out -
+	input               io.Reader
+	inputUnchanged      func() error
+	errorsTree          *outfiles.Tree // the directory of --errors FILE
+	pr                  *progress
+	rep                 records.Report
+	whole               bool // every record read was written
+}
+
+// stop ends standard output with the stop line (when it is the output), and returns code.
+func (r *recordsRun) stop(code int) int {
+	if r.stdout != nil {
+		reason := "an error, named on its standard error"
+		if code == exitInterrupted {
+			reason = "interrupted"
+		}
+		_ = r.stdout.Stop(reason) // a standard output that fails is why the run stopped
 	}
-	pr := newProgress(p.stderr, "decrypting records", 0)
-	opts.Progress = func(n int64) { pr.Update("decrypting records", n, 0) }
-	var rep exitclient.RecordsReport
-	whole := false // every record read was written
-	decrypt := func(w io.Writer) error {
-		var err error
-		rep, err = c.DecryptRecords(ctx, r, w, opts)
-		whole = err == nil
-		if err == nil {
-			err = inputUnchanged()
+	return code
+}
+
+// openInput opens --in (standard input for -), and returns how to close it.
+func (r *recordsRun) openInput() (func(), error) {
+	r.inputUnchanged = func() error { return nil }
+	if r.in == "-" {
+		r.input = r.p.env.Stdin
+		if r.input == nil {
+			r.input = strings.NewReader("")
+		}
+		return func() {}, nil
+	}
+	f, err := os.Open(r.in)
+	if err != nil {
+		return nil, err
+	}
+	r.input, r.inputUnchanged = f, unchangedSince(f, r.in)
+	return func() { f.Close() }, nil
+}
+
+// decrypt runs records.Decrypt from the input to w.
+func (r *recordsRun) decrypt(ctx context.Context, w io.Writer) error {
+	var err error
+	r.rep, err = records.Decrypt(ctx, r.c, r.input, w, r.opts)
+	r.whole = err == nil
+	if err == nil {
+		err = r.inputUnchanged()
+	}
+	return err
+}
+
+// withErrors is decrypt with the failures going as JSON lines to --errors, written as --out
+// is: a new part file (0600, no symlink followed) renamed into place once the run is
+// complete, before --out is; or to standard error.
+func (r *recordsRun) withErrors(ctx context.Context, w io.Writer) error {
+	if r.errorsTree == nil {
+		enc := json.NewEncoder(r.p.stderr)
+		enc.SetEscapeHTML(false)
+		r.opts.Errors = func(fe records.FieldError) error { return enc.Encode(fe) }
+		return r.decrypt(ctx, w)
+	}
+	return r.errorsTree.Write(filepath.Base(r.errorsFile), func(ew io.Writer) error {
+		bw := bufio.NewWriterSize(ew, 64<<10)
+		enc := json.NewEncoder(bw)
+		enc.SetEscapeHTML(false)
+		r.opts.Errors = func(fe records.FieldError) error { return enc.Encode(fe) }
+		err := r.decrypt(ctx, w)
+		// The last failures sit in bw until here: a full disk then loses them, and the run
+		// must say so rather than leave a short --errors beside a summary that counts them.
+		if ferr := bw.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("write errors: %w", ferr)
 		}
 		return err
-	}
-	// Failures go as JSON lines to --errors, written as --out is: a new part file (0600, no
-	// symlink followed) renamed into place once the run is complete, before --out is; or to
-	// standard error.
-	var errorsTree *exitclient.OutputTree
-	run := func(w io.Writer) error {
-		if errorsTree == nil {
-			enc := json.NewEncoder(p.stderr)
-			enc.SetEscapeHTML(false)
-			opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
-			return decrypt(w)
-		}
-		return errorsTree.Write(filepath.Base(errorsFile), func(ew io.Writer) error {
-			bw := bufio.NewWriterSize(ew, 64<<10)
-			enc := json.NewEncoder(bw)
-			enc.SetEscapeHTML(false)
-			opts.Errors = func(fe exitclient.FieldError) error { return enc.Encode(fe) }
-			err := decrypt(w)
-			// The last failures sit in bw until here: a full disk then loses them, and the run
-			// must say so rather than leave a short --errors beside a summary that counts them.
-			if ferr := bw.Flush(); err == nil && ferr != nil {
-				err = fmt.Errorf("write errors: %w", ferr)
-			}
-			return err
-		})
-	}
+	})
+}
+
+// write decrypts to --out: standard output, or the safe writer of exit decrypt (a new part
+// file, 0600, no symlink followed, synced, renamed over the final name only once complete).
+func (r *recordsRun) write(ctx context.Context) error {
+	run := func(w io.Writer) error { return r.withErrors(ctx, w) }
 	var err error
-	if errorsFile != "" && errorsFile != "-" { // "-" is a standard stream, as for --in and --out
-		errorsTree, err = exitclient.OpenOutputTree(filepath.Dir(errorsFile))
-		if err != nil {
-			fmt.Fprintf(p.stderr, "%s: --errors: %s\n", name, printable(err.Error()))
-			return stopLine(exitFail)
-		}
-		defer errorsTree.Close()
-	}
-	if out == "-" {
-		err = run(stdout)
+	if r.out == "-" {
+		err = run(r.stdout)
 	} else {
-		// The safe writer of exit decrypt: a new part file (0600, no symlink followed), synced,
-		// renamed over the final name only once complete.
-		var tree *exitclient.OutputTree
-		if tree, err = exitclient.OpenOutputTree(filepath.Dir(out)); err == nil {
-			err = tree.Write(filepath.Base(out), run)
+		var tree *outfiles.Tree
+		if tree, err = outfiles.OpenTree(filepath.Dir(r.out)); err == nil {
+			err = tree.Write(filepath.Base(r.out), run)
 			if err == nil {
 				err = tree.Sync() // the output's name survives a power loss before the summary
 			}
 			tree.Close()
 		}
 	}
-	if err == nil && errorsTree != nil {
-		err = errorsTree.Sync()
+	if err == nil && r.errorsTree != nil {
+		err = r.errorsTree.Sync()
 	}
+	return err
+}
+
+// report says how the run ended (err: what write returned) and returns the exit code.
+func (r *recordsRun) report(ctx context.Context, err error) int {
+	p, rep := r.p, r.rep
 	summary := fmt.Sprintf("%d records: %d fields decrypted, %d empty or null, %d failed",
 		rep.Records, rep.Decrypted, rep.Empty, rep.Failed)
-	if errors.Is(err, exitclient.ErrNoRecord) {
+	var unsafe *outfiles.UnsafeOutputError
+	switch {
+	case errors.Is(err, records.ErrNoRecord):
 		// As exit import on a file that holds no identity: exit 1, nothing written.
-		pr.Fail()
+		r.pr.Fail()
 		src := "standard input"
-		if in != "-" {
-			src = strconv.Quote(in)
+		if r.in != "-" {
+			src = strconv.Quote(r.in)
 		}
-		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines): nothing written\n", name, printable(src))
+		fmt.Fprintf(p.stderr, "%s: %s holds no record (it is empty, or holds only blank lines): nothing written\n", recordsName, printable(src))
 		return exitFail
-	}
-	var unsafe *exitclient.UnsafeOutputError
-	if errors.As(err, &unsafe) {
+	case errors.As(err, &unsafe):
 		// Something planted at --out's or --errors' name (or their part files'): refused
 		// before any record is read.
-		pr.Fail()
-		fmt.Fprintf(p.stderr, "%s: %s\n", name, printable(unsafe.Error()))
-		return stopLine(exitUsage)
-	}
-	if err != nil {
-		pr.Fail()
+		r.pr.Fail()
+		fmt.Fprintf(p.stderr, "%s: %s\n", recordsName, printable(unsafe.Error()))
+		return r.stop(exitUsage)
+	case err != nil:
+		r.pr.Fail()
 		written := "no output file written"
 		switch {
-		case out == "-" && whole:
+		case r.out == "-" && r.whole:
 			written = "every record read was written to standard output, then the stop line"
-		case out == "-":
+		case r.out == "-":
 			written = "standard output ends on a whole record, then the stop line"
 		}
-		if errorsTree != nil {
+		if r.errorsTree != nil {
 			written += "; --errors left as it was"
 		}
-		return stopLine(clientStopped(ctx, p, cmd, err, summary+"; "+written, nil))
+		return r.stop(clientStopped(ctx, p, recordsCmd, err, summary+"; "+written, nil))
 	}
-	pr.Done(summary)
+	r.pr.Done(summary)
 	if rep.Failed > 0 {
 		return exitFail
 	}

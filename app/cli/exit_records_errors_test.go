@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 )
 
 // --errors is written as --out is: a symlink planted at its name (in a shared directory) is
@@ -43,17 +43,17 @@ func TestExitDecryptRecordsErrorsFileIsSafe(t *testing.T) {
 
 	// A symlink at the part file's name is not followed either.
 	require.NoError(t, os.Remove(link))
-	require.NoError(t, os.Symlink(target, link+exitclient.PartSuffix))
+	require.NoError(t, os.Symlink(target, link+outfiles.PartSuffix))
 	out, errOut, code = runRecords(t, "", args(link)...)
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "refusing to write")
-	require.Contains(t, errOut, "errors.jsonl"+exitclient.PartSuffix)
+	require.Contains(t, errOut, "errors.jsonl"+outfiles.PartSuffix)
 	require.NotContains(t, out, "41,")
 	got, err = os.ReadFile(target)
 	require.NoError(t, err)
 	require.Equal(t, "keep me\n", string(got))
 	require.NoFileExists(t, link)
-	require.NoError(t, os.Remove(link+exitclient.PartSuffix))
+	require.NoError(t, os.Remove(link+outfiles.PartSuffix))
 
 	// A file planted world-writable: the run's list replaces it, 0600.
 	require.NoError(t, os.WriteFile(link, []byte("planted\n"), 0o666))

@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -38,7 +39,7 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 	require.Contains(t, errOut, "no space left on device")
 	require.Contains(t, errOut, "no output file written")
 	require.NoFileExists(t, out)
-	require.NoFileExists(t, out+exitclient.PartSuffix)
+	require.NoFileExists(t, out+outfiles.PartSuffix)
 
 	// To standard output, the records are all out already: the message says so, and the stop
 	// line after them makes a loader refuse the whole (the failures it holds are not listed).
@@ -46,9 +47,9 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "no space left on device")
 	require.Contains(t, errOut, "every record read was written to standard output, then the stop line")
-	require.Equal(t, "id,v\n1,not base64!\n2,nor this!\n"+string(exitclient.StopLine("an error, named on its standard error")), stdout)
+	require.Equal(t, "id,v\n1,not base64!\n2,nor this!\n"+string(records.StopLine("an error, named on its standard error")), stdout)
 	require.NoFileExists(t, errs)
-	require.NoFileExists(t, errs+exitclient.PartSuffix)
+	require.NoFileExists(t, errs+outfiles.PartSuffix)
 }
 
 // A records file that grows or is cut short while it is read (an export still running) stops

@@ -19,6 +19,8 @@ import (
 	"github.com/idvault/idvault/app/cli"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
@@ -62,11 +64,11 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	require.Equal(t, `{"e":"x"}`+"\n"+`{"e":"`+notMine+`"}`+"\n", string(got), "every record is written, the failed one with its ciphertext")
 	raw, err := os.ReadFile(errs)
 	require.NoError(t, err)
-	var fe exitclient.FieldError
+	var fe records.FieldError
 	require.NoError(t, json.Unmarshal(raw, &fe))
-	require.Equal(t, exitclient.FieldError{Record: 2, Field: "e", Code: "key_not_found", Message: fe.Message}, fe)
+	require.Equal(t, records.FieldError{Record: 2, Field: "e", Code: "key_not_found", Message: fe.Message}, fe)
 	require.True(t, strings.HasSuffix(string(raw), "}\n") && bytes.Count(raw, []byte("\n")) == 1, "one JSON line per failure: %s", raw)
-	_, err = os.Stat(dst + exitclient.PartSuffix)
+	_, err = os.Stat(dst + outfiles.PartSuffix)
 	require.True(t, os.IsNotExist(err), "no temporary file left")
 
 	// Without --errors, or with --errors - ("-" is a standard stream, as for --in and --out,
@@ -101,7 +103,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "stopped")
 	require.Contains(t, errOut, "no output file written")
-	for _, name := range []string{"none.jsonl", "none.jsonl" + exitclient.PartSuffix} {
+	for _, name := range []string{"none.jsonl", "none.jsonl" + outfiles.PartSuffix} {
 		_, err = os.Stat(filepath.Join(dir, name))
 		require.True(t, os.IsNotExist(err), "%s must not exist after a stopped run", name)
 	}
@@ -154,7 +156,7 @@ func TestExitDecryptRecordsNoRecord(t *testing.T) {
 		require.Contains(t, errOut, "nothing written", tc.name)
 		require.Empty(t, out)
 		require.NoFileExists(t, dst, tc.name)
-		require.NoFileExists(t, dst+exitclient.PartSuffix, tc.name)
+		require.NoFileExists(t, dst+outfiles.PartSuffix, tc.name)
 
 		out, errOut, code = runRecords(t, tc.content, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", tc.format, "--field", "email")
 		require.Equal(t, 1, code, "%s on standard input: %s", tc.name, errOut)

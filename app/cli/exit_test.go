@@ -20,6 +20,7 @@ import (
 	"github.com/idvault/idvault/app/cli"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
@@ -181,7 +182,7 @@ func TestExitDecryptResumesAfterKill(t *testing.T) {
 	finals := func() int {
 		n := 0
 		_ = filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(path, exitclient.PartSuffix) {
+			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(path, outfiles.PartSuffix) {
 				n++
 			}
 			return nil
@@ -212,7 +213,7 @@ func TestExitDecryptResumesAfterKill(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(out, rel))
 		require.NoError(t, err)
 		require.True(t, bytes.Equal(clear, got), rel)
-		_, err = os.Stat(filepath.Join(out, rel+exitclient.PartSuffix))
+		_, err = os.Stat(filepath.Join(out, rel+outfiles.PartSuffix))
 		require.True(t, os.IsNotExist(err), "no temporary file left after the rerun: %s", rel)
 	}
 }

@@ -79,15 +79,7 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if err := checkDirectories(c); err != nil {
 		return err
 	}
-	mk, created, err := store.LoadOrCreateMasterKey(c.Store.KeyFile, c.Store.Path)
-	if err != nil {
-		return err
-	}
-	if created {
-		log.Warn("created a new master key: back it up apart from the data file; without it no secret can be read", "key_file", c.Store.KeyFile)
-	}
-	st, err := openDataFile(store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout,
-		RecordCacheBytes: recordCacheBytes(c.Store.RecordCacheMiB)}, c.Store.KeyFile)
+	st, mk, err := openServerStore(c, log)
 	if err != nil {
 		return err
 	}
@@ -123,6 +115,30 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if werr := writeAddrFile(c.Store.Path, addr); werr != nil {
 		log.Warn("could not record the listen address beside the data file; the app and backup commands will use server.listen", "err", werr)
 	}
+	logListening(log, c, addr)
+	return serveUntilDone(ctx, p, srv.Serve, ln, log, c.Server.ShutdownTimeout, srv.App.ShutdownWithTimeout)
+}
+
+// openServerStore loads the master key (created, with a warning, on the first start) and opens the
+// data file with it.
+func openServerStore(c config.Config, log *slog.Logger) (*store.Store, *store.MasterKey, error) {
+	mk, created, err := store.LoadOrCreateMasterKey(c.Store.KeyFile, c.Store.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if created {
+		log.Warn("created a new master key: back it up apart from the data file; without it no secret can be read", "key_file", c.Store.KeyFile)
+	}
+	st, err := openDataFile(store.Options{Path: c.Store.Path, MasterKey: mk, LockTimeout: c.Store.LockTimeout,
+		RecordCacheBytes: recordCacheBytes(c.Store.RecordCacheMiB)}, c.Store.KeyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, mk, nil
+}
+
+// logListening says where the server listens and what it serves.
+func logListening(log *slog.Logger, c config.Config, addr string) {
 	log.Info("idvault listening", "addr", addr, "data", c.Store.Path,
 		"fakeauth", c.FakeAuth.Enabled, "identity_server", c.IdentityServer.Enabled,
 		"identity_server_oidc", c.IdentityServer.Enabled && c.IdentityServer.OIDC.On(), "verification", c.Verification.Enabled,
@@ -130,7 +146,6 @@ func serve(ctx context.Context, p *prog, c config.Config, log *slog.Logger) (err
 	if c.Console.On(c.Server.Listen) {
 		log.Info("web console: sign in with the admin token", "url", "http://"+addr+"/console/")
 	}
-	return serveUntilDone(ctx, p, srv.Serve, ln, log, c.Server.ShutdownTimeout, srv.App.ShutdownWithTimeout)
 }
 
 // ensureAdminToken returns the admin token: admin.token when set, else the one in the token

@@ -12,29 +12,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/audit"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
 // auditTree and auditRecords run the audit as idvault exit audit does for a directory and for
 // a file of records, and collect the items it reports.
-func auditTree(t *testing.T, c *exitclient.Client, dir string, opts exitclient.AuditOptions) (exitclient.AuditReport, []exitclient.AuditItem) {
+func auditTree(t *testing.T, c *exitclient.Client, dir string, opts audit.Options) (audit.Report, []audit.Item) {
 	t.Helper()
-	var items []exitclient.AuditItem
-	opts.Item = func(it exitclient.AuditItem) error { items = append(items, it); return nil }
-	rep, err := c.AuditTree(context.Background(), dir, opts)
+	var items []audit.Item
+	opts.Item = func(it audit.Item) error { items = append(items, it); return nil }
+	rep, err := audit.Tree(context.Background(), c, dir, opts)
 	require.NoError(t, err)
 	return rep, items
 }
 
-func auditRecords(t *testing.T, c *exitclient.Client, path string, opts exitclient.AuditOptions) (exitclient.AuditReport, []exitclient.AuditItem) {
+func auditRecords(t *testing.T, c *exitclient.Client, path string, opts audit.Options) (audit.Report, []audit.Item) {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	var items []exitclient.AuditItem
-	opts.Item = func(it exitclient.AuditItem) error { items = append(items, it); return nil }
-	rep, err := c.AuditRecords(context.Background(), f, opts)
+	var items []audit.Item
+	opts.Item = func(it audit.Item) error { items = append(items, it); return nil }
+	rep, err := audit.Records(context.Background(), c, f, opts)
 	require.NoError(t, err)
 	return rep, items
 }
@@ -70,21 +72,21 @@ func TestAuditTree(t *testing.T) {
 	put("short.bin", []byte{2, 1, 2, 3})
 	require.NoError(t, os.Symlink(filepath.Join(in, "d0", "f00.bin"), filepath.Join(in, "link.bin"))) // exit decrypt does not follow it
 
-	rep, items := auditTree(t, c, in, exitclient.AuditOptions{Users: []string{"alice@example.com", "bob@example.com", "nobody@example.com"}})
-	require.Equal(t, exitclient.AuditSummary{Total: 14, Reachable: 4, Missing: 6, Invalid: 4}, rep.Summary)
+	rep, items := auditTree(t, c, in, audit.Options{Users: []string{"alice@example.com", "bob@example.com", "nobody@example.com"}})
+	require.Equal(t, audit.Summary{Total: 14, Reachable: 4, Missing: 6, Invalid: 4}, rep.Summary)
 	b64 := base64.StdEncoding.EncodeToString
-	require.ElementsMatch(t, []exitclient.UserCount{
+	require.ElementsMatch(t, []audit.UserCount{
 		{UserID: b64(bobID), User: "bob@example.com", Resources: 3},
 		{UserID: b64(carolID), Resources: 3},
 	}, rep.MissingByUser)
 	invalid := map[string]string{}
-	missing := map[string]exitclient.AuditItem{}
+	missing := map[string]audit.Item{}
 	for _, it := range items {
-		if it.Status == exitclient.AuditInvalid {
+		if it.Status == audit.Invalid {
 			invalid[it.Source] = it.Reason
 			continue
 		}
-		require.Equal(t, exitclient.AuditMissing, it.Status)
+		require.Equal(t, audit.Missing, it.Status)
 		require.Len(t, it.Holders, 1)
 		require.NotEmpty(t, it.ResourceID)
 		missing[it.Source] = it
@@ -109,10 +111,10 @@ func TestAuditTree(t *testing.T) {
 	// Follow the advice: import the holders, audit again, decrypt.
 	_, err = c.Import(context.Background(), []exitclient.Identity{{Value: bob, Line: 1}, {Value: carol, Line: 2}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
-	rep, _ = auditTree(t, c, in, exitclient.AuditOptions{})
-	require.Equal(t, exitclient.AuditSummary{Total: 14, Reachable: 10, Invalid: 4}, rep.Summary)
+	rep, _ = auditTree(t, c, in, audit.Options{})
+	require.Equal(t, audit.Summary{Total: 14, Reachable: 10, Invalid: 4}, rep.Summary)
 	out := filepath.Join(t.TempDir(), "clear")
-	drep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	drep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 10, drep.Decrypted)
 	for rel, clear := range want {
@@ -141,16 +143,16 @@ func TestAuditRecords(t *testing.T) {
 	in.WriteString("x,!!,AAAA\n")
 	path := filepath.Join(t.TempDir(), "r.csv")
 	write(t, path, []byte(in.String()))
-	rep, items := auditRecords(t, c, path, exitclient.AuditOptions{Format: "csv", Fields: []string{"a", "b"}, Users: []string{"who"}})
-	require.Equal(t, exitclient.AuditSummary{Total: 12002, Missing: 12000, Invalid: 2}, rep.Summary)
-	require.Equal(t, []exitclient.UserCount{{UserID: base64.StdEncoding.EncodeToString(whoID), User: "who", Resources: 12000}}, rep.MissingByUser)
+	rep, items := auditRecords(t, c, path, audit.Options{Format: "csv", Fields: []string{"a", "b"}, Users: []string{"who"}})
+	require.Equal(t, audit.Summary{Total: 12002, Missing: 12000, Invalid: 2}, rep.Summary)
+	require.Equal(t, []audit.UserCount{{UserID: base64.StdEncoding.EncodeToString(whoID), User: "who", Resources: 12000}}, rep.MissingByUser)
 	require.Equal(t, "1:a", items[0].Source)
 	require.Equal(t, "12001:a", items[12000].Source)
-	require.Equal(t, exitclient.AuditInvalid, items[12001].Status)
+	require.Equal(t, audit.Invalid, items[12001].Status)
 	require.Equal(t, "12001:b", items[12001].Source)
 
 	_, err := c.Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
-	rep, _ = auditRecords(t, c, path, exitclient.AuditOptions{Format: "csv", Fields: []string{"a"}})
-	require.Equal(t, exitclient.AuditSummary{Total: 12001, Reachable: 12000, Invalid: 1}, rep.Summary)
+	rep, _ = auditRecords(t, c, path, audit.Options{Format: "csv", Fields: []string{"a"}})
+	require.Equal(t, audit.Summary{Total: 12001, Reachable: 12000, Invalid: 1}, rep.Summary)
 }

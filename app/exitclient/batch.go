@@ -9,14 +9,14 @@ import (
 	"net/http"
 )
 
-// Limits the client keeps its batches under; the server's are 10000 items and 8 MiB
+// Limits the callers keep their batches under; the server's are 10000 items and 8 MiB
 // (exitserver.DecryptBatchItems, DecryptBatchBytes), so a batch is never refused for its size.
 const (
-	batchItems = 1000
-	batchBytes = 1 << 20
-	// bigValue is the size from which a ciphertext goes alone to POST /v1/decrypt (a stream
-	// route without the batch's size limit) instead of into a batch.
-	bigValue = 1 << 20
+	BatchItems = 1000
+	BatchBytes = 1 << 20
+	// BigValue is the size from which a ciphertext goes alone to POST /v1/decrypt (DecryptOne,
+	// a stream route without the batch's size limit) instead of into a batch.
+	BigValue = 1 << 20
 )
 
 // BatchResult is the outcome of one ciphertext of a batch: Clear when Code is empty,
@@ -45,12 +45,13 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 	return ParseBatchAnswer(raw, len(items))
 }
 
-// decryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch.
+// DecryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch
+// (BigValue and over).
 // The error is for the run (the server unreachable past the budget, a refused token); the
 // value's own failure is in the result. An answer cut midway is asked for once more: a server
 // killed while it answered gives it whole once it is back (the retry waits for it under the
 // budget), and a stream the server cuts on purpose (a bad chunk) is cut again, stream_aborted.
-func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
+func (c *Client) DecryptOne(ctx context.Context, ct []byte) (BatchResult, error) {
 	var err error
 	for attempt := 1; attempt <= 2; attempt++ {
 		var resp *http.Response
@@ -70,7 +71,7 @@ func (c *Client) decryptOne(ctx context.Context, ct []byte) (BatchResult, error)
 	}
 	var api *APIError
 	switch {
-	case stopsRun(err), ctx.Err() != nil:
+	case StopsRun(err), ctx.Err() != nil:
 		return BatchResult{}, err
 	case errors.As(err, &api):
 		return BatchResult{Code: api.Code, Message: api.Message}, nil

@@ -1,12 +1,15 @@
-// Package exitclient is the bulk client of the exit server (`idvault exit import` and
-// `idvault exit decrypt`): identities imported in batches, and a tree of ciphertexts mirrored
-// into clear files, with resumable output and a report of every failure by file and error code.
+// Package exitclient is the transport to the exit server: every request of the exit commands
+// goes through a Client (Do), which retries under a run-wide RetryBudget, abandons an attempt
+// that moves no byte (the watchdog), and names every failure by a code for the reports (Code).
+// On it sit the server's calls: Probe, Import (identities in batches), DecryptBatch, DecryptOne
+// and AuditIDs. The runs built on it live in the packages below: tree (a directory of
+// ciphertext files), records (CSV and JSON-lines fields), audit (which keys are reachable), and
+// outfiles writes their clear files.
 //
 // It fails well: Probe checks the server once before any work (a bad URL or a refused token is
 // a *ConfigError, reported once); retries are shared by the whole run through a RetryBudget, so
 // a dead server stops the run once with an *UnavailableError naming it instead of failing every
-// file; and clear files are created new, mode 0600, without following any symlink under the
-// output directory. Other bulk commands reuse Probe, RetryBudget and Do.
+// item.
 package exitclient
 
 import (
@@ -26,10 +29,6 @@ import (
 
 	"github.com/idvault/idvault/app/userinfo"
 )
-
-// CodeOutputFailed is the failure code of a file whose clear file could not be written (an
-// *OutputError that does not stop the run, such as a name too long for the output's file system).
-const CodeOutputFailed = "output_failed"
 
 // Client talks to one exit server.
 type Client struct {
@@ -101,68 +100,6 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	}
 	return d/2 + rand.N(d/2+1) // jitter so that parallel workers do not retry in step
 }
-
-// APIError is an error answer of the server.
-type APIError struct {
-	Status  int          `json:"status"`
-	Code    string       `json:"code"`
-	Message string       `json:"message"`
-	TraceID string       `json:"trace_id"`
-	Entries []EntryError `json:"entries,omitempty"`
-}
-
-// EntryError is one refused identity of an import batch.
-type EntryError struct {
-	Index  int    `json:"index"`
-	Reason string `json:"reason"`
-}
-
-func (e *APIError) Error() string {
-	return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message)
-}
-
-// retryable reports whether an answer is worth another attempt: the server or its database
-// was unavailable, or overloaded.
-func (e *APIError) retryable() bool {
-	return e.Status >= 500 || e.Status == http.StatusTooManyRequests
-}
-
-// unavailable reports whether an answer says the server cannot serve at all for now (its
-// database, a gateway in front of it, overload) rather than failing this one request.
-func (e *APIError) unavailable() bool {
-	switch e.Status {
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests:
-		return true
-	}
-	return false
-}
-
-// readAPIError builds the error of a non-2xx answer (a generic one when the body is not the
-// server's JSON, for example from a proxy).
-func readAPIError(resp *http.Response) *APIError {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var body struct {
-		Error APIError `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &body); err == nil && body.Error.Code != "" {
-		body.Error.Status = resp.StatusCode
-		return &body.Error
-	}
-	return &APIError{Status: resp.StatusCode, Code: fmt.Sprintf("http_%d", resp.StatusCode),
-		Message: strings.TrimSpace(string(raw[:min(len(raw), 200)]))}
-}
-
-// ConfigError is a problem with how the client is set up (the URL, the token, the paths it was
-// given): retrying cannot help, and a command reports it once and exits 2.
-type ConfigError struct{ Msg string }
-
-func (e *ConfigError) Error() string { return e.Msg }
-
-// errTransport marks a failure to talk to the server at all (refused, reset, cut short).
-type errTransport struct{ err error }
-
-func (e *errTransport) Error() string { return "cannot reach the exit server: " + e.err.Error() }
-func (e *errTransport) Unwrap() error { return e.err }
 
 // baseURL checks c.URL and returns it parsed: an http or https URL with a host.
 func (c *Client) baseURL() (*url.URL, error) {
@@ -420,52 +357,4 @@ func readAnswer(resp *http.Response, limit int64) ([]byte, error) {
 		return raw, err
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, limit))
-}
-
-// stopsRun reports whether err ends a whole run rather than failing one item: the retry budget
-// tripped (*UnavailableError), the server refused the token (*ConfigError), or nothing more
-// can be written to the output (an *OutputError for a full disk, a read-only file system, the
-// output directory removed: every other file would fail the same way, after the server's work).
-func stopsRun(err error) bool {
-	var out *OutputError
-	return errors.As(err, new(*UnavailableError)) || errors.As(err, new(*ConfigError)) ||
-		errors.As(err, &out) && out.stops
-}
-
-// Code is the error code of err for a report: the server's code, "connection_failed" when
-// the server could not be reached, "server_unavailable" when the run's retry budget ran out,
-// "stream_aborted" when a decrypt stream was cut midway, "unsafe_output" when a clear file
-// would have been written through a symlink or over something that is not a regular file,
-// "output_failed" when it could not be written (the disk's error, *OutputError),
-// "input_changed" when an input file changed while it was sent, CodeNotRegularFile when it is
-// not a regular file.
-func Code(err error) string {
-	var (
-		api    *APIError
-		tr     *errTransport
-		unav   *UnavailableError
-		cfg    *ConfigError
-		unsafe *UnsafeOutputError
-	)
-	switch {
-	case errors.As(err, &unav):
-		return "server_unavailable"
-	case errors.As(err, &cfg):
-		return "client_config"
-	case errors.As(err, &unsafe):
-		return "unsafe_output"
-	case errors.As(err, new(*OutputError)):
-		return CodeOutputFailed
-	case errors.As(err, &api):
-		return api.Code
-	case errors.Is(err, ErrStreamAborted):
-		return "stream_aborted"
-	case errors.Is(err, ErrInputChanged):
-		return "input_changed"
-	case errors.As(err, new(*notRegularError)):
-		return CodeNotRegularFile
-	case errors.As(err, &tr):
-		return "connection_failed"
-	}
-	return "client_error"
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
@@ -32,6 +34,13 @@ func server(t *testing.T, cfg exitserver.Config) (*exitfake.DB, *exitclient.Clie
 	c.HTTP.Transport = apptest.CheckTransport(c.HTTP.Transport, apptest.LoadExitAPIDoc) // every answer keeps to exit.json
 	c.Backoff = 10 * time.Millisecond
 	return db, c
+}
+
+// echoClient is the client of a stand-in server that "decrypts" a file to its own bytes.
+func echoClient(t *testing.T) *exitclient.Client {
+	t.Helper()
+	srv := apptest.StandInExit(t, apptest.EchoDecrypt, nil)
+	return exitclient.New(srv.URL, token)
 }
 
 func TestReadIdentities(t *testing.T) {
@@ -189,7 +198,7 @@ func TestDecryptTreeMirrorsReportsAndResumes(t *testing.T) {
 	write(t, filepath.Join(in, "c-tampered-late.bin"), long)
 
 	var last int
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 3, Progress: func(done, total int, _ int64) {
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 3, Progress: func(done, total int, _ int64) {
 		require.Equal(t, 13, total)
 		last = max(last, done)
 	}})
@@ -212,12 +221,12 @@ func TestDecryptTreeMirrorsReportsAndResumes(t *testing.T) {
 	for _, rel := range []string{"a-not-mine.bin", "b-garbage.bin", "c-tampered-late.bin"} {
 		_, err := os.Stat(filepath.Join(out, rel))
 		require.True(t, os.IsNotExist(err), "a failed file leaves no output: %s", rel)
-		_, err = os.Stat(filepath.Join(out, rel+exitclient.PartSuffix))
+		_, err = os.Stat(filepath.Join(out, rel+outfiles.PartSuffix))
 		require.True(t, os.IsNotExist(err), "nor a temporary file: %s", rel)
 	}
 
 	// A second run skips what is done and reports the same failures.
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 10, rep.Skipped)
 	require.Equal(t, 0, rep.Decrypted)
@@ -226,14 +235,14 @@ func TestDecryptTreeMirrorsReportsAndResumes(t *testing.T) {
 	// Once the creator's identity is imported, a rerun completes that file.
 	_, err = c.Import(context.Background(), []exitclient.Identity{{Value: stranger, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
-	rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{})
+	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Decrypted)
 	got, err := os.ReadFile(filepath.Join(out, "a-not-mine.bin"))
 	require.NoError(t, err)
 	require.Equal(t, "not yours", string(got))
 
-	_, err = c.DecryptTree(context.Background(), in, filepath.Join(in, "inside"), exitclient.DecryptOptions{})
+	_, err = tree.Decrypt(context.Background(), c, in, filepath.Join(in, "inside"), tree.Options{})
 	require.Error(t, err, "output inside the input is refused")
 	raw, _ := json.Marshal(rep)
 	require.NotContains(t, string(raw), token)

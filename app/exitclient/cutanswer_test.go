@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/audit"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/exit/encryption"
 )
@@ -80,8 +82,8 @@ func TestDecryptRecordsRetriesACutAnswer(t *testing.T) {
 		fmt.Fprintf(&want, "clear %d\n", i)
 	}
 	var out strings.Builder
-	rep, err := c.DecryptRecords(context.Background(), strings.NewReader(in.String()), &out,
-		exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}})
+	rep, err := records.Decrypt(context.Background(), c, strings.NewReader(in.String()), &out,
+		records.Options{Format: records.FormatCSV, Fields: []string{"v"}})
 	require.NoError(t, err)
 	require.Equal(t, want.String(), out.String())
 	require.Equal(t, int64(3), rep.Decrypted)
@@ -100,7 +102,7 @@ func TestAuditRetriesACutAnswer(t *testing.T) {
 	in := t.TempDir()
 	write(t, in+"/a.bin", ct)
 	c, calls := cutFirstAnswer(t, direct, "/v1/audit")
-	rep, _ := auditTree(t, c, in, exitclient.AuditOptions{})
+	rep, _ := auditTree(t, c, in, audit.Options{})
 	require.Equal(t, int64(1), rep.Summary.Reachable)
 	require.Equal(t, int32(2), calls.Load())
 }
@@ -120,10 +122,10 @@ func TestDecryptRecordsBigValueCutAnswer(t *testing.T) {
 	}{{1, 2, ""}, {2, 2, "stream_aborted"}} {
 		c, calls := cutAnswers(t, f.c, "/v1/decrypt", tc.cuts)
 		var out strings.Builder
-		var errs []exitclient.FieldError
-		_, err := c.DecryptRecords(context.Background(), strings.NewReader(in), &out, exitclient.RecordOptions{
-			Format: exitclient.FormatCSV, Fields: []string{"v"},
-			Errors: func(fe exitclient.FieldError) error { errs = append(errs, fe); return nil }})
+		var errs []records.FieldError
+		_, err := records.Decrypt(context.Background(), c, strings.NewReader(in), &out, records.Options{
+			Format: records.FormatCSV, Fields: []string{"v"},
+			Errors: func(fe records.FieldError) error { errs = append(errs, fe); return nil }})
 		require.NoError(t, err)
 		require.Equal(t, tc.calls, calls.Load())
 		if tc.code == "" {

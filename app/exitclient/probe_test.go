@@ -18,6 +18,8 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/app/exitserver"
 )
 
@@ -86,12 +88,12 @@ func TestDeadServerStopsTheRunOnce(t *testing.T) {
 	c.Backoff, c.Budget = 5*time.Millisecond, exitclient.NewRetryBudget(300*time.Millisecond)
 
 	type result struct {
-		rep exitclient.DecryptReport
+		rep tree.Report
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 3})
+		rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 3})
 		done <- result{rep, err}
 	}()
 	var res result
@@ -108,7 +110,7 @@ func TestDeadServerStopsTheRunOnce(t *testing.T) {
 	require.Equal(t, 60, res.rep.Total)
 	require.GreaterOrEqual(t, res.rep.Decrypted, 3)
 	require.Less(t, res.rep.Decrypted, 60)
-	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix))
 	require.Empty(t, parts)
 
 	// Dead from the start: the probe gives up after the budget, naming the URL, and no output
@@ -116,7 +118,7 @@ func TestDeadServerStopsTheRunOnce(t *testing.T) {
 	dead := exitclient.New(srv.URL, token)
 	dead.Backoff, dead.Budget = 5*time.Millisecond, exitclient.NewRetryBudget(200*time.Millisecond)
 	fresh := filepath.Join(t.TempDir(), "fresh")
-	_, err := dead.DecryptTree(context.Background(), in, fresh, exitclient.DecryptOptions{})
+	_, err := tree.Decrypt(context.Background(), dead, in, fresh, tree.Options{})
 	require.ErrorAs(t, err, &unav)
 	require.NoDirExists(t, fresh)
 }
@@ -140,7 +142,7 @@ func TestOneFailingFileDoesNotStopTheRun(t *testing.T) {
 	}
 	c := exitclient.New(srv.URL, token)
 	c.Attempts, c.Backoff, c.Budget = 3, 5*time.Millisecond, exitclient.NewRetryBudget(time.Minute)
-	rep, err := c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 2})
+	rep, err := tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 2})
 	require.NoError(t, err)
 	require.Equal(t, 20, rep.Decrypted)
 	require.Len(t, rep.Failures, 1)
@@ -174,14 +176,14 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 	go func() {
 		<-hung
 		for range 2000 { // cancel once the part file of the third is being written
-			if parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix)); len(parts) > 0 {
+			if parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix)); len(parts) > 0 {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 		cancel()
 	}()
-	rep, err := c.DecryptTree(ctx, in, out, exitclient.DecryptOptions{Jobs: 1})
+	rep, err := tree.Decrypt(ctx, c, in, out, tree.Options{Jobs: 1})
 	require.True(t, errors.Is(err, context.Canceled), "%v", err)
 	require.Equal(t, 2, rep.Decrypted)
 	require.Empty(t, rep.Failures)
@@ -215,10 +217,10 @@ func TestHungServerStopsTheRun(t *testing.T) {
 	c := exitclient.New(srv.URL, token)
 	c.Idle, c.Backoff, c.Budget = 200*time.Millisecond, 5*time.Millisecond, exitclient.NewRetryBudget(300*time.Millisecond)
 	done := make(chan error, 1)
-	var rep exitclient.DecryptReport
+	var rep tree.Report
 	go func() {
 		var err error
-		rep, err = c.DecryptTree(context.Background(), in, out, exitclient.DecryptOptions{Jobs: 1})
+		rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 1})
 		done <- err
 	}()
 	select {
@@ -233,7 +235,7 @@ func TestHungServerStopsTheRun(t *testing.T) {
 	require.Len(t, rep.Failures, 1)
 	require.Equal(t, "stream_aborted", rep.Failures[0].Code)
 	require.Contains(t, rep.Failures[0].Message, "no byte moved")
-	parts, _ := filepath.Glob(filepath.Join(out, "*"+exitclient.PartSuffix))
+	parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix))
 	require.Empty(t, parts)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
 )
 
 // downAfter puts a proxy in front of the server c talks to that passes the first n batches,
@@ -56,15 +57,15 @@ func TestDecryptRecordsStopsOnARecordBoundary(t *testing.T) {
 	const clear = "a clear value of some length, with a comma, and a \"quote\" in it......"
 	ct := f.b64(t, clear)
 	const n = 12000 // 12 batches of 1000
-	for _, format := range []string{exitclient.FormatCSV, exitclient.FormatJSONL} {
+	for _, format := range []string{records.FormatCSV, records.FormatJSONL} {
 		var in, want strings.Builder
 		var recs []string
-		if format == exitclient.FormatCSV {
+		if format == records.FormatCSV {
 			in.WriteString("id,v,w\n")
 			want.WriteString("id,v,w\n")
 		}
 		for i := range n {
-			if format == exitclient.FormatCSV {
+			if format == records.FormatCSV {
 				fmt.Fprintf(&in, "%d,%s,x\n", i, ct)
 				recs = append(recs, fmt.Sprintf("%d,\"%s\",x\n", i, strings.ReplaceAll(clear, `"`, `""`)))
 			} else {
@@ -75,8 +76,8 @@ func TestDecryptRecordsStopsOnARecordBoundary(t *testing.T) {
 		}
 		c := downAfter(t, f.c, 7)
 		var out bytes.Buffer
-		sw := exitclient.NewStopWriter(&writeCounter{w: &out}, format)
-		rep, err := c.DecryptRecords(context.Background(), strings.NewReader(in.String()), sw, exitclient.RecordOptions{Format: format, Fields: []string{"v"}, Jobs: 2})
+		sw := records.NewStopWriter(&writeCounter{w: &out}, format)
+		rep, err := records.Decrypt(context.Background(), c, strings.NewReader(in.String()), sw, records.Options{Format: format, Fields: []string{"v"}, Jobs: 2})
 		require.Error(t, err, format)
 		require.Less(t, rep.Records, int64(n))
 		got := out.String()
@@ -94,9 +95,9 @@ func TestDecryptRecordsStopsOnARecordBoundary(t *testing.T) {
 		require.NoError(t, sw.Stop("interrupted"))
 		stopped := out.String()
 		last := stopped[strings.LastIndexByte(stopped[:len(stopped)-1], '\n')+1:]
-		require.Equal(t, string(exitclient.StopLine("interrupted")), last)
+		require.Equal(t, string(records.StopLine("interrupted")), last)
 		require.NotContains(t, last, "clear value")
-		if format == exitclient.FormatCSV {
+		if format == records.FormatCSV {
 			r := csv.NewReader(strings.NewReader(stopped))
 			read := 0
 			for {
@@ -132,24 +133,24 @@ func (c *writeCounter) Write(p []byte) (int, error) {
 func TestStopWriterAfterAnUnfinishedRecord(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ format, before, stop string }{
-		{exitclient.FormatCSV, "a,b\n1,2", "\n" + string(exitclient.StopLine("x"))},
-		{exitclient.FormatCSV, "a,b\n1,\"open\nquote", string(exitclient.StopLine("x"))[1:]},
-		{exitclient.FormatCSV, "", "idvault exit decrypt-records: STOPPED before any record (this line stands for the header)\n" + string(exitclient.StopLine("x"))},
-		{exitclient.FormatJSONL, "", string(exitclient.StopLine("x"))},
-		{exitclient.FormatJSONL, `{"a":1}`, "\n" + string(exitclient.StopLine("x"))},
-		{exitclient.FormatJSONL, `{"a":"open"}` + "\n", string(exitclient.StopLine("x"))},
+		{records.FormatCSV, "a,b\n1,2", "\n" + string(records.StopLine("x"))},
+		{records.FormatCSV, "a,b\n1,\"open\nquote", string(records.StopLine("x"))[1:]},
+		{records.FormatCSV, "", "idvault exit decrypt-records: STOPPED before any record (this line stands for the header)\n" + string(records.StopLine("x"))},
+		{records.FormatJSONL, "", string(records.StopLine("x"))},
+		{records.FormatJSONL, `{"a":1}`, "\n" + string(records.StopLine("x"))},
+		{records.FormatJSONL, `{"a":"open"}` + "\n", string(records.StopLine("x"))},
 	} {
 		var out bytes.Buffer
-		sw := exitclient.NewStopWriter(&out, tc.format)
+		sw := records.NewStopWriter(&out, tc.format)
 		_, err := sw.Write([]byte(tc.before))
 		require.NoError(t, err)
 		require.NoError(t, sw.Stop("x"))
 		require.Equal(t, tc.before+tc.stop, out.String())
-		if tc.format == exitclient.FormatCSV {
+		if tc.format == records.FormatCSV {
 			_, err = csv.NewReader(&out).ReadAll()
 			require.Error(t, err, "%q", tc.before)
 		}
 	}
-	require.True(t, strings.HasPrefix(string(exitclient.StopLine("a\"\r\nb\\c")), `"idvault exit decrypt-records: STOPPED (a   b c) \0`),
+	require.True(t, strings.HasPrefix(string(records.StopLine("a\"\r\nb\\c")), `"idvault exit decrypt-records: STOPPED (a   b c) \0`),
 		"quotes, line ends and backslashes are dropped from the reason")
 }

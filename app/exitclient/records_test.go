@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
@@ -48,12 +49,12 @@ func (f *recordsFixture) b64(t *testing.T, clear string) string {
 	return base64.StdEncoding.EncodeToString(f.enc(t, f.who, encryption.V10, clear))
 }
 
-func (f *recordsFixture) run(t *testing.T, in string, opts exitclient.RecordOptions) (string, []exitclient.FieldError, exitclient.RecordsReport) {
+func (f *recordsFixture) run(t *testing.T, in string, opts records.Options) (string, []records.FieldError, records.Report) {
 	t.Helper()
 	var out bytes.Buffer
-	var errs []exitclient.FieldError
-	opts.Errors = func(fe exitclient.FieldError) error { errs = append(errs, fe); return nil }
-	rep, err := f.c.DecryptRecords(context.Background(), strings.NewReader(in), &out, opts)
+	var errs []records.FieldError
+	opts.Errors = func(fe records.FieldError) error { errs = append(errs, fe); return nil }
+	rep, err := records.Decrypt(context.Background(), f.c, strings.NewReader(in), &out, opts)
 	require.NoError(t, err)
 	return out.String(), errs, rep
 }
@@ -84,7 +85,7 @@ func TestDecryptRecordsCSV(t *testing.T) {
 		"2,plain,\"" + f.b64(t, "has, comma \"and\" quote\nand newline") + "\",\"\"\r\n" +
 		unchanged +
 		"10,empty clear," + f.b64(t, "") + ",s"
-	out, errs, rep := f.run(t, in, exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"secret"}, Jobs: 2})
+	out, errs, rep := f.run(t, in, records.Options{Format: records.FormatCSV, Fields: []string{"secret"}, Jobs: 2})
 
 	want := "id,note,secret,tail\r\n" +
 		"1,\"multi\nline, \"\"quoted\"\"\",alice@example.com,x\r\n" +
@@ -99,15 +100,15 @@ func TestDecryptRecordsCSV(t *testing.T) {
 	}
 	require.Equal(t, map[int]string{5: "secret:key_not_found", 6: "secret:decryption_failed", 7: "secret:invalid_encoding",
 		8: "secret:not_text", 9: ":invalid_record"}, codes)
-	require.Equal(t, exitclient.RecordsReport{Records: 10, Decrypted: 3, Empty: 2, Failed: 5}, rep)
+	require.Equal(t, records.Report{Records: 10, Decrypted: 3, Empty: 2, Failed: 5}, rep)
 	for _, e := range errs {
 		require.NotContains(t, e.Message, "!!notbase64!!", "errors never quote a value")
 	}
 
 	// A column that is not in the header is a usage error, before any output.
 	var buf bytes.Buffer
-	_, err := f.c.DecryptRecords(context.Background(), strings.NewReader(in), &buf, exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"nope"}})
-	var ue *exitclient.UsageError
+	_, err := records.Decrypt(context.Background(), f.c, strings.NewReader(in), &buf, records.Options{Format: records.FormatCSV, Fields: []string{"nope"}})
+	var ue *records.UsageError
 	require.ErrorAs(t, err, &ue)
 	require.Contains(t, err.Error(), `"nope"`)
 	require.Zero(t, buf.Len())
@@ -125,7 +126,7 @@ func TestDecryptRecordsJSONLines(t *testing.T) {
 		`{"id":4,"secret":12}` + "\n" +
 		`not json` + "\n" +
 		`{"id":6,"secret":"` + f.b64(t, "ctrl\x01\ttab") + `","other":"` + f.b64(t, "second") + `"}`
-	out, errs, rep := f.run(t, in, exitclient.RecordOptions{Format: exitclient.FormatJSONL, Fields: []string{"secret", "other"}})
+	out, errs, rep := f.run(t, in, records.Options{Format: records.FormatJSONL, Fields: []string{"secret", "other"}})
 	want := `{"id": 1, "secret": "<b>\"tag\"</b> & é", "nested": {"secret": "keep"}}` + "\n" +
 		`{"id":2,"secret":null}` + "\n" +
 		`{"id":3}` + "\n" +
@@ -134,7 +135,7 @@ func TestDecryptRecordsJSONLines(t *testing.T) {
 		`not json` + "\n" +
 		`{"id":6,"secret":"ctrl\u0001\ttab","other":"second"}`
 	require.Equal(t, want, out)
-	require.Equal(t, []exitclient.FieldError{
+	require.Equal(t, []records.FieldError{
 		{Record: 4, Field: "secret", Code: "invalid_field", Message: "the value is not a JSON string"},
 		{Record: 5, Field: "", Code: "invalid_record", Message: "the line is not valid JSON"},
 	}, errs)
@@ -145,9 +146,9 @@ func TestDecryptRecordsJSONLines(t *testing.T) {
 	// line decrypts as CSV's header does with one; a BOM on a later line is no BOM.
 	bom := "\xef\xbb\xbf"
 	in = bom + `{"secret":"` + f.b64(t, "first") + `"}` + "\r\n" + bom + `{"secret":"x"}` + "\r\n"
-	out, errs, rep = f.run(t, in, exitclient.RecordOptions{Format: exitclient.FormatJSONL, Fields: []string{"secret"}})
+	out, errs, rep = f.run(t, in, records.Options{Format: records.FormatJSONL, Fields: []string{"secret"}})
 	require.Equal(t, bom+`{"secret":"first"}`+"\r\n"+bom+`{"secret":"x"}`+"\r\n", out)
-	require.Equal(t, []exitclient.FieldError{{Record: 2, Field: "", Code: "invalid_record", Message: "the line is not valid JSON"}}, errs)
+	require.Equal(t, []records.FieldError{{Record: 2, Field: "", Code: "invalid_record", Message: "the line is not valid JSON"}}, errs)
 	require.Equal(t, int64(1), rep.Decrypted)
 }
 
@@ -160,13 +161,13 @@ func TestDecryptRecordsEncodings(t *testing.T) {
 	forms := []string{base64.StdEncoding.EncodeToString(ct), base64.RawStdEncoding.EncodeToString(ct),
 		base64.URLEncoding.EncodeToString(ct), base64.RawURLEncoding.EncodeToString(ct)}
 	in := "v\n" + strings.Join(forms, "\n") + "\n"
-	out, errs, _ := f.run(t, in, exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}, ClearEncoding: "hex"})
+	out, errs, _ := f.run(t, in, records.Options{Format: records.FormatCSV, Fields: []string{"v"}, ClearEncoding: "hex"})
 	require.Empty(t, errs)
 	h := hex.EncodeToString([]byte("\x00\xffbinary"))
 	require.Equal(t, "v\n"+strings.Repeat(h+"\n", 4), out)
 
 	in = "v\n" + hex.EncodeToString(ct) + "\n\\x" + strings.ToUpper(hex.EncodeToString(ct)) + "\n"
-	out, errs, _ = f.run(t, in, exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}, Encoding: "hex", ClearEncoding: "base64"})
+	out, errs, _ = f.run(t, in, records.Options{Format: records.FormatCSV, Fields: []string{"v"}, Encoding: "hex", ClearEncoding: "base64"})
 	require.Empty(t, errs)
 	b := base64.StdEncoding.EncodeToString([]byte("\x00\xffbinary"))
 	require.Equal(t, "v\n"+b+"\n"+b+"\n", out)
@@ -197,7 +198,7 @@ func TestDecryptRecordsKeepsOrderAcrossBatches(t *testing.T) {
 	fmt.Fprintf(&in, "big,%s\n", base64.StdEncoding.EncodeToString(ct))
 	fmt.Fprintf(&want, "big,%s\n", big)
 	var progress []int64
-	out, errs, rep := f.run(t, in.String(), exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}, Jobs: 3,
+	out, errs, rep := f.run(t, in.String(), records.Options{Format: records.FormatCSV, Fields: []string{"v"}, Jobs: 3,
 		Progress: func(n int64) { progress = append(progress, n) }})
 	require.Empty(t, errs)
 	require.Equal(t, want.String(), out)
@@ -213,8 +214,8 @@ func TestDecryptRecordsStopsOnABatchError(t *testing.T) {
 	f := newRecordsFixture(t)
 	f.c.Token = "wrong-token-wrong-token"
 	var out bytes.Buffer
-	_, err := f.c.DecryptRecords(context.Background(), strings.NewReader("v\n"+f.b64(t, "x")+"\n"), &out,
-		exitclient.RecordOptions{Format: exitclient.FormatCSV, Fields: []string{"v"}})
+	_, err := records.Decrypt(context.Background(), f.c, strings.NewReader("v\n"+f.b64(t, "x")+"\n"), &out,
+		records.Options{Format: records.FormatCSV, Fields: []string{"v"}})
 	require.Equal(t, "client_config", exitclient.Code(err))
 	require.Contains(t, err.Error(), "refused the token")
 }
@@ -245,13 +246,13 @@ func TestDecryptRecordsNamesARecordTooLarge(t *testing.T) {
 	for _, tc := range []struct {
 		name, format, before, want string
 	}{
-		{"csv", exitclient.FormatCSV, "id,v\n1,x\n\n2,\"open", "read records: record 2: over 64 MiB (a quote left open?)"},
-		{"jsonl", exitclient.FormatJSONL, "{\"v\":null}\n\n{\"v\":\"", "read records: line 3 is over 64 MiB"},
+		{"csv", records.FormatCSV, "id,v\n1,x\n\n2,\"open", "read records: record 2: over 64 MiB (a quote left open?)"},
+		{"jsonl", records.FormatJSONL, "{\"v\":null}\n\n{\"v\":\"", "read records: line 3 is over 64 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := io.MultiReader(strings.NewReader(tc.before), &repeatReader{b: 'A', n: 65 << 20})
 			var out bytes.Buffer
-			_, err := c.DecryptRecords(context.Background(), in, &out, exitclient.RecordOptions{Format: tc.format, Fields: []string{"v"}, Jobs: 1})
+			_, err := records.Decrypt(context.Background(), c, in, &out, records.Options{Format: tc.format, Fields: []string{"v"}, Jobs: 1})
 			require.EqualError(t, err, tc.want)
 		})
 	}

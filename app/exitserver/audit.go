@@ -57,11 +57,11 @@ func (s *Server) audit(x *exchange) error {
 	// bytes of body), reserved in the memory budget while they live.
 	size := bodyBound(x, auditBodyBytes)
 	ids := min(size/27+1, AuditBatchIDs)
-	release, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*holderBytes+80), budgetWait)
+	held, err := s.budget.reserve(2*size+ids*(exitdb.MaxHolders*holderBytes+80), budgetWait)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer held.release()
 	var req auditRequest
 	if err := readJSON(x, auditBodyBytes, &req, auditShape); err != nil {
 		return err
@@ -80,8 +80,8 @@ func (s *Server) audit(x *exchange) error {
 		}
 		copy(keyIDs[i][:], b)
 	}
-	ctx, cancel := s.lookupContext()
-	defer cancel()
+	ctx := s.lookupContext()
+	defer ctx.cancel()
 	audits, err := s.db.AuditKeys(ctx, keyIDs)
 	if err != nil {
 		return classifyDecryptError(err)

@@ -20,9 +20,8 @@ func (s *Server) authenticate(x *exchange) error {
 	// The scheme in any case (RFC 9110 11.1): "bearer" is the same scheme.
 	scheme, got, ok := strings.Cut(strings.TrimSpace(x.r.Header.Get("Authorization")), " ")
 	ok = ok && strings.EqualFold(scheme, "bearer")
-	want := sha256.Sum256([]byte(s.cfg.Token))
 	sent := sha256.Sum256([]byte(strings.TrimSpace(got)))
-	if subtle.ConstantTimeCompare(want[:], sent[:]) != 1 || !ok {
+	if subtle.ConstantTimeCompare(s.tokenHash[:], sent[:]) != 1 || !ok {
 		x.w.Header().Set("WWW-Authenticate", `Bearer realm="idvault exit"`)
 		return apierr.Unauthorized.Msg("missing or wrong bearer token")
 	}

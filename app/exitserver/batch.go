@@ -39,11 +39,11 @@ func (s *Server) decryptBatch(x *exchange) error {
 	// Reserved in the memory budget until the answer is written: the body and as much again
 	// for the answer's clear bytes, then, once the items are counted, their slice and room for
 	// each to fail (batchAnswerBound).
-	release, err := s.budget.reserve(2*bodyBound(x, DecryptBatchBytes), budgetWait)
+	held, err := s.budget.reserve(2*bodyBound(x, DecryptBatchBytes), budgetWait)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer held.release()
 	raw, err := readBatchBody(x)
 	if err != nil {
 		return err
@@ -52,17 +52,17 @@ func (s *Server) decryptBatch(x *exchange) error {
 	if err != nil {
 		return err
 	}
-	releaseItems, err := s.budget.reserve(batchItemsReserve(n), budgetWait)
+	heldItems, err := s.budget.reserve(batchItemsReserve(n), budgetWait)
 	if err != nil {
 		return err
 	}
-	defer releaseItems()
+	defer heldItems.release()
 	items, err := splitBatch(raw)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.lookupContext()
-	defer cancel()
+	ctx := s.lookupContext()
+	defer ctx.cancel()
 	keys := s.db.KeyFinder(ctx)
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})
 	// Allocated at its bound, so that appending never grows it past what was reserved.

@@ -31,12 +31,11 @@ func newBudget(limit int64) *budget {
 	return &budget{limit: limit, freed: make(chan struct{})}
 }
 
-// reserve takes n bytes, waiting up to wait for room; it returns the function that gives them
-// back (safe to call more than once). A request larger than the whole budget can never fit:
-// payload_too_large.
-func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
+// reserve takes n bytes, waiting up to wait for room; the reservation's release gives them
+// back (once). A request larger than the whole budget can never fit: payload_too_large.
+func (b *budget) reserve(n int64, wait time.Duration) (reservation, error) {
 	if n > b.limit {
-		return nil, apierr.PayloadTooLarge.Msg("the request needs %d bytes of memory, more than exit.memory_budget (%d bytes)", n, b.limit)
+		return reservation{}, apierr.PayloadTooLarge.Msg("the request needs %d bytes of memory, more than exit.memory_budget (%d bytes)", n, b.limit)
 	}
 	var timer <-chan time.Time
 	for {
@@ -45,8 +44,7 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 			b.used += n
 			b.peak = max(b.peak, b.used)
 			b.mu.Unlock()
-			var once sync.Once
-			return func() { once.Do(func() { b.give(n) }) }, nil
+			return reservation{b: b, n: n}, nil
 		}
 		freed := b.freed
 		b.waiting++
@@ -66,8 +64,22 @@ func (b *budget) reserve(n int64, wait time.Duration) (func(), error) {
 			b.mu.Unlock()
 			e := apierr.ServerBusy.New()
 			e.RetryAfter = busyRetryAfter
-			return nil, e
+			return reservation{}, e
 		}
+	}
+}
+
+// reservation is bytes taken from a budget. It is a value, so that a request's reservation
+// costs no allocation: release it exactly once (defer it).
+type reservation struct {
+	b *budget
+	n int64
+}
+
+// release gives the bytes back.
+func (r reservation) release() {
+	if r.b != nil {
+		r.b.give(r.n)
 	}
 }
 

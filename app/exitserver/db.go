@@ -2,6 +2,8 @@ package exitserver
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/exitdb"
@@ -34,7 +36,63 @@ var _ DB = (*exitdb.DB)(nil)
 
 // lookupContext bounds the database work of resolving keys (KeyLookupTimeout). It does not
 // follow the request's context: a lookup a client stopped waiting for still fills the key
-// cache, and a context of its own costs less than one tied to the request's.
-func (s *Server) lookupContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), s.cfg.KeyLookupTimeout)
+// cache. Call its cancel once the lookups are done.
+func (s *Server) lookupContext() *lookupCtx {
+	return &lookupCtx{deadline: time.Now().Add(s.cfg.KeyLookupTimeout)}
+}
+
+// lookupCtx is a context.Context with a deadline of its own, whose timer is made only when
+// something waits on it (Done: a lookup that goes to the database): a key found in the
+// key cache, as most are, costs no timer.
+type lookupCtx struct {
+	deadline time.Time
+
+	mu       sync.Mutex
+	ctx      context.Context // context.WithDeadline's, once needed
+	stop     context.CancelFunc
+	canceled bool
+}
+
+func (c *lookupCtx) inner() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		c.ctx, c.stop = context.WithDeadline(context.Background(), c.deadline)
+		if c.canceled {
+			c.stop()
+		}
+	}
+	return c.ctx
+}
+
+func (c *lookupCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *lookupCtx) Done() <-chan struct{}       { return c.inner().Done() }
+
+// Err is context.WithDeadline's, read from the clock until a timer is made.
+func (c *lookupCtx) Err() error {
+	c.mu.Lock()
+	inner, canceled := c.ctx, c.canceled
+	c.mu.Unlock()
+	switch {
+	case inner != nil:
+		return inner.Err()
+	case canceled:
+		return context.Canceled
+	case !time.Now().Before(c.deadline):
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *lookupCtx) Value(any) any { return nil }
+
+// cancel ends the context, as context.WithDeadline's cancel does.
+func (c *lookupCtx) cancel() {
+	c.mu.Lock()
+	c.canceled = true
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }

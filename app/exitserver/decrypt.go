@@ -39,8 +39,8 @@ func (s *Server) decrypt(x *exchange) error {
 	if !v.IsStream() {
 		return s.decryptSimple(x, first[0])
 	}
-	ctx, cancel := s.lookupContext()
-	defer cancel()
+	ctx := s.lookupContext()
+	defer ctx.cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
 	st := &clearStream{x: x, log: s.cfg.Logger}
 	// A stream's chunks are read ahead, from the first one on, while earlier ones are decrypted
@@ -52,14 +52,14 @@ func (s *Server) decrypt(x *exchange) error {
 		return classifyDecryptError(err)
 	}
 	// The decrypter's three chunk buffers (WithReadAhead) and the first clear bytes.
-	release, err := s.budget.reserve(int64(3*dr.ChunkSize()+firstClear), budgetWait)
+	held, err := s.budget.reserve(int64(3*dr.ChunkSize()+firstClear), budgetWait)
 	if err != nil {
 		_ = dr.Close()
 		return err
 	}
 	defer func() {
 		_ = dr.Close() // stops the read-ahead before the body is drained or the handler returns
-		release()
+		held.release()
 	}()
 	// Verify the first chunk before committing to a 200, so that a wrong key or a corrupt start
 	// still gets its error code. Read returns only bytes of verified chunks.
@@ -118,14 +118,15 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 	if size < 0 {
 		need = 3 * limit
 	}
-	release, err := s.budget.reserve(need, budgetWait)
+	held, err := s.budget.reserve(need, budgetWait)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer held.release()
 	var data []byte
 	if size > 0 {
-		data = make([]byte, size)
+		data = smallBodies.get(int(size))
+		defer smallBodies.put(data)
 		data[0] = first
 		if _, err := io.ReadFull(x, data[1:]); err != nil {
 			return classifyBodyError(err)
@@ -139,14 +140,38 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
 		}
 	}
-	ctx, cancel := s.lookupContext()
-	defer cancel()
+	ctx := s.lookupContext()
+	defer ctx.cancel()
 	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
 	if err != nil {
 		return classifyDecryptError(err)
 	}
-	data = nil
 	return x.send(http.StatusOK, octetStream, clear)
+}
+
+// smallBodies holds the buffers of simple ciphertexts up to smallBody bytes, the common case,
+// so that such a request allocates no body. A ciphertext holds no clear byte: a buffer goes
+// back to the pool as it is.
+var smallBodies = bodyPool{pool: sync.Pool{New: func() any { return new([smallBody]byte) }}}
+
+// smallBody is the largest body smallBodies holds.
+const smallBody = 4 << 10
+
+type bodyPool struct{ pool sync.Pool }
+
+// get returns a buffer of n bytes: from the pool up to smallBody, allocated above.
+func (p *bodyPool) get(n int) []byte {
+	if n > smallBody {
+		return make([]byte, n)
+	}
+	return p.pool.Get().(*[smallBody]byte)[:n]
+}
+
+// put gives back a buffer get returned.
+func (p *bodyPool) put(b []byte) {
+	if cap(b) == smallBody {
+		p.pool.Put((*[smallBody]byte)(b[:smallBody]))
+	}
 }
 
 // classifyBodyError maps a failed read of the request body.

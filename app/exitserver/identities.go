@@ -23,11 +23,11 @@ const importShape = `{"identities": ["<private identity>", ...]}`
 func (s *Server) importIdentities(x *exchange) error {
 	limit := int64(s.cfg.BatchLimit)*perIdentityBytes + 4096
 	// The body and what is decoded from it, reserved in the memory budget while they live.
-	release, err := s.budget.reserve(2*bodyBound(x, limit), budgetWait)
+	held, err := s.budget.reserve(2*bodyBound(x, limit), budgetWait)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer held.release()
 	var req importRequest
 	if err := readJSON(x, limit, &req, importShape); err != nil {
 		return err

@@ -2,6 +2,7 @@ package exitserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"net"
 	"net/http"
@@ -98,6 +99,8 @@ type Server struct {
 	http   *http.Server
 	// allowHost answers whether a Host header is served (httpguard.HostCheck); nil: all are.
 	allowHost func(hostHeader string) bool
+	// tokenHash is the SHA-256 of cfg.Token, which authenticate compares a request's with.
+	tokenHash [sha256.Size]byte
 }
 
 // Serve serves the application on ln behind netguard (accept errors retried, connections
@@ -123,6 +126,7 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 func New(db DB, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, db: db, budget: newBudget(cfg.MemoryBudget), allowHost: httpguard.HostCheck(cfg.Listen, cfg.AllowedHosts)}
+	s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	s.list = s.routeList()
 	s.routes = map[string]map[string]route{}
 	for _, r := range s.list {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 // EnvBenchDump selects the size of BenchmarkGenerateDump: "full" is the target of the issue
@@ -24,7 +24,7 @@ const EnvBenchDump = "IDVAULT_BENCH_DUMP"
 
 // fullScale is the target size: 100 000 users; 315 000 resources give about 1 000 000 key
 // publishes (3.2 per resource on average).
-var fullScale = dump.Options{Users: 100_000, Groups: 10_000, Resources: 315_000}
+var fullScale = gen.Options{Users: 100_000, Groups: 10_000, Resources: 315_000}
 
 type genRun struct {
 	elapsed   time.Duration
@@ -44,9 +44,9 @@ func BenchmarkGenerateDump(b *testing.B) {
 	full := os.Getenv(EnvBenchDump) == "full"
 	size := fullScale
 	if div := map[bool]int{true: 10, false: 100}[os.Getenv(EnvBenchDump) == "tenth"]; !full {
-		size = dump.Options{Users: fullScale.Users / div, Groups: fullScale.Groups / div, Resources: fullScale.Resources / div}
+		size = gen.Options{Users: fullScale.Users / div, Groups: fullScale.Groups / div, Resources: fullScale.Resources / div}
 	}
-	small := dump.Options{Users: size.Users / 10, Groups: size.Groups / 10, Resources: size.Resources / 10}
+	small := gen.Options{Users: size.Users / 10, Groups: size.Groups / 10, Resources: size.Resources / 10}
 	for b.Loop() {
 		signBefore := signTime()
 		base := generateOnce(b, small)
@@ -98,14 +98,14 @@ func signTime() time.Duration {
 	return time.Duration(int64(time.Since(start)) * int64(workers) / max(total.Load(), 1))
 }
 
-func generateOnce(b *testing.B, o dump.Options) genRun {
+func generateOnce(b *testing.B, o gen.Options) genRun {
 	b.Helper()
 	o.Seed = 1
 	dir := b.TempDir()
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	start := time.Now()
-	sum, err := dump.Generate(context.Background(), dir, o)
+	sum, err := gen.Generate(context.Background(), dir, o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package dump
+package dump_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -16,10 +18,10 @@ import (
 // resources.
 func BenchmarkLoadCheck(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "dump")
-	if _, err := Generate(context.Background(), dir, Options{Users: 2000, Groups: 200, Resources: 6000, Seed: 1}); err != nil {
+	if _, err := gen.Generate(context.Background(), dir, gen.Options{Users: 2000, Groups: 200, Resources: 6000, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
-	files, err := DumpFiles(dir)
+	files, err := dump.DumpFiles(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,14 +37,14 @@ func BenchmarkLoadCheck(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		for _, f := range files {
-			if err := checkFile(context.Background(), filepath.Join(dir, f), f, nil); err != nil {
+			if err := dump.CheckFile(context.Background(), filepath.Join(dir, f), f, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 		check += time.Since(start)
 		dsn := pgtest.NewDB(b)
 		start = time.Now()
-		if _, err := Load(context.Background(), dsn, dir, nil); err != nil {
+		if _, err := dump.Load(context.Background(), dsn, dir, nil); err != nil {
 			b.Fatal(err)
 		}
 		load += time.Since(start)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -26,10 +27,10 @@ func TestSameSeedSameBytes(t *testing.T) {
 	opts.Big = 0
 	a, b, c := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "c")
 	opts.Workers = 1
-	_, err := dump.Generate(ctx, a, opts)
+	_, err := gen.Generate(ctx, a, opts)
 	require.NoError(t, err)
 	opts.Workers = 2
-	_, err = dump.Generate(ctx, b, opts)
+	_, err = gen.Generate(ctx, b, opts)
 	require.NoError(t, err)
 	filesA, filesB := readTree(t, a), readTree(t, b)
 	require.Equal(t, len(filesA), len(filesB))
@@ -39,7 +40,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 	require.Greater(t, len(filesA), 100)
 
 	opts.Seed++
-	_, err = dump.Generate(ctx, c, opts)
+	_, err = gen.Generate(ctx, c, opts)
 	require.NoError(t, err)
 	filesC := readTree(t, c)
 	require.False(t, bytes.Equal(filesA[dump.DataFile], filesC[dump.DataFile]), "another seed gives the same data")
@@ -65,7 +66,7 @@ func TestGenerateRefusesADirectoryHoldingADump(t *testing.T) {
 	dir := dumptest.Shared(t).Dir
 	before, err := os.ReadFile(filepath.Join(dir, dump.DataFile))
 	require.NoError(t, err)
-	_, err = dump.Generate(context.Background(), dir, dumptest.Small)
+	_, err = gen.Generate(context.Background(), dir, dumptest.Small)
 	require.ErrorContains(t, err, "already holds a dump")
 	after, err := os.ReadFile(filepath.Join(dir, dump.DataFile))
 	require.NoError(t, err)

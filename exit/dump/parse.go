@@ -59,17 +59,6 @@ var copyFromStdin = regexp.MustCompile(`(?is)^\s*COPY\b.*\bFROM\s+STDIN\b`)
 // restrictLine is pg_dump's \restrict or \unrestrict line (the key is alphanumeric).
 var restrictLine = regexp.MustCompile(`^\\(?:un)?restrict[ \t]+[A-Za-z0-9]+[ \t]*\r?\n?$`)
 
-type quoteState int
-
-const (
-	qNone quoteState = iota
-	qSingle
-	qEscSingle // E'...'
-	qDouble
-	qDollar
-	qBlock
-)
-
 // Next returns the next item, or io.EOF after the last one.
 func (p *Parser) Next() (Item, error) {
 	if p.err != nil {
@@ -91,186 +80,136 @@ func (p *Parser) Next() (Item, error) {
 	return it, nil
 }
 
-// statement scans up to the next semicolon outside quotes and comments.
+// statement scans up to the next semicolon outside quotes and comments (nextLexeme), reading
+// lines as it needs them.
 func (p *Parser) statement() (Item, error) {
-	var (
-		sql        bytes.Buffer
-		bare       bytes.Buffer // the text outside comments, to recognise COPY
-		state      quoteState
-		depth      int    // nesting of /* */
-		tag        []byte // current $tag$
-		start      int
-		hasContent bool
-		contentOff int // offset in sql of the first character that is not a comment or space
-		stateLine  int
-	)
+	var st stmtScan
 	for {
-		var line []byte
-		var err error
-		if p.back != nil {
-			line, p.back = p.back, nil
-		} else {
-			line, err = p.r.ReadBytes('\n')
-			if len(line) > 0 {
-				p.line++
-			}
-		}
-		if len(line) == 0 && err == io.EOF {
-			switch {
-			case state == qBlock:
-				return Item{}, &ParseError{stateLine, "unterminated /* comment"}
-			case state != qNone:
-				return Item{}, &ParseError{stateLine, "unterminated quoted string or identifier"}
-			case hasContent:
-				return Item{}, &ParseError{start, "statement not ended by a semicolon"}
-			}
-			return Item{}, io.EOF
+		chunk, err := p.nextChunk()
+		if len(chunk) == 0 && err == io.EOF {
+			return Item{}, st.atEOF()
 		}
 		if err != nil && err != io.EOF {
 			return Item{}, err
 		}
-		if state == qNone && !hasContent && len(line) > 0 && line[0] == '\\' {
-			if restrictLine.Match(line) {
+		if st.pos == len(st.buf) && st.start == 0 && chunk[0] == '\\' {
+			if restrictLine.Match(chunk) {
 				// pg_dump (since 17.6, 16.10, 15.14, 14.19, 13.22) brackets its output with
 				// \restrict KEY ... \unrestrict KEY, which only stop psql from running other
 				// meta-commands: nothing to do here, where no meta-command ever runs.
-				sql.Reset()
-				bare.Reset()
+				st = stmtScan{}
 				continue
 			}
 			return Item{}, &ParseError{p.line, "psql meta-command (backslash command) outside a COPY block"}
 		}
-		for i := 0; i < len(line); i++ {
-			c := line[i]
-			switch state {
-			case qNone:
-				switch {
-				case c == '-' && i+1 < len(line) && line[i+1] == '-':
-					sql.Write(line[i:])
-					bare.WriteByte('\n')
-					i = len(line)
-					continue
-				case c == '/' && i+1 < len(line) && line[i+1] == '*':
-					state, depth, stateLine = qBlock, 1, p.line
-					sql.WriteString("/*")
-					bare.WriteByte(' ')
-					i++
-					continue
-				case c == ';':
-					it := Item{SQL: sql.String(), Line: start}
-					it.textLine = start - bytes.Count(sql.Bytes()[:contentOff], []byte("\n"))
-					rest := bytes.TrimSpace(line[i+1:])
-					if !hasContent {
-						// An empty statement: keep scanning the rest of the line.
-						sql.Reset()
-						bare.Reset()
-						continue
-					}
-					if copyFromStdin.Match(bare.Bytes()) {
-						if len(rest) > 0 {
-							return Item{}, &ParseError{p.line, "text after COPY ... FROM stdin; on the same line"}
-						}
-						p.copy = &copyReader{p: p, atStart: true, startLine: p.line + 1}
-						it.Copy = p.copy
-						it.DataLine = p.line + 1
-						return it, nil
-					}
-					if len(rest) > 0 {
-						p.back = line[i+1:] // more statements on this line
-					}
-					return it, nil
-				case c == '\'':
-					state, stateLine = qSingle, p.line
-					if i > 0 && (line[i-1] == 'E' || line[i-1] == 'e') && (i < 2 || !isIdent(line[i-2])) {
-						state = qEscSingle
-					}
-				case c == '"':
-					state, stateLine = qDouble, p.line
-				case c == '$' && (i == 0 || !isIdent(line[i-1])):
-					if j := dollarTag(line[i:]); j > 0 {
-						tag = append(tag[:0], line[i:i+j]...)
-						state, stateLine = qDollar, p.line
-						sql.Write(tag)
-						bare.Write(tag)
-						i += j - 1
-						if !hasContent {
-							hasContent, start, contentOff = true, p.line, sql.Len()-len(tag)
-						}
-						continue
-					}
-				}
-				if !hasContent && !isSpace(c) {
-					hasContent, start, contentOff = true, p.line, sql.Len()
-				}
-				sql.WriteByte(c)
-				bare.WriteByte(c)
-			case qSingle, qEscSingle:
-				sql.WriteByte(c)
-				bare.WriteByte(c)
-				if state == qEscSingle && c == '\\' && i+1 < len(line) {
-					i++
-					sql.WriteByte(line[i])
-					bare.WriteByte(line[i])
-				} else if c == '\'' {
-					state = qNone // a doubled '' re-enters the string on the next byte
-				}
-			case qDouble:
-				sql.WriteByte(c)
-				bare.WriteByte(c)
-				if c == '"' {
-					state = qNone
-				}
-			case qDollar:
-				if c == '$' && bytes.HasPrefix(line[i:], tag) {
-					sql.Write(tag)
-					bare.Write(tag)
-					i += len(tag) - 1
-					state = qNone
-					continue
-				}
-				sql.WriteByte(c)
-				bare.WriteByte(c)
-			case qBlock:
-				switch {
-				case c == '*' && i+1 < len(line) && line[i+1] == '/':
-					depth--
-					sql.WriteString("*/")
-					i++
-					if depth == 0 {
-						state = qNone
-					}
-				case c == '/' && i+1 < len(line) && line[i+1] == '*':
-					depth++
-					sql.WriteString("/*")
-					i++
-				default:
-					sql.WriteByte(c)
-				}
+		if len(st.buf) == 0 {
+			st.bufLine = p.line
+		}
+		st.buf = append(st.buf, chunk...)
+		it, done, err := p.scan(&st)
+		if done || err != nil {
+			return it, err
+		}
+	}
+}
+
+// nextChunk is the rest of the line after the last statement, or the next line.
+func (p *Parser) nextChunk() ([]byte, error) {
+	if p.back != nil {
+		line := p.back
+		p.back = nil
+		return line, nil
+	}
+	line, err := p.r.ReadBytes('\n')
+	if len(line) > 0 {
+		p.line++
+	}
+	return line, err
+}
+
+// stmtScan is a statement being scanned: its text so far, and what is known of it.
+type stmtScan struct {
+	buf        []byte // the text since the last statement (comments and spaces included)
+	pos        int    // where scanning goes on in buf: the start of a lexeme
+	bufLine    int    // the line of buf[0]
+	start      int    // the line of the first byte that is no comment nor space (0: none yet)
+	contentOff int    // its offset in buf
+	bare       []byte // buf up to pos with comments blanked, to recognise COPY ... FROM stdin
+	open       lexeme // the lexeme at pos that the text so far leaves open (kind 0: none)
+}
+
+// lineAt is the line of buf[off].
+func (st *stmtScan) lineAt(off int) int { return st.bufLine + bytes.Count(st.buf[:off], []byte("\n")) }
+
+// atEOF is the end of the script while st is scanned: io.EOF, or why the script is cut short.
+func (st *stmtScan) atEOF() error {
+	switch {
+	case st.open.kind == lxBlockComment:
+		return &ParseError{st.lineAt(st.pos), "unterminated /* comment"}
+	case st.open.kind != 0:
+		return &ParseError{st.lineAt(st.pos), "unterminated quoted string or identifier"}
+	case st.start > 0:
+		return &ParseError{st.start, "statement not ended by a semicolon"}
+	}
+	return io.EOF
+}
+
+// scan goes on scanning st.buf; done is set with the item once a statement ends.
+func (p *Parser) scan(st *stmtScan) (it Item, done bool, err error) {
+	for st.pos < len(st.buf) {
+		var lx lexeme
+		if st.open.kind != 0 {
+			lx = st.open.resume(st.buf)
+		} else {
+			lx = nextLexeme(st.buf, st.pos)
+		}
+		if lx.open {
+			st.open = lx // read on: the lexeme goes on on the next line
+			return Item{}, false, nil
+		}
+		st.open = lexeme{}
+		kind, end := lx.kind, lx.end
+		switch kind {
+		case lxSemicolon:
+			if st.start == 0 {
+				// An empty statement: keep scanning the rest of the line.
+				*st = stmtScan{buf: st.buf[end:], bufLine: st.lineAt(end)}
+				continue
 			}
+			it, err := p.item(st, end)
+			return it, true, err
+		case lxLineComment, lxBlockComment:
+			st.bare = append(st.bare, ' ')
+		default:
+			if st.start == 0 && kind != lxSpace && (kind != lxOther || st.buf[st.pos] != '\v') {
+				st.start, st.contentOff = st.lineAt(st.pos), st.pos
+			}
+			st.bare = append(st.bare, st.buf[st.pos:end]...)
 		}
+		st.pos = end
 	}
+	return Item{}, false, nil
 }
 
-func isIdent(c byte) bool {
-	return c == '_' || c == '$' || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') || c >= 0x80
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-// dollarTag returns the length of a $tag$ opening at the start of b, or 0.
-func dollarTag(b []byte) int {
-	for j := 1; j < len(b); j++ {
-		c := b[j]
-		if c == '$' {
-			return j + 1
+// item is the statement st ends with the semicolon before end; the rest of its line is scanned
+// next, or is a COPY's data.
+func (p *Parser) item(st *stmtScan, end int) (Item, error) {
+	it := Item{SQL: string(st.buf[:st.pos]), Line: st.start}
+	it.textLine = st.start - bytes.Count(st.buf[:st.contentOff], []byte("\n"))
+	rest := st.buf[end:]
+	if copyFromStdin.Match(st.bare) {
+		if len(bytes.TrimSpace(rest)) > 0 {
+			return Item{}, &ParseError{p.line, "text after COPY ... FROM stdin; on the same line"}
 		}
-		if !(c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') || c >= 0x80 || (j > 1 && c >= '0' && c <= '9')) {
-			return 0
-		}
+		p.copy = &copyReader{p: p, atStart: true, startLine: p.line + 1}
+		it.Copy = p.copy
+		it.DataLine = p.line + 1
+		return it, nil
 	}
-	return 0
+	if len(bytes.TrimSpace(rest)) > 0 {
+		p.back = rest // more statements on this line
+	}
+	return it, nil
 }
 
 // copyReader yields the data lines of a COPY block.

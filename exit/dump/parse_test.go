@@ -100,6 +100,23 @@ func TestParserErrorsCarryTheLine(t *testing.T) {
 	}
 }
 
+// The parser and CheckStatement read SQL with one scanner, as PostgreSQL does: a line comment
+// ends at a carriage return too, so what follows it is a statement, checked like any other,
+// and an unterminated string is named by the line it opens on.
+func TestParserReadsCommentsAsPostgreSQLDoes(t *testing.T) {
+	got, err := parseAll(t, "-- a comment\rDROP TABLE users;\n")
+	require.NoError(t, err)
+	require.Equal(t, []parsed{{SQL: "-- a comment\rDROP TABLE users", Line: 1}}, got)
+	_, err = dump.CheckStatement("-- a comment\rDROP TABLE users")
+	require.ErrorContains(t, err, "DROP is not a statement of an exit dump")
+
+	_, err = parseAll(t, "SELECT 1;\nSELECT 'a\n''b;\n")
+	var pe *dump.ParseError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, 2, pe.Line)
+	require.Contains(t, pe.Msg, "unterminated quoted string")
+}
+
 // TestParserSkipsUnreadCopyData: Next moves past COPY data the caller did not read.
 func TestParserSkipsUnreadCopyData(t *testing.T) {
 	p := dump.NewParser(strings.NewReader("COPY t FROM stdin;\n" + strings.Repeat("row\n", 10000) + "\\.\nSELECT 2;\n"))

@@ -54,7 +54,7 @@ func ReadIdentities(dir string) ([]IdentityLine, error) {
 	return readLines[IdentityLine](filepath.Join(dir, IdentitiesFile))
 }
 
-// ReadKeys reads resource_keys.jsonl of a dump directory (written with Options.WriteKeys).
+// ReadKeys reads resource_keys.jsonl of a dump directory (written with gen.Options.WriteKeys).
 func ReadKeys(dir string) ([]KeyEntry, error) {
 	return readLines[KeyEntry](filepath.Join(dir, KeysFile))
 }

@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/audit"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/app/identity"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 // The audit's advice, followed, works on a gen-dump dump in PostgreSQL that has resources
@@ -27,7 +30,7 @@ import (
 func TestAuditAdviceFollowed(t *testing.T) {
 	t.Parallel()
 	const provOnly = 6
-	l := loadDump(t, dump.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
+	l := loadDump(t, gen.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
 	in := serve(t, l, 0)
 	idFile := filepath.Join(l.dir, dump.IdentitiesFile)
 	lines, err := dump.ReadIdentities(l.dir)
@@ -38,18 +41,18 @@ func TestAuditAdviceFollowed(t *testing.T) {
 		require.NoError(t, err)
 		manifest[filepath.ToSlash(rel)] = e
 	}
-	audit := func() (exitclient.AuditReport, map[string]exitclient.AuditItem) {
+	runAudit := func() (audit.Report, map[string]audit.Item) {
 		f, err := os.Open(idFile)
 		require.NoError(t, err)
 		defer f.Close()
-		items := map[string]exitclient.AuditItem{}
-		rep, err := in.client.AuditTree(context.Background(), filepath.Join(l.dir, "data"), exitclient.AuditOptions{Identities: f,
-			Item: func(it exitclient.AuditItem) error { items[it.Source] = it; return nil }})
+		items := map[string]audit.Item{}
+		rep, err := audit.Tree(context.Background(), in.client, filepath.Join(l.dir, "data"), audit.Options{Identities: f,
+			Item: func(it audit.Item) error { items[it.Source] = it; return nil }})
 		require.NoError(t, err)
 		return rep, items
 	}
 
-	rep, items := audit()
+	rep, items := runAudit()
 	require.Equal(t, int64(len(l.manifest)), rep.Summary.Total)
 	require.Zero(t, rep.Summary.Reachable, "nothing imported yet")
 	provisionalOnly, sharedWithProvisional := 0, 0
@@ -66,7 +69,7 @@ func TestAuditAdviceFollowed(t *testing.T) {
 		if e.Expected != dump.ExpectOK {
 			continue
 		}
-		require.Equal(t, exitclient.AuditMissing, it.Status, src)
+		require.Equal(t, audit.Missing, it.Status, src)
 		require.NotEmpty(t, it.Holders, "%s: a resource that decrypts has holders", src)
 		require.Equal(t, e.ResourceID, it.ResourceID, src)
 		for _, h := range it.Holders {
@@ -120,7 +123,7 @@ func TestAuditAdviceFollowed(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, len(ids), len(lines), "fewer identities than the whole file suffice")
 
-	rep, items = audit()
+	rep, items = runAudit()
 	for src, e := range manifest {
 		if e.Expected == dump.ExpectOK {
 			_, listed := items[src]
@@ -128,7 +131,7 @@ func TestAuditAdviceFollowed(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "clear")
-	_, err = in.client.DecryptTree(context.Background(), filepath.Join(l.dir, "data"), out, exitclient.DecryptOptions{})
+	_, err = tree.Decrypt(context.Background(), in.client, filepath.Join(l.dir, "data"), out, tree.Options{})
 	require.NoError(t, err)
 	for src, e := range manifest {
 		if e.Expected != dump.ExpectOK {

@@ -20,13 +20,14 @@ import (
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // benchDump returns a generated dump directory, made once and kept in the temp directory for
 // later runs (generation is deterministic; a dump of 10 000 users takes a while to make).
-func benchDump(b *testing.B, opts dump.Options) string {
+func benchDump(b *testing.B, opts gen.Options) string {
 	b.Helper()
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("idvault-bench-dump-u%d-r%d-s%d", opts.Users, opts.Resources, opts.Seed))
 	if _, err := os.Stat(filepath.Join(dir, dump.ManifestFile)); err == nil {
@@ -36,7 +37,7 @@ func benchDump(b *testing.B, opts dump.Options) string {
 	_ = os.RemoveAll(tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if _, err := dump.Generate(ctx, tmp, opts); err != nil {
+	if _, err := gen.Generate(ctx, tmp, opts); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -75,7 +76,7 @@ func psql(b *testing.B, dsn, sql string) string {
 // bulk client, batches of 500) into a dump of 10 000 users; the exit_* tables are emptied
 // before each iteration. Goal: at least 3 000 identities/s.
 func BenchmarkImport10kUsers(b *testing.B) {
-	l := loadBench(b, benchDump(b, dump.Options{Users: 10_000, Groups: 10, Resources: 10, Seed: 1}))
+	l := loadBench(b, benchDump(b, gen.Options{Users: 10_000, Groups: 10, Resources: 10, Seed: 1}))
 	in := serve(b, l, 0)
 	ids := identities(b, l.dir)
 	var rates []float64
@@ -118,7 +119,7 @@ func median(xs []float64) float64 {
 // beside its resident memory once started and warmed up. The ciphertext is made on the fly
 // under a key of the dump (resource_keys.jsonl). Goal: peak at most 64 MiB.
 func BenchmarkStream1GiBServerRSS(b *testing.B) {
-	dir := benchDump(b, dump.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true})
+	dir := benchDump(b, gen.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true})
 	l := loadBench(b, dir)
 	rid, key := streamKey(b, dir)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -17,7 +18,7 @@ import (
 // the same server decrypts again, without a restart. Not parallel: it stops the cluster.
 func TestDatabaseDownThenBack(t *testing.T) {
 	// A one-key cache: nearly every decrypt asks the database.
-	l, in := servedWithIdentities(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11}, 1)
+	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11}, 1)
 	var ok []dump.ManifestEntry
 	for _, e := range l.manifest {
 		if e.Expected == dump.ExpectOK {

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 // A generated dump with decoy apps: identities imported through one instance, then every
@@ -20,7 +22,7 @@ import (
 // through both instances both succeed.
 func TestDumpThroughTwoInstances(t *testing.T) {
 	t.Parallel()
-	l := loadDump(t, dump.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
+	l := loadDump(t, gen.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
 	a, b := serve(t, l, 0), serve(t, l, 0)
 	ids := identities(t, l.dir)
 	require.NotEmpty(t, ids)
@@ -88,7 +90,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 
 	// The bulk client mirrors the dump's data directory through the second instance.
 	out := filepath.Join(t.TempDir(), "clear")
-	rep, err := b.client.DecryptTree(context.Background(), filepath.Join(l.dir, "data"), out, exitclient.DecryptOptions{Jobs: 3})
+	rep, err := tree.Decrypt(context.Background(), b.client, filepath.Join(l.dir, "data"), out, tree.Options{Jobs: 3})
 	require.NoError(t, err)
 	failed := map[string]string{}
 	for _, f := range rep.Failures {

@@ -20,6 +20,7 @@ import (
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/exitdb"
 	"github.com/idvault/idvault/exit/pgtest"
 )
@@ -34,12 +35,12 @@ type loaded struct {
 	manifest []dump.ManifestEntry
 }
 
-func loadDump(t testing.TB, opts dump.Options) *loaded {
+func loadDump(t testing.TB, opts gen.Options) *loaded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	l := &loaded{dir: t.TempDir(), dsn: pgtest.NewDB(t)}
-	sum, err := dump.Generate(ctx, l.dir, opts)
+	sum, err := gen.Generate(ctx, l.dir, opts)
 	require.NoError(t, err)
 	l.appID = sum.AppID
 	_, err = dump.Load(ctx, l.dsn, l.dir, nil)
@@ -51,7 +52,7 @@ func loadDump(t testing.TB, opts dump.Options) *loaded {
 
 // servedWithIdentities loads a dump generated with opts, serves it (keyCache: the key cache's
 // size, 0 for the default) and imports every identity of the dump through the server.
-func servedWithIdentities(t testing.TB, opts dump.Options, keyCache int) (*loaded, *instance) {
+func servedWithIdentities(t testing.TB, opts gen.Options, keyCache int) (*loaded, *instance) {
 	t.Helper()
 	l := loadDump(t, opts)
 	in := serve(t, l, keyCache)

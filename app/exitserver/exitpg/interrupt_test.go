@@ -20,6 +20,7 @@ import (
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -42,7 +43,7 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs psql")
 	}
-	l := loadDump(t, dump.Options{Users: 8, Groups: 3, Resources: 40, Seed: 29})
+	l := loadDump(t, gen.Options{Users: 8, Groups: 3, Resources: 40, Seed: 29})
 	psql := pgtest.Bin(t, "psql")
 	bin := apptest.Binary(t)
 	dir := t.TempDir()

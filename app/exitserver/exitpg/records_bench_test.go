@@ -18,6 +18,7 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/encryption"
 	"github.com/idvault/idvault/exit/exitdb"
 )
@@ -42,7 +43,7 @@ const (
 // the in-process rate, each process under 64 MiB, the audit at least 5x faster than
 // decrypt-records.
 func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
-	dir := benchDump(b, dump.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true})
+	dir := benchDump(b, gen.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true})
 	l := loadBench(b, dir)
 	ctx := context.Background()
 	db, err := exitdb.Open(ctx, exitdb.Config{DSN: l.dsn, AppID: l.appID})

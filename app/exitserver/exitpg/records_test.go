@@ -15,8 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -31,7 +32,7 @@ func TestPsqlCopyPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs psql")
 	}
-	l, in := servedWithIdentities(t, dump.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23}, 0)
+	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23}, 0)
 	psql := pgtest.Bin(t, "psql")
 	dir := t.TempDir()
 
@@ -79,7 +80,7 @@ echo "status ${PIPESTATUS[*]}"`
 	defer ef.Close()
 	sc := bufio.NewScanner(ef)
 	for sc.Scan() {
-		var fe exitclient.FieldError
+		var fe records.FieldError
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &fe))
 		require.Equal(t, "body", fe.Field)
 		codes[l.manifest[fe.Record-1].File] = fe.Code

@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 // slowProxy forwards loopback connections to target, the answers at about rate bytes/s, so
@@ -57,7 +58,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	l, in := servedWithIdentities(t, dump.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12}, 0)
+	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12}, 0)
 	url := "http://" + slowProxy(t, strings.TrimPrefix(in.url, "http://"), 16<<20)
 
 	out := filepath.Join(t.TempDir(), "clear")
@@ -70,7 +71,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	finals := func() int {
 		n := 0
 		_ = filepath.WalkDir(out, func(_ string, d os.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(d.Name(), exitclient.PartSuffix) {
+			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(d.Name(), outfiles.PartSuffix) {
 				n++
 			}
 			return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -18,7 +19,7 @@ type Dump struct {
 	// Dir holds the dump's files (shared by the tests of a binary: read only).
 	Dir        string
 	App        dump.App
-	Summary    dump.Summary
+	Summary    gen.Summary
 	Manifest   []dump.ManifestEntry
 	Identities []dump.IdentityLine
 }
@@ -26,7 +27,7 @@ type Dump struct {
 // Small are the options of Shared: every nature, format and negative case, resources only an
 // unclaimed provisional identity opens, two decoy apps, one big (multi-MiB) ciphertext, and
 // the generator's keys file, in about a second.
-var Small = dump.Options{Users: 24, Groups: 9, Resources: 90, ProvisionalOnly: 4, DecoyApps: 2, Big: 1, Seed: 7, WriteKeys: true}
+var Small = gen.Options{Users: 24, Groups: 9, Resources: 90, ProvisionalOnly: 4, DecoyApps: 2, Big: 1, Seed: 7, WriteKeys: true}
 
 var (
 	sharedOnce sync.Once
@@ -53,7 +54,7 @@ func Shared(tb testing.TB) *Dump {
 }
 
 // New generates a dump with opts into a directory of the test.
-func New(tb testing.TB, opts dump.Options) *Dump {
+func New(tb testing.TB, opts gen.Options) *Dump {
 	tb.Helper()
 	d, err := generate(filepath.Join(tb.TempDir(), "dump"), opts)
 	if err != nil {
@@ -62,8 +63,8 @@ func New(tb testing.TB, opts dump.Options) *Dump {
 	return d
 }
 
-func generate(dir string, opts dump.Options) (*Dump, error) {
-	sum, err := dump.Generate(context.Background(), dir, opts)
+func generate(dir string, opts gen.Options) (*Dump, error) {
+	sum, err := gen.Generate(context.Background(), dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/dumptest"
+	"github.com/idvault/idvault/exit/dump/gen"
 )
 
 func TestSharedDumpLoads(t *testing.T) {
@@ -30,7 +30,7 @@ func TestSharedDumpLoads(t *testing.T) {
 	require.Equal(t, dumptest.Small.Users, users)
 	require.Same(t, d, dumptest.Shared(t), "generated once per test binary")
 
-	other := dumptest.New(t, dump.Options{Users: 3, Resources: 4, Seed: 1})
+	other := dumptest.New(t, gen.Options{Users: 3, Resources: 4, Seed: 1})
 	require.NotEqual(t, d.App.ID, other.App.ID)
 }
 

@@ -1,0 +1,295 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/exit/dump"
+	"github.com/idvault/idvault/exit/dump/gen"
+	"github.com/idvault/idvault/exit/encryption"
+	"github.com/idvault/idvault/exit/exitdb"
+)
+
+// tableBenchDump is a small generated dump (its keys file written), made once and kept in the
+// temp directory for later runs: generation is deterministic.
+func tableBenchDump(b *testing.B) string {
+	b.Helper()
+	opts := gen.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("idvault-bench-dump-u%d-r%d-s%d", opts.Users, opts.Resources, opts.Seed))
+	if _, err := os.Stat(filepath.Join(dir, dump.ManifestFile)); err == nil {
+		return dir
+	}
+	tmp := fmt.Sprintf("%s.tmp%d", dir, os.Getpid())
+	_ = os.RemoveAll(tmp)
+	if _, err := gen.Generate(context.Background(), tmp, opts); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
+		if _, serr := os.Stat(filepath.Join(dir, dump.ManifestFile)); serr != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = os.RemoveAll(tmp)
+	return dir
+}
+
+// benchSessionKeys finds four transparent sessions of the dump (formats 9 to 11 that decrypt)
+// whose session key the imported identities reach.
+func benchSessionKeys(b *testing.B, db *exitdb.DB, dir string) map[encryption.SimpleID][]byte {
+	b.Helper()
+	manifest, err := dump.ReadManifest(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kf := db.KeyFinder(context.Background())
+	out := map[encryption.SimpleID][]byte{}
+	for _, e := range manifest {
+		if e.Expected != dump.ExpectOK || e.Format < 9 || len(out) == 4 {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(e.ResourceID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rid, err := encryption.ParseResourceID(raw)
+		if err != nil || !rid.Composite {
+			continue
+		}
+		if key, err := kf.FindKey(rid.ID); err == nil {
+			out[rid.ID] = key
+		}
+	}
+	if len(out) == 0 {
+		b.Fatal("no transparent session of the dump opens")
+	}
+	return out
+}
+
+// benchCiphertexts makes benchDistinct ciphertexts (formats 9 and 10 alternating) of 100 to
+// 1,000 random letters, and returns them with their clear sizes.
+func benchCiphertexts(b *testing.B, sessions map[encryption.SimpleID][]byte) ([][]byte, []int64) {
+	b.Helper()
+	var ids []encryption.SimpleID
+	for id := range sessions {
+		ids = append(ids, id)
+	}
+	rng := rand.New(rand.NewChaCha8([32]byte{7}))
+	cts := make([][]byte, benchDistinct)
+	sizes := make([]int64, benchDistinct)
+	for i := range cts {
+		clear := make([]byte, 100+rng.IntN(901))
+		for j := range clear {
+			clear[j] = 'a' + byte(rng.IntN(26))
+		}
+		id := ids[i%len(ids)]
+		ct, _, err := encryption.Encrypt(encryption.V9+encryption.Version(i%2), sessions[id], clear, encryption.EncryptOptions{SessionID: &id})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cts[i], sizes[i] = ct, int64(len(clear))
+	}
+	return cts, sizes
+}
+
+// benchSourceTable fills src (id bigint primary key, a text, b text, n int, note text) with
+// rows rows: a the base64 of cts[i % benchDistinct], b of cts[(i*7+3) % benchDistinct] in three
+// rows of five (NULL otherwise). It returns the number of fields that hold a ciphertext.
+func benchSourceTable(b *testing.B, dsn string, cts [][]byte, rows int) int {
+	b.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, s := range []string{`CREATE TABLE cts (k int PRIMARY KEY, v text NOT NULL)`,
+		`CREATE TABLE src (id bigint PRIMARY KEY, a text, b text, n int, note text)`} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"cts"}, []string{"k", "v"}, pgx.CopyFromSlice(len(cts), func(i int) ([]any, error) {
+		return []any{i, base64.StdEncoding.EncodeToString(cts[i])}, nil
+	})); err != nil {
+		b.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO src SELECT i, a.v, CASE WHEN i % 5 < 3 THEN c.v END, i % 1000, 'row ' || i
+		FROM generate_series(0, $1::int - 1) i JOIN cts a ON a.k = i % $2 JOIN cts c ON c.k = (i::bigint * 7 + 3) % $2`, rows, benchDistinct)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `DROP TABLE cts`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `VACUUM ANALYZE src`); err != nil {
+		b.Fatal(err)
+	}
+	return rows + (rows/5)*3 + min(rows%5, 3)
+}
+
+// benchSQL runs one statement and returns its first column of its first row as text ("" for
+// none).
+func benchSQL(b *testing.B, dsn, sql string) string {
+	b.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, sql)
+	if err != nil {
+		b.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	out := ""
+	if rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(vals) > 0 {
+			out = fmt.Sprint(vals[0])
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		b.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
+// benchRun runs the binary with args to its end (exit 0) and returns its wall time and peak
+// RSS in MiB (VmHWM, read every 20 ms while it runs).
+func benchRun(b *testing.B, env []string, args ...string) (float64, float64) {
+	secs, rss, _ := benchRunCPU(b, env, args...)
+	return secs, rss
+}
+
+// benchRunCPU is benchRun that also returns the CPU seconds the process used.
+func benchRunCPU(b *testing.B, env []string, args ...string) (float64, float64, float64) {
+	b.Helper()
+	cmd := exec.Command(apptest.Binary(b), args...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	hwm := make(chan float64, 1)
+	go func() {
+		peak := 0.0
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v, ok := procStatusKiB(cmd.Process.Pid, "VmHWM"); ok {
+				peak = max(peak, v)
+			}
+			select {
+			case <-done:
+				hwm <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	secs := time.Since(start).Seconds()
+	close(done)
+	peak := <-hwm
+	if err != nil {
+		b.Fatalf("%v: %v: %s", args[:2], err, stderr.String())
+	}
+	return secs, peak / 1024, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+}
+
+// cpuSeconds is the CPU time a running process has used (user and system, /proc/PID/stat).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+// vmHWM is a running process's peak RSS in MiB.
+func vmHWM(b *testing.B, pid int) float64 {
+	v, ok := procStatusKiB(pid, "VmHWM")
+	if !ok {
+		b.Fatalf("no VmHWM for process %d", pid)
+	}
+	return v / 1024
+}
+
+// procStatusKiB reads a field of /proc/PID/status in KiB, if the process is still there.
+func procStatusKiB(pid int, field string) (float64, bool) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// clusterCPU returns the CPU seconds the PostgreSQL cluster holding dsn has used so far: its
+// postmaster's, its children's that have exited, and its live children's (backends).
+func clusterCPU(b *testing.B, dsn string) float64 {
+	b.Helper()
+	dataDir := benchSQL(b, dsn, "SHOW data_directory")
+	raw, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	stat := func(pid int) []string {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil
+		}
+		return strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	}
+	ticks := func(f []string, i ...int) float64 {
+		t := 0.0
+		for _, k := range i {
+			if k < len(f) {
+				v, _ := strconv.ParseFloat(f[k], 64)
+				t += v
+			}
+		}
+		return t
+	}
+	total := ticks(stat(pid), 11, 12, 13, 14) // utime, stime, cutime, cstime
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, c := range strings.Fields(string(children)) {
+		if cp, err := strconv.Atoi(c); err == nil {
+			total += ticks(stat(cp), 11, 12)
+		}
+	}
+	return total / 100 // USER_HZ
+}

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/exitclient/outfiles"
+	"github.com/idvault/idvault/app/exitclient/records"
+	"github.com/idvault/idvault/exit/table"
+)
+
+func exitTableCommand() *command {
+	return &command{
+		name:    "decrypt-table",
+		summary: "decrypt ciphertext columns of a PostgreSQL table into another table (resumable, over several exit servers)",
+		help: `Reads the source table (--table, or --query) by --key order, sends each --field's ciphertexts
+to the exit servers (--url, repeatable: batches go to each in turn, and a server that fails is
+left aside while the others serve), and writes every row into --to-table with COPY (binary): the
+same columns and types, each --field as --clear-type. Each batch commits with its progress
+(<to-table>_progress) and its failures (<to-table>_errors: key, field, code, message), so a rerun
+of the same command continues where a stopped one (Ctrl-C, SIGKILL, every server gone) left off,
+and every row is written once. A field that does not decrypt is NULL in --to-table; NULL and
+empty values stay as they are. Connection strings may leave the password to PGPASSWORD or
+~/.pgpass. Exit status: 0 when every field decrypted, 1 when some failed or the run stopped
+(rerun to continue), 2 for a usage or configuration error (found before anything is written),
+130 when interrupted.`,
+		setup: func(c *cmdline) runFunc {
+			var urls, fields, ageTo listFlag
+			c.Var(&urls, "url", "base `URL` of an exit server (repeat for several; default http://127.0.0.1:8000)")
+			token := c.String("token", "", "bearer `TOKEN` of the exit servers (or IDVAULT_EXIT__TOKEN)")
+			budget := new(retryBudgetFlag(exitclient.DefaultMaxOutage))
+			c.Var(budget, "retry-budget", "for how long (`DURATION`) the run keeps retrying while no request to any server succeeds, then stops")
+			from := c.String("from", "", "the source database: PostgreSQL connection string `DSN` (the app's database, not the dump's)")
+			to := c.String("to", "", "the destination database `DSN` (default: --from)")
+			src := c.String("table", "", "the source table `NAME` (or SCHEMA.NAME)")
+			query := c.String("query", "", "the source as a `SELECT` instead of --table")
+			key := c.String("key", "", "the source's unique, NOT NULL, orderable `COLUMN` (integer, text, uuid)")
+			c.Var(&fields, "field", "ciphertext column `NAME`: text (base64 or hex, see --encoding) or bytea (raw); repeat for several")
+			toTable := c.String("to-table", "", "the destination table `NAME` (or SCHEMA.NAME), created when absent")
+			clearType := c.String("clear-type", "bytea", "the clear columns' `TYPE`: bytea, or text (refuses clear bytes that are not UTF-8 as not_text)")
+			encoding := c.String("encoding", records.EncodingBase64, "the text ciphertexts' `FORM`: base64 (standard or URL-safe, padded or not) or hex")
+			workers := c.Int("workers", 0, "`N` key ranges read, decrypted and written at once (default: one per --url)")
+			batchRows := c.Int("batch-rows", table.DefaultBatchRows, "rows per batch (`N`), each committed with its progress")
+			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable): the clear columns then hold age files (bytea)")
+			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
+			restart := c.Bool("restart", false, "drop the progress of an earlier run on --to-table, with the rows it wrote, and start over")
+			count := c.Bool("count", false, "count the source's rows exactly for the progress (count(*)) rather than taking the planner's estimate")
+			asJSON := c.Bool("json", false, "print the summary as one JSON object on standard output")
+			c.require("from", "key", "field", "to-table")
+			c.nonEmpty("url", "token", "from", "to", "table", "query", "key", "field", "to-table", "clear-type", "encoding", "age-recipient", "age-recipients-file")
+			return func(ctx context.Context, args []string) int {
+				if len(args) > 0 {
+					return c.usageError("unexpected argument %q", args[0])
+				}
+				if (*src == "") == (*query == "") {
+					return c.usageError("give the source as --table or as --query, one of the two")
+				}
+				if *clearType != "bytea" && *clearType != "text" {
+					return c.usageError("--clear-type is bytea or text, not %q", *clearType)
+				}
+				if _, err := records.DecodeCiphertext(*encoding, nil); err != nil {
+					return c.usageError("%s", printable(err.Error()))
+				}
+				if *batchRows < 1 || *workers < 0 {
+					return c.usageError("--batch-rows must be at least 1, --workers at least 1")
+				}
+				if len(urls) == 0 {
+					urls = listFlag{"http://127.0.0.1:8000"}
+				}
+				enc := *encoding
+				opts := table.Options{
+					From: *from, To: cmp.Or(*to, *from), Table: *src, Query: *query, Key: *key, Fields: fields,
+					ToTable: *toTable, ClearText: *clearType == "text", Workers: cmp.Or(*workers, len(urls)), BatchRows: *batchRows,
+					Restart: *restart, Count: *count,
+					Decode:  func(dst, text []byte) ([]byte, error) { return records.AppendCiphertext(dst, enc, text) },
+					Command: "encoding=" + enc,
+				}
+				if len(ageTo) > 0 || *ageFile != "" {
+					if opts.ClearText {
+						return c.usageError("with age, the clear columns hold age files: --clear-type can only be bytea")
+					}
+					recipients, err := outfiles.AgeRecipients(ageTo, *ageFile)
+					if err != nil {
+						return c.usageError("%s", printable(err.Error()))
+					}
+					opts.Seal = outfiles.AgeSeal(recipients)
+					// A rerun must seal to the same recipients: the rows it adds open with the same keys.
+					opts.Command += " age=" + strings.Join(ageTo, ",") + " age-file=" + *ageFile
+				}
+				pool := exitclient.NewPool(urls, cmp.Or(*token, c.p.getenv("IDVAULT_EXIT__TOKEN")), time.Duration(*budget))
+				return c.p.decryptTable(ctx, pool, opts, *asJSON)
+			}
+		},
+	}
+}
+
+// exit decrypt-table's soft memory limit: a base, and room for each worker's three batches
+// (read, decrypted, written) of a few MiB each.
+const (
+	tableMemoryBase      = 24 << 20
+	tableMemoryPerWorker = 24 << 20
+)
+
+// poolDecrypter is the exit servers' pool as exit/table asks for it.
+type poolDecrypter struct{ pool *exitclient.Pool }
+
+func (d poolDecrypter) Decrypt(ctx context.Context, cts [][]byte) ([]table.Result, error) {
+	res, err := d.pool.Decrypt(ctx, cts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]table.Result, len(res))
+	for i, r := range res {
+		out[i] = table.Result{Clear: r.Clear, Code: r.Code, Message: r.Message}
+	}
+	return out, nil
+}
+
+// tableSummary is the --json summary of exit decrypt-table.
+type tableSummary struct {
+	table.Report
+	Status  string  `json:"status"` // ok, failed (some fields), stopped, interrupted
+	Errors  string  `json:"errors_table"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// decryptTable probes the servers, runs exit/table and reports.
+func (p *prog) decryptTable(ctx context.Context, pool *exitclient.Pool, opts table.Options, asJSON bool) int {
+	const cmd = "exit decrypt-table"
+	start := time.Now()
+	// The servers, their token and their database are checked before anything is written.
+	if err := pool.Probe(ctx); err != nil {
+		return clientStopped(ctx, p, cmd, err, "nothing written", nil)
+	}
+	opts.Decrypter = poolDecrypter{pool}
+	// A soft memory limit (unless GOMEMLIMIT sets one): the garbage collector returns the
+	// batches' buffers before the heap doubles, so memory stays flat and small.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(tableMemoryBase + int64(opts.Workers)*tableMemoryPerWorker)
+	}
+	opts.Warn = func(s string) { fmt.Fprintf(p.stderr, "idvault %s: warning: %s\n", cmd, s) }
+	pr := newProgress(p.stderr, "decrypting rows", 0)
+	opts.Progress = func(pg table.Progress) {
+		stage := "decrypting rows"
+		if pg.Failed > 0 {
+			stage = fmt.Sprintf("decrypting rows, %d fields failed,", pg.Failed)
+		}
+		pr.updateKeepBar(stage, pg.Done, pg.Total)
+	}
+	rep, err := table.Run(ctx, opts)
+	errorsTable := opts.ToTable + "_errors"
+	sum := tableSummary{Report: rep, Errors: errorsTable, Seconds: time.Since(start).Seconds()}
+	line := fmt.Sprintf("%d rows in %s (%d this run): %d fields decrypted, %d empty or null, %d failed",
+		rep.Rows, opts.ToTable, rep.ThisRun, rep.Decrypted, rep.Empty, rep.Failed)
+	if rep.Failed > 0 {
+		line += " (listed in " + errorsTable + ")"
+	}
+	code := exitOK
+	switch {
+	case err != nil && errors.As(err, new(*table.ConfigError)):
+		pr.Fail()
+		fmt.Fprintf(p.stderr, "idvault %s: %s\n", cmd, printable(err.Error()))
+		return exitUsage
+	case err != nil:
+		pr.Fail()
+		code = clientStopped(ctx, p, cmd, err, line+"; rerun the same command to continue", nil)
+		sum.Status, sum.Error = "stopped", err.Error()
+		if code == exitInterrupted {
+			sum.Status, sum.Error = "interrupted", ""
+		}
+		if code == exitUsage {
+			return code
+		}
+	case rep.Failed > 0:
+		pr.Done(line)
+		code, sum.Status = exitFail, "failed"
+	default:
+		pr.Done(line)
+		sum.Status = "ok"
+	}
+	if asJSON {
+		enc := json.NewEncoder(p.stdout)
+		_ = enc.Encode(sum)
+	}
+	return code
+}
+
+// updateKeepBar is Update whose stage may change without starting a new bar (the stage
+// carries the failures so far).
+func (pr *progress) updateKeepBar(stage string, done, total int64) {
+	pr.mu.Lock()
+	pr.stage = stage
+	pr.mu.Unlock()
+	pr.Update(stage, done, total)
+}

@@ -1,0 +1,116 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"unicode/utf8"
+)
+
+// Result is the outcome of one ciphertext: Clear when Code is empty, otherwise the error code
+// and a message that holds no clear byte.
+type Result struct {
+	Clear   []byte
+	Code    string
+	Message string
+}
+
+// Decrypter decrypts ciphertexts: one Result per item, in order. Its error is for the batch as
+// a whole (every server gone past the retry budget, a refused token): the run stops there,
+// resumable; the failure of one ciphertext is in its Result.
+type Decrypter interface {
+	Decrypt(ctx context.Context, cts [][]byte) ([]Result, error)
+}
+
+// decrypt fills in b.out: each field's destination value, or its failure.
+func (r *run) decrypt(ctx context.Context, b *batch) error {
+	s := r.src
+	b.out = make([][]fieldOut, len(b.rows))
+	var (
+		cts  [][]byte
+		refs []*fieldOut
+		text int
+	)
+	for _, row := range b.rows {
+		for _, ci := range s.flds {
+			if s.cols[ci].text {
+				text += len(row[ci])
+			}
+		}
+	}
+	// The text ciphertexts' bytes (never more than their text), kept with the batch until it
+	// is written: a result may be a part of its ciphertext.
+	buf := getBuffer(text)
+	defer func() { b.chunks = append(b.chunks, buf) }()
+	for i, row := range b.rows {
+		b.out[i] = make([]fieldOut, len(s.flds))
+		for j, ci := range s.flds {
+			v, o := row[ci], &b.out[i][j]
+			switch {
+			case v == nil:
+				b.counts.empty++
+				continue
+			case len(v) == 0:
+				o.val = v
+				b.counts.empty++
+				continue
+			}
+			ct := v
+			if s.cols[ci].text {
+				start := len(buf)
+				var err error
+				if buf, err = r.opts.Decode(buf, v); err != nil {
+					o.code, o.msg = CodeInvalidEncoding, err.Error()
+					continue
+				}
+				ct = buf[start:len(buf):len(buf)]
+			}
+			cts, refs = append(cts, ct), append(refs, o)
+		}
+	}
+	if len(cts) > 0 {
+		res, err := r.opts.Decrypter.Decrypt(ctx, cts)
+		if err != nil {
+			return err
+		}
+		for i, o := range refs {
+			r.finish(o, res[i])
+		}
+	}
+	for i := range b.out {
+		for j := range b.out[i] {
+			if b.out[i][j].code != "" {
+				b.counts.failed++
+			} else if b.out[i][j].val != nil && len(b.rows[i][s.flds[j]]) > 0 {
+				b.counts.decrypted++
+			}
+		}
+	}
+	b.counts.rows = int64(len(b.rows))
+	return nil
+}
+
+// finish sets o from a ciphertext's result: its clear value as the destination holds it
+// (sealed, checked as text), or its failure.
+func (r *run) finish(o *fieldOut, res Result) {
+	if res.Code != "" {
+		o.code, o.msg = res.Code, res.Message
+		return
+	}
+	clear := res.Clear
+	if r.opts.Seal != nil {
+		sealed, err := r.opts.Seal(clear)
+		if err != nil {
+			o.code, o.msg = CodeSealFailed, err.Error()
+			return
+		}
+		clear = sealed
+	}
+	if r.opts.ClearText && (!utf8.Valid(clear) || bytes.IndexByte(clear, 0) >= 0) {
+		o.code, o.msg = CodeNotText, "the clear bytes are not UTF-8 text without NUL: use --clear-type bytea"
+		return
+	}
+	if clear == nil {
+		clear = []byte{}
+	}
+	o.val = clear
+}

@@ -1,0 +1,131 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// memChunk is the size of the buffers the rows' values are copied into.
+const memChunk = 1 << 20
+
+// release gives the batch's buffers back once it is written: its rows are gone with them.
+func (b *batch) release() {
+	for _, c := range b.chunks {
+		putBuffer(c)
+	}
+	b.chunks, b.mem, b.rows, b.out = nil, nil, nil, nil
+}
+
+// maxBatchBytes ends a batch early when its rows hold this much (big ciphertexts): memory
+// stays bounded by the batches in flight whatever the rows' sizes.
+const maxBatchBytes = 8 << 20
+
+// batch is rows of one range, read in key order, then decrypted, then written.
+type batch struct {
+	rng  *keyRange
+	prev []byte // the range's last key before this batch (nil: from the range's start)
+	rows [][][]byte
+	last []byte // the last row's key
+	end  bool   // the range holds nothing after this batch
+	mem  []byte // holds the rows' values (the last of chunks)
+	// chunks are the buffers holding the rows' values, given back once the batch is written.
+	chunks [][]byte
+	// Filled in by the decryption: per row, per field (Options.Fields order).
+	out    [][]fieldOut
+	counts counts
+	done   chan struct{} // closed once out is filled in (or the decryption failed)
+}
+
+// fieldOut is a field's value in the destination and, when it failed, why.
+type fieldOut struct {
+	val       []byte // nil: NULL
+	code, msg string
+}
+
+// counts are what a batch (or a run) did with its fields.
+type counts struct {
+	rows, decrypted, empty, failed int64
+}
+
+func (c *counts) add(o counts) {
+	c.rows += o.rows
+	c.decrypted += o.decrypted
+	c.empty += o.empty
+	c.failed += o.failed
+}
+
+// readBatch reads up to limit rows of r after its key prev (its start when prev is nil),
+// stopping early after maxBatchBytes.
+func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit int) (*batch, error) {
+	var (
+		where  string
+		params [][]byte
+		oids   []uint32
+	)
+	keyOID := s.cols[s.key].oid
+	lo := prev
+	if lo == nil {
+		lo = r.lo
+	}
+	if lo != nil {
+		params, oids = append(params, lo), append(oids, keyOID)
+		where = fmt.Sprintf(" WHERE %s > $1", s.qkey)
+	}
+	if r.hi != nil {
+		params, oids = append(params, r.hi), append(oids, keyOID)
+		if where == "" {
+			where = " WHERE "
+		} else {
+			where += " AND "
+		}
+		where += fmt.Sprintf("%s <= $%d", s.qkey, len(params))
+	}
+	formats := make([]int16, len(params))
+	for i := range formats {
+		formats[i] = pgx.BinaryFormatCode
+	}
+	sql := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", s.list, s.from, where, s.qkey, limit)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the source: %s", pgMessage(err))
+	}
+	defer conn.Release()
+	rr := conn.Conn().PgConn().ExecParams(ctx, sql, params, oids, formats, []int16{pgx.BinaryFormatCode})
+	b := &batch{rng: r, prev: prev}
+	size, cut := 0, false
+	for rr.NextRow() {
+		vals := rr.Values()
+		row := make([][]byte, len(vals))
+		for i, v := range vals {
+			if v == nil {
+				continue
+			}
+			// Buffers of the batch: a new one when full (the old one stays referenced).
+			if cap(b.mem)-len(b.mem) < len(v) {
+				b.mem = getBuffer(max(memChunk, len(v)))
+				b.chunks = append(b.chunks, b.mem)
+			}
+			start := len(b.mem)
+			b.mem = append(b.mem, v...)
+			row[i] = b.mem[start:len(b.mem):len(b.mem)]
+			size += len(v)
+		}
+		b.rows = append(b.rows, row)
+		if size >= maxBatchBytes {
+			cut = true
+			break
+		}
+	}
+	if _, err := rr.Close(); err != nil {
+		return nil, fmt.Errorf("read the source: %s", pgMessage(err))
+	}
+	if len(b.rows) > 0 {
+		// A copy: the next batch starts after it, once this batch's buffers are reused.
+		b.last = bytes.Clone(b.rows[len(b.rows)-1][s.key])
+	}
+	b.end = !cut && len(b.rows) < limit
+	return b, nil
+}

@@ -1,0 +1,140 @@
+package table
+
+import (
+	"context"
+	"sync"
+)
+
+// decryptsInFlight is the batches a worker decrypts at once: the exit servers' answers are
+// awaited while the next batch is read and the one before is written. With several workers,
+// each decrypts one at a time: the others keep the servers busy, and memory stays smaller.
+func (r *run) decryptsInFlight() int {
+	if r.opts.Workers == 1 {
+		return 2
+	}
+	return 1
+}
+
+// work runs the ranges left, Options.Workers at a time; each worker reads, decrypts and
+// writes one range's batches in a pipeline (the next batch read and another decrypted while
+// one is written), committing them in key order. The first error stops every worker.
+func (r *run) work(ctx context.Context, ranges []*keyRange) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once     sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+	queue := make(chan *keyRange, len(ranges))
+	for _, rg := range ranges {
+		queue <- rg
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for range min(r.opts.Workers, max(len(ranges), 1)) {
+		wg.Go(func() {
+			for rg := range queue {
+				if ctx.Err() != nil {
+					return
+				}
+				if err := r.doRange(ctx, rg); err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// doRange runs one range to its end.
+func (r *run) doRange(ctx context.Context, rg *keyRange) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once     sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+	// The reader hands each batch to the writer's queue, in key order, and to one of the
+	// decryptions; the writer takes them in order as each is decrypted. A worker holds
+	// decryptsInFlight+2 batches at most.
+	inFlight := r.decryptsInFlight()
+	pending := make(chan *batch, inFlight)
+	work := make(chan *batch)
+	var wg sync.WaitGroup
+	wg.Go(func() { // reader
+		defer close(pending)
+		defer close(work)
+		prev := rg.last
+		for {
+			b, err := r.src.readBatch(ctx, rg, prev, r.opts.BatchRows)
+			if err != nil {
+				fail(err)
+				return
+			}
+			b.done = make(chan struct{})
+			select {
+			case pending <- b:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- b:
+			case <-ctx.Done():
+				return
+			}
+			if b.end {
+				return
+			}
+			prev = b.last
+		}
+	})
+	for range inFlight {
+		wg.Go(func() {
+			for b := range work {
+				if err := r.decrypt(ctx, b); err != nil {
+					fail(err)
+				}
+				close(b.done)
+			}
+		})
+	}
+	for b := range pending { // writer, in key order
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := r.write(ctx, b); err != nil {
+			fail(err)
+			break
+		}
+		r.committed(b)
+		b.release()
+	}
+	cancel()
+	for range pending {
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// committed counts a written batch and reports the progress.
+func (r *run) committed(b *batch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done.add(b.counts)
+	r.thisRn += b.counts.rows
+	if r.opts.Progress != nil {
+		r.opts.Progress(Progress{Done: r.done.rows, Total: max(r.total, r.done.rows), Failed: r.done.failed})
+	}
+}
