@@ -1,7 +1,7 @@
 # idvault: `make run` starts the server on the embedded local-dev config; `make test` runs every
 # test, installing what the tests need when missing (`make deps`: MailDev, jose, oidc-provider and
-# the OpenAPI tools from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, jq, openssl, curl and
-# make from apt).
+# the OpenAPI tools from npm; PostgreSQL, Chromium, age, systemd, fish, zsh, bsdutils, jq, openssl,
+# curl and make from Debian's packages).
 
 GO        ?= go
 BIN       ?= ./idvault
@@ -36,7 +36,7 @@ export IDVAULT_OPENAPI_TOOLS_DIR := $(OPENAPI_TOOLS_DIR)
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST      ?= dist
 
-# `make pg` starts a throwaway PostgreSQL for the exit tool's walkthrough (README, Exit tool).
+# `make pg` starts a throwaway PostgreSQL for the exit tool's walkthrough (exit/README.md).
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
@@ -68,7 +68,7 @@ pg: ## start a throwaway PostgreSQL (127.0.0.1:54329, PGPORT; data in PGDIR); pr
 pg-stop: ## stop the PostgreSQL of `make pg` and remove its data
 	@.ci/pg stop '$(PGDIR)'
 
-deps: ## install what the tests need if missing (MailDev 2.2.1, jose, oidc-provider and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd, fish, zsh, jq, openssl, curl and make from apt)
+deps: ## install what the tests need if missing (MailDev 2.2.1, jose, oidc-provider and the OpenAPI tools from npm; PostgreSQL, chromium, age, systemd, fish, zsh, bsdutils, jq, openssl, curl and make from Debian's packages)
 	@.ci/install-maildev "$(MAILDEV_DIR)"
 	@.ci/install-oidc "$(OIDC_DIR)"
 	@.ci/install-openapi-tools "$(OPENAPI_TOOLS_DIR)"
@@ -85,24 +85,26 @@ test: deps ## run every test (race detector on), with the external test servers
 # 1 000 000 key publishes (several minutes more). -p 1: one package's benchmarks at a time, so
 # that no benchmark shares the machine with another package's.
 BENCH_DUMP ?= small
-BENCH_TABLE := $(CURDIR)/bench.md
+# The table of BenchmarkHTTPLoad goes into the performance page, between its markers, and nowhere
+# else in it; the prose around it is written by hand.
+BENCH_PAGE := $(CURDIR)/app/PERFORMANCE.md
+BENCH_SHOW := sed -n '/^<!-- bench-table/,/^<!-- \/bench-table -->/p' $(BENCH_PAGE)
 # BenchmarkDecryptTable (app/cli, `idvault exit decrypt-table`) runs on BENCH_TABLE_ROWS rows:
 # 200 000 by default, which keeps its four runs and the psql pipeline within a few minutes on
 # two cores; `make bench BENCH_TABLE_ROWS=1000000` is the issue's figure (the benchmark's own
 # default when run alone). Its figures go to bench-exit-table.md, printed after the table.
 BENCH_TABLE_ROWS ?= 200000
 BENCH_EXIT_TABLE := $(CURDIR)/bench-exit-table.md
-bench: ## run every benchmark, then print the README's Performance table (also in bench.md) and decrypt-table's (bench-exit-table.md)
-	@rm -f $(BENCH_TABLE) $(BENCH_EXIT_TABLE)
-	IDVAULT_BENCH_DUMP=$(BENCH_DUMP) IDVAULT_BENCH_TABLE=$(BENCH_TABLE) IDVAULT_BENCH_TABLE_ROWS=$(BENCH_TABLE_ROWS) \
+bench: ## run every benchmark, write the performance table into app/PERFORMANCE.md and print it, then decrypt-table's (bench-exit-table.md)
+	@rm -f $(BENCH_EXIT_TABLE)
+	IDVAULT_BENCH_DUMP=$(BENCH_DUMP) IDVAULT_BENCH_PAGE=$(BENCH_PAGE) IDVAULT_BENCH_TABLE_ROWS=$(BENCH_TABLE_ROWS) \
 	  IDVAULT_BENCH_EXIT_TABLE=$(BENCH_EXIT_TABLE) $(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
-	@echo; echo '$$ make bench'; cat $(BENCH_TABLE)
+	@echo; echo '$$ make bench: app/PERFORMANCE.md'; $(BENCH_SHOW)
 	@if [ -f $(BENCH_EXIT_TABLE) ]; then cat $(BENCH_EXIT_TABLE); fi
 
-bench-http: ## only the Performance table (bench.md; each figure beside its baseline, in one run)
-	@rm -f $(BENCH_TABLE)
-	IDVAULT_BENCH_TABLE=$(BENCH_TABLE) $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
-	@cat $(BENCH_TABLE)
+bench-http: ## only the performance table (into app/PERFORMANCE.md; each figure beside its baseline, in one run)
+	IDVAULT_BENCH_PAGE=$(BENCH_PAGE) $(GO) test -run '^$$' -bench '^BenchmarkHTTPLoad$$' -count=1 -timeout 10m ./app/loadgen/
+	@$(BENCH_SHOW)
 
 bench-devices: ## what each performance device gives the identity rows: a server with all, one per device switched off, in turns
 	$(GO) test -run '^$$' -bench '^BenchmarkDevices$$' -count=1 -timeout 30m ./app/loadgen/
@@ -130,5 +132,5 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@.ci/fuzz-all $(FUZZTIME)
 
 clean: ## remove build outputs
-	rm -f $(BIN) coverage.out coverage.html bench.md bench-exit-table.md loadgen.test cpu-*.out
+	rm -f $(BIN) coverage.out coverage.html bench-exit-table.md loadgen.test cpu-*.out
 	rm -rf $(DIST)

@@ -13,7 +13,7 @@ import (
 // signatures), so as text it takes about 2.4 times its bytes packed: a new permanent identity's
 // secret identity is 688 bytes of text and 281 packed, its public identity 180 and 77, a secret
 // provisional identity 592 and 241. Smaller records fill fewer B+tree pages, and a commit writes
-// fewer (see the README, Performance).
+// fewer (see app/PERFORMANCE.md).
 //
 // packIdentity keeps the exact string: it packs only what unpacks to the same bytes (checked on
 // every pack), and stores anything else as it is.

@@ -97,8 +97,8 @@ var (
 	ServerBusy = Code{http.StatusServiceUnavailable, "server_busy", "the server is at its memory budget for requests in flight (exit.memory_budget); retry later"}
 )
 
-// Catalog lists every code of `idvault serve`'s interfaces, for the README's reference, the
-// OpenAPI document and tests. The exit server's codes are in ExitCatalog.
+// Catalog lists every code of `idvault serve`'s interfaces, for the HTTP API page
+// (app/openapi/API.md), the OpenAPI document and tests. The exit server's codes are in ExitCatalog.
 var Catalog = []Code{
 	InvalidBody, NotFound, MethodNotAllowed, BodyTooLarge, HeaderTooLarge, InternalError, FeatureNotEnabled, HostNotAllowed,
 	MalformedRequest,
@@ -112,7 +112,7 @@ var Catalog = []Code{
 }
 
 // ExitCatalog lists every code the exit server (`idvault exit`, a separate server with its own
-// API) answers, for the README's reference and for tests.
+// API) answers, for the HTTP API page (app/openapi/API.md) and for tests.
 var ExitCatalog = []Code{
 	InvalidBody, InvalidIdentity, UnsupportedFormat, TruncatedData, KeyNotFound, DecryptionFailed,
 	PayloadTooLarge, Unauthorized, DatabaseUnavailable, NotFound, MethodNotAllowed, InternalError,

@@ -24,7 +24,8 @@ import (
 // c.Bool, ...; name a flag's value in backquotes: "data `FILE`"), mark required ones with
 // c.require, and return the function that runs with the positional arguments; report a bad
 // command line with c.usageError. help_test.go then checks the help rules on it, and
-// TestReadmeDocumentsEveryCommandAndFlag that the README documents it.
+// TestReadmeDocumentsEveryCommandAndFlag that the README (or, for the exit tool, its guide)
+// documents it.
 type command struct {
 	name string
 	// args is the positional part of the usage line ("ID", "DIR"); empty for none.

@@ -18,11 +18,11 @@ import (
 	"github.com/idvault/idvault/app/apptest"
 )
 
-// `exit import` of a large identities file keeps a few batches in memory, not the file: a
-// real exit's identities.jsonl (125,000 identities, 90 MB for gen-dump's 100,000 users) took
-// the client to 244 MiB of resident memory, growing with the file. Here a 40 MB file of
-// 40,000 identities: the live heap grows by less than a quarter of it while the batches go out,
-// and every identity is sent once, in order. Not parallel: the heap is the process's.
+// `exit import` of a large identities file keeps a few batches in memory, not the file, whose
+// size grows with the app (125,000 identities, 90 MB, for gen-dump's 100,000 users). Here a
+// 40 MB file of 40,000 identities: the live heap grows by less than a quarter of it while the
+// batches go out, and every identity is sent once, in order. Not parallel: the heap is the
+// process's.
 func TestExitImportMemoryFlat(t *testing.T) {
 	const n, size = 40_000, 1000
 	dir := t.TempDir()

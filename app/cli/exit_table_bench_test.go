@@ -35,7 +35,7 @@ const (
 
 // BenchmarkDecryptTable: `idvault exit decrypt-table` (the real binaries, source and
 // destination in one local PostgreSQL, the exit server over the dump in the same cluster) in
-// rows/s against the psql pipeline of the README (psql \copy | decrypt-records | psql \copy) on
+// rows/s against the psql pipeline of exit/README.md (psql \copy | decrypt-records | psql \copy) on
 // the same rows in the same iteration (goal: at least 2x), and in fields/s against decrypting the
 // same fields in-process with exit/encryption (one goroutine, keys in memory; goal: at least
 // 0.3x); the peak RSS of the client and of the server (goal: each under 64 MiB); the same with

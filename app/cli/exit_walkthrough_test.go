@@ -20,21 +20,21 @@ import (
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
-// The README's exit tool walkthrough, as a new user pastes it from a clone: its first sh
+// The exit tool guide's walkthrough (exit/README.md), as a new user pastes it from a clone: its sh
 // block, in one bash, from a fresh directory holding the binary, with `make` run in the
 // repository; only the ports differ (free ones: PGPORT for `make pg`, the exit server's
 // listen address in place of 127.0.0.1:8000).
-func TestReadmeExitWalkthrough(t *testing.T) {
+func TestExitGuideWalkthrough(t *testing.T) {
 	t.Parallel()
 	pgtest.Bin(t, "initdb") // skips (or fails under IDVAULT_REQUIRE_EXTERNAL) without PostgreSQL
 	// The same for the tools the block runs, each in the Debian package of its name.
 	for _, tool := range []string{"jq", "openssl", "make", "curl"} {
 		apptest.Command(t, tool, tool)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "exit", "README.md"))
 	require.NoError(t, err)
 	blocks := walkthroughBlocks(t, string(raw), exitWalkthroughMarker)
-	require.Len(t, blocks, 1, "the README's exit walkthrough is marked with %s", exitWalkthroughMarker)
+	require.Len(t, blocks, 1, "the exit guide's walkthrough is marked with %s", exitWalkthroughMarker)
 	block := blocks[0]
 	require.Contains(t, block, `eval "$(make -s pg)"`)
 
@@ -47,7 +47,7 @@ func TestReadmeExitWalkthrough(t *testing.T) {
 	listen := fmt.Sprintf("127.0.0.1:%d", apptest.FreePort(t))
 	// The cluster's directory must be reachable by the postgres OS user when running as root
 	// (t.TempDir's parent is 0700): a directory of its own under the system's temp directory.
-	pgParent, err := os.MkdirTemp("", "idvault-readme-pg-")
+	pgParent, err := os.MkdirTemp("", "idvault-exit-guide-pg-")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(pgParent, 0o755))
 	t.Cleanup(func() { os.RemoveAll(pgParent) })

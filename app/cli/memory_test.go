@@ -41,11 +41,11 @@ func rssKiB(t *testing.T, pid int, field string) int {
 	return 0
 }
 
-// The attack of issue 19 on `idvault exit` with its default limits: 24 connections each
+// A flood of stalled uploads on `idvault exit` with its default limits: 24 connections each
 // announcing a 64 MiB simple-format body, sending 60 MiB and stopping, and 60 streams declaring
-// 16 MiB chunks, each sending 15 MiB of its first chunk and stopping (it took the server to
-// 1.5 GB and 3.1 GB). The process's peak resident memory stays under 512 MiB, and it still
-// answers afterwards.
+// 16 MiB chunks, each sending 15 MiB of its first chunk and stopping (without the memory budget
+// the server would hold all of it, over 2 GB). The process's peak resident memory stays under
+// 512 MiB, and it still answers afterwards.
 func TestExitMemoryUnderAttack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 2.3 GB over loopback")

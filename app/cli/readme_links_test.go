@@ -11,13 +11,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The documents a reader of the repository follows: the README and the format descriptions it
-// links to (paths from the repository root).
-var linkedDocs = []string{
-	"README.md",
-	"app/identity/FORMAT.md",
-	"exit/FORMATS.md",
-	"exit/dump/FORMAT.md",
+// markdownFiles returns every Markdown file of the repository (paths from its root, with
+// slashes): the README and the guides beside the code. Hidden directories, testdata, npm
+// packages and test output are not the repository's documents.
+func markdownFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var docs []string
+	require.NoError(t, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" ||
+			name == "node_modules" || name == "test-output") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(name, ".md") {
+			rel, err := filepath.Rel(root, path)
+			require.NoError(t, err)
+			docs = append(docs, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	return docs
 }
 
 var (
@@ -52,10 +68,10 @@ func headingAnchors(text string) map[string]bool {
 	return anchors
 }
 
-// The README and the format documents stand alone: every relative link names a file of the
+// Every Markdown file of the repository stands alone: every relative link names a file of the
 // repository (never outside it), every #anchor a heading of its target, and none of them sends
 // the reader to notes kept outside the repository.
-func TestReadmeLinksStayInTheRepository(t *testing.T) {
+func TestMarkdownLinksStayInTheRepository(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
@@ -64,7 +80,9 @@ func TestReadmeLinksStayInTheRepository(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	for _, doc := range linkedDocs {
+	docs := markdownFiles(t, root)
+	require.Contains(t, docs, "README.md")
+	for _, doc := range docs {
 		text := read(doc)
 		for _, outside := range []string{"exit-dump.md", "tanker.md", "shared/reference", "../shared"} {
 			require.False(t, strings.Contains(text, outside), "%s refers to notes outside the repository: %s", doc, outside)

@@ -21,17 +21,17 @@ import (
 )
 
 // walkthroughMarker precedes each ```sh block of the README that the walkthrough test runs;
-// exitWalkthroughMarker the blocks of the exit tool's walkthrough.
+// exitWalkthroughMarker the block of the exit tool's walkthrough, in its guide (exit/README.md).
 const (
 	walkthroughMarker     = "<!-- walkthrough -->"
 	exitWalkthroughMarker = "<!-- exit walkthrough -->"
 )
 
-// walkthroughBlocks returns the README's shell blocks marked with marker, in order.
-func walkthroughBlocks(t *testing.T, readme, marker string) []string {
+// walkthroughBlocks returns the shell blocks of a Markdown text marked with marker, in order.
+func walkthroughBlocks(t *testing.T, text, marker string) []string {
 	t.Helper()
 	var blocks []string
-	sc := bufio.NewScanner(strings.NewReader(readme))
+	sc := bufio.NewScanner(strings.NewReader(text))
 	marked, in := false, false
 	var cur []string
 	for sc.Scan() {
@@ -47,10 +47,10 @@ func walkthroughBlocks(t *testing.T, readme, marker string) []string {
 		case strings.TrimSpace(line) == marker:
 			marked = true
 		case marked && strings.TrimSpace(line) != "":
-			t.Fatalf("README: %s must be followed by a ```sh block, not %q", marker, line)
+			t.Fatalf("%s must be followed by a ```sh block, not %q", marker, line)
 		}
 	}
-	require.False(t, in, "README: unterminated walkthrough block")
+	require.False(t, in, "unterminated walkthrough block")
 	return blocks
 }
 

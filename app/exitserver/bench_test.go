@@ -222,7 +222,7 @@ func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 // tcpEcho starts a loopback TCP server that reads what it is sent and writes each piece back,
 // and returns a function that sends the file at path through it (with sendfile, as net/http
 // sends a file), reads it back, and gives the MB/s of the round trip: what moving the bytes
-// alone costs on this machine. Each call appends its CPU time (ms, whole process) to cpu.
+// alone costs on the machine the benchmark runs on. Each call appends its CPU time (ms, whole process) to cpu.
 func tcpEcho(b *testing.B, path string, cpu *[]float64) func() float64 {
 	st, err := os.Stat(path)
 	if err != nil {

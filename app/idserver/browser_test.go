@@ -18,7 +18,7 @@ import (
 )
 
 // clientPage is a web app's page: it calls the identity server with the signed-in user's ID
-// token, as the README's example does, and shows the answer.
+// token, as the OIDC guide's example does (app/idtoken/OIDC.md), and shows the answer.
 const clientPage = `<!doctype html>
 <html><head><meta charset="utf-8"><title>client</title></head>
 <body><h1>A web app fetching its user's identity</h1><pre id="out">not yet</pre>

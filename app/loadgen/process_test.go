@@ -22,8 +22,8 @@ import (
 
 // The load generator of BenchmarkHTTPLoad runs in a process of its own (this test binary,
 // started again to run TestGeneratorProcess), so that the benchmark's process holds only the
-// servers: its CPU time is then the servers' alone, and the generator reports its own. With
-// both in one process, the CPU per request mixed the two (the generator took about a third).
+// servers: its CPU time is then the servers' alone, and the generator reports its own (the
+// table's last column). In one process, the CPU per request would mix the two.
 
 // spec is one turn the generator process runs: Kind names the requests (see requests).
 type spec struct {

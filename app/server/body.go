@@ -17,7 +17,7 @@ import (
 // (StreamRequestBody): fasthttp otherwise allocates a body's whole Content-Length as soon as
 // the headers are in: a client could make the server hold body_limit bytes per connection, up
 // to max_connections of them (4 GiB at the defaults), for a few hundred bytes each
-// (TestAnnouncedBodiesDoNotReserveMemory: 8 connections announcing 64 MiB took 512 MiB).
+// (TestAnnouncedBodiesDoNotReserveMemory: 8 connections announcing 64 MiB would hold 512 MiB).
 // Streaming costs about 1 µs of server CPU per request (make bench-profile ROW=known).
 // A body over limit is 413 body_too_large (from its Content-Length before any of it is read, or
 // once a chunked body passes it); a body cut short or too slow (server.read_timeout still bounds

@@ -15,8 +15,9 @@ import (
 )
 
 // Connections that announce bodies of the whole limit and send one byte of them hold memory for
-// what arrived, not for what was announced: fasthttp used to allocate each Content-Length as
-// soon as the headers were in (8 connections x 64 MiB = 512 MiB here, for a few hundred bytes).
+// what arrived, not for what was announced: fasthttp, unless told to stream bodies, allocates
+// each Content-Length as soon as the headers are in (8 connections x 64 MiB = 512 MiB, for a few
+// hundred bytes sent).
 func TestAnnouncedBodiesDoNotReserveMemory(t *testing.T) {
 	cfg := config.Default().Server
 	cfg.BodyLimit = 64 << 20

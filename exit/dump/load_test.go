@@ -239,8 +239,8 @@ func TestLoadTwiceFailsAndChangesNothing(t *testing.T) {
 	require.Equal(t, before, tableDigests(t, conn))
 }
 
-// TestPsqlLoadsTheSameDatabase runs the files with psql -v ON_ERROR_STOP=1, as the README
-// shows, and compares every table with a load-dump of the same dump.
+// TestPsqlLoadsTheSameDatabase runs the files with psql -v ON_ERROR_STOP=1, as the exit tool's
+// guide shows, and compares every table with a load-dump of the same dump.
 func TestPsqlLoadsTheSameDatabase(t *testing.T) {
 	ctx := context.Background()
 	dir := dumptest.Shared(t).Dir

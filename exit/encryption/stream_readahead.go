@@ -45,8 +45,8 @@ type readChunk struct {
 
 // readAheadBuffers is the number of chunk buffers of the read-ahead
 // pipeline: one per stage, so that reading, decrypting and writing never
-// wait for a buffer (with two, the reader waited for the writer; the README
-// gives the before and after of app/exitserver's 64 MiB stream benchmark).
+// wait for a buffer (with two, the reader would wait for the writer;
+// app/exitserver's BenchmarkStream64MiBFormat11VsRawOpen measures the pipeline).
 const readAheadBuffers = 3
 
 // pipeline is a stream's read-ahead: the reading goroutine's channels, and

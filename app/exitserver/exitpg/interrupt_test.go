@@ -28,7 +28,7 @@ import (
 // PostgreSQL has loaded its first rows (the moment the test interrupts it).
 const interruptRows = 150_000
 
-// The README's pipeline (psql \copy TO STDOUT | idvault exit decrypt-records | psql \copy FROM
+// exit/README.md's pipeline (psql \copy TO STDOUT | idvault exit decrypt-records | psql \copy FROM
 // STDIN) stopped midway, once PostgreSQL has received decrypted rows, by the stops a user meets:
 // the exit server killed (SIGKILL; decrypt-records stops once --retry-budget is spent),
 // decrypt-records interrupted (SIGINT), and Ctrl-C at the terminal (SIGINT to the pipeline's

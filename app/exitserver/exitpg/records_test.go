@@ -21,12 +21,12 @@ import (
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
-// The README's pipeline, as written there: a PostgreSQL column of base64 ciphertexts goes out
-// with psql's \copy, through `idvault exit decrypt-records` on standard input and output, and
-// back into a table with \copy, over a gen-dump dump served from PostgreSQL. Every ciphertext
-// that should decrypt arrives clear (checked against the manifest's SHA-256), the others keep
-// their ciphertext and are reported with the manifest's error code, and NULL and ” stay as
-// they were.
+// The exit tool guide's pipeline (exit/README.md, Records kept in a database), as written
+// there: a PostgreSQL column of base64 ciphertexts goes out with psql's \copy, through
+// `idvault exit decrypt-records` on standard input and output, and back into a table with
+// \copy, over a gen-dump dump served from PostgreSQL. Every ciphertext that should decrypt
+// arrives clear (checked against the manifest's SHA-256), the others keep their ciphertext and
+// are reported with the manifest's error code, and NULL and ” stay as they were.
 func TestPsqlCopyPipeline(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
