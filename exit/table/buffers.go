@@ -5,7 +5,7 @@ package table
 // would each be zeroed, then collected. A list rather than a sync.Pool, which the garbage
 // collector empties at each cycle (often, under the run's soft memory limit). It holds at most
 // what a few batches use.
-var freeBuffers = make(chan []byte, 32)
+var freeBuffers = make(chan []byte, 16)
 
 // getBuffer returns an empty buffer of at least n bytes of capacity.
 func getBuffer(n int) []byte {
