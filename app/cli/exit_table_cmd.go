@@ -102,11 +102,13 @@ empty values stay as they are. Connection strings may leave the password to PGPA
 	}
 }
 
-// exit decrypt-table's soft memory limit: a base, and room for each worker's three batches
-// (read, decrypted, written) of a few MiB each.
+// exit decrypt-table's soft memory limit: a base that holds a lone worker's batches (read,
+// decrypted, written, a few MiB each) and the buffers exit/table recycles, and a little more
+// for each worker (one of several holds two batches). Much lower, the collector runs all the
+// time; the peak RSS of BenchmarkDecryptTable is the figure to watch when changing them.
 const (
-	tableMemoryBase      = 24 << 20
-	tableMemoryPerWorker = 24 << 20
+	tableMemoryBase      = 36 << 20
+	tableMemoryPerWorker = 6 << 20
 )
 
 // poolDecrypter is the exit servers' pool as exit/table asks for it.

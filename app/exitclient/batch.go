@@ -34,11 +34,16 @@ type BatchResult struct {
 // retried as one that never came. The caller keeps
 // batches under the server's limits (10000 items, 8 MiB).
 func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResult, error) {
-	body := EncodeBatch(items)
+	// The body is framed as it is sent (EncodeBatch's bytes, without a copy of the items).
+	size := int64(0)
+	for _, it := range items {
+		size += int64(uvarintLen(uint64(len(it))) + len(it))
+	}
 	// The answer is at most the body's size plus a few dozen bytes per error. One cut short
 	// (the server killed mid-answer) is sent again: decrypting twice is harmless.
-	limit := int64(len(body)) + int64(len(items))*1024 + 4096
-	raw, err := c.sendRead(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", body, limit)
+	limit := size + int64(len(items))*1024 + 4096
+	open := func() io.Reader { return &batchReader{items: items} }
+	raw, err := c.sendReadFrom(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", size, open, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +96,46 @@ func EncodeBatch(items [][]byte) []byte {
 		out = append(out, it...)
 	}
 	return out
+}
+
+func uvarintLen(n uint64) int {
+	k := 1
+	for ; n >= 0x80; n >>= 7 {
+		k++
+	}
+	return k
+}
+
+// batchReader reads items framed as EncodeBatch frames them.
+type batchReader struct {
+	items [][]byte
+	cur   []byte // what is left of the current length or item
+	item  bool   // cur is an item (the next piece is a length)
+	num   [binary.MaxVarintLen64]byte
+}
+
+func (r *batchReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(r.cur) == 0 {
+			switch {
+			case r.item:
+				r.cur, r.item, r.items = r.items[0], false, r.items[1:]
+			case len(r.items) > 0:
+				r.cur, r.item = binary.AppendUvarint(r.num[:0], uint64(len(r.items[0]))), true
+			default:
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			}
+			continue
+		}
+		k := copy(p[n:], r.cur)
+		r.cur = r.cur[k:]
+		n += k
+	}
+	return n, nil
 }
 
 // errBadAnswer reports a decrypt-batch answer that does not keep to its framing.

@@ -261,11 +261,21 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 // send is Do for a request whose body is in memory: method on c.URL+path with body, of
 // contentType.
 func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
+	return c.sendFrom(ctx, method, path, contentType, int64(len(body)), func() io.Reader { return bytes.NewReader(body) })
+}
+
+// sendFrom is send for a body of size bytes that open reads, afresh for each attempt.
+func (c *Client) sendFrom(ctx context.Context, method, path, contentType string, size int64, open func() io.Reader) (*http.Response, error) {
 	return c.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequest(method, c.URL+path, bytes.NewReader(body))
+		var body io.Reader
+		if size > 0 {
+			body = open()
+		}
+		req, err := http.NewRequest(method, c.URL+path, body)
 		if err != nil {
 			return nil, err
 		}
+		req.ContentLength = size
 		req.Header.Set("Content-Type", contentType)
 		return req, nil
 	})
@@ -278,9 +288,14 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 // may be sent again (every exit route does the same thing twice) and answers the server never
 // cuts on purpose (not a decrypt stream, which the server drops when a later chunk is bad).
 func (c *Client) sendRead(ctx context.Context, method, path, contentType string, body []byte, limit int64) ([]byte, error) {
+	return c.sendReadFrom(ctx, method, path, contentType, int64(len(body)), func() io.Reader { return bytes.NewReader(body) }, limit)
+}
+
+// sendReadFrom is sendRead for a body of size bytes that open reads, afresh for each attempt.
+func (c *Client) sendReadFrom(ctx context.Context, method, path, contentType string, size int64, open func() io.Reader, limit int64) ([]byte, error) {
 	for attempt := 1; ; attempt++ {
 		started := time.Now()
-		resp, err := c.send(ctx, method, path, contentType, body)
+		resp, err := c.sendFrom(ctx, method, path, contentType, size, open)
 		if err != nil {
 			return nil, err
 		}

@@ -24,25 +24,16 @@ type Decrypter interface {
 // decrypt fills in b.out: each field's destination value, or its failure.
 func (r *run) decrypt(ctx context.Context, b *batch) error {
 	s := r.src
+	// One slice for every row's fields, and room for every field's ciphertext.
+	flat := make([]fieldOut, len(b.rows)*len(s.flds))
 	b.out = make([][]fieldOut, len(b.rows))
-	var (
-		cts  [][]byte
-		refs []*fieldOut
-		text int
-	)
-	for _, row := range b.rows {
-		for _, ci := range s.flds {
-			if s.cols[ci].text {
-				text += len(row[ci])
-			}
-		}
-	}
-	// The text ciphertexts' bytes (never more than their text), kept with the batch until it
-	// is written: a result may be a part of its ciphertext.
-	buf := getBuffer(text)
-	defer func() { b.chunks = append(b.chunks, buf) }()
+	cts := make([][]byte, 0, len(flat))
+	refs := make([]*fieldOut, 0, len(flat))
+	// The text ciphertexts' bytes, in the batch's buffers until it is written: a result may be
+	// a part of its ciphertext. Decode never writes more bytes than its text holds.
+	var buf []byte
 	for i, row := range b.rows {
-		b.out[i] = make([]fieldOut, len(s.flds))
+		b.out[i] = flat[i*len(s.flds) : (i+1)*len(s.flds) : (i+1)*len(s.flds)]
 		for j, ci := range s.flds {
 			v, o := row[ci], &b.out[i][j]
 			switch {
@@ -56,6 +47,10 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 			}
 			ct := v
 			if s.cols[ci].text {
+				if cap(buf)-len(buf) < len(v) {
+					buf = getBuffer(len(v))
+					b.chunks = append(b.chunks, buf)
+				}
 				start := len(buf)
 				var err error
 				if buf, err = r.opts.Decode(buf, v); err != nil {

@@ -11,6 +11,9 @@ import (
 // memChunk is the size of the buffers the rows' values are copied into.
 const memChunk = 1 << 20
 
+// slabRows is the number of rows whose cells readBatch allocates at once.
+const slabRows = 4096
+
 // release gives the batch's buffers back once it is written: its rows are gone with them.
 func (b *batch) release() {
 	for _, c := range b.chunks {
@@ -94,11 +97,16 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 	}
 	defer conn.Release()
 	rr := conn.Conn().PgConn().ExecParams(ctx, sql, params, oids, formats, []int16{pgx.BinaryFormatCode})
-	b := &batch{rng: r, prev: prev}
+	b := &batch{rng: r, prev: prev, rows: make([][][]byte, 0, min(limit, slabRows))}
 	size, cut := 0, false
+	var slab [][]byte // the rows' cells, slabRows rows at a time
 	for rr.NextRow() {
 		vals := rr.Values()
-		row := make([][]byte, len(vals))
+		if len(slab) < len(vals) {
+			slab = make([][]byte, min(limit, slabRows)*len(vals))
+		}
+		row := slab[:len(vals):len(vals)]
+		slab = slab[len(vals):]
 		for i, v := range vals {
 			if v == nil {
 				continue

@@ -1,15 +1,18 @@
 package table
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -225,6 +228,9 @@ func (f *sessionFlags) ok() bool {
 	return !f.denied
 }
 
+// pgReadBuffer is the read buffer of each PostgreSQL connection.
+const pgReadBuffer = 64 << 10
+
 // openPool connects to dsn (flag names it in messages: pgx's own message may quote the DSN,
 // password included, so a bad one is named by its flag only). terse, when set, makes each
 // session keep row values out of the server log where allowed, and commit without waiting
@@ -236,6 +242,11 @@ func openPool(ctx context.Context, dsn, flag string, conns int32, terse *session
 		return nil, configErrorf("%s is not a PostgreSQL connection string or URL", flag)
 	}
 	cfg.MaxConns = conns
+	// Rows come in messages of a few hundred bytes, which pgx reads 8 KiB at a time: a bigger
+	// buffer between them takes what the socket holds in fewer system calls.
+	cfg.ConnConfig.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		return pgproto3.NewFrontend(bufio.NewReaderSize(r, pgReadBuffer), w)
+	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "idvault decrypt-table"
 	if terse != nil {
 		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {

@@ -63,10 +63,15 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 		once.Do(func() { firstErr = err; cancel() })
 	}
 	// The reader hands each batch to the writer's queue, in key order, and to one of the
-	// decryptions; the writer takes them in order as each is decrypted. A worker holds
-	// decryptsInFlight+2 batches at most.
+	// decryptions; the writer takes them in order as each is decrypted. A lone worker holds
+	// decryptsInFlight+2 batches at most; one of several holds two (the one written or
+	// decrypted, the next read), the others' batches keeping the servers and the database busy.
 	inFlight := r.decryptsInFlight()
-	pending := make(chan *batch, inFlight)
+	queued := inFlight
+	if r.opts.Workers > 1 {
+		queued = 0
+	}
+	pending := make(chan *batch, queued)
 	work := make(chan *batch)
 	var wg sync.WaitGroup
 	wg.Go(func() { // reader
