@@ -19,15 +19,9 @@ func (r *run) decryptsInFlight() int {
 // writes one range's batches in a pipeline (the next batch read and another decrypted while
 // one is written), committing them in key order. The first error stops every worker.
 func (r *run) work(ctx context.Context, ranges []*keyRange) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		once     sync.Once
-		firstErr error
-	)
-	fail := func(err error) {
-		once.Do(func() { firstErr = err; cancel() })
-	}
+	ctx, stop := withFirstError(ctx)
+	defer stop.cancel()
+	fail := stop.fail
 	queue := make(chan *keyRange, len(ranges))
 	for _, rg := range ranges {
 		queue <- rg
@@ -48,20 +42,14 @@ func (r *run) work(ctx context.Context, ranges []*keyRange) error {
 		})
 	}
 	wg.Wait()
-	return firstErr
+	return stop.err()
 }
 
 // doRange runs one range to its end.
 func (r *run) doRange(ctx context.Context, rg *keyRange) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		once     sync.Once
-		firstErr error
-	)
-	fail := func(err error) {
-		once.Do(func() { firstErr = err; cancel() })
-	}
+	ctx, stop := withFirstError(ctx)
+	defer stop.cancel()
+	fail := stop.fail
 	// The reader hands each batch to the writer's queue, in key order, and to one of the
 	// decryptions; the writer takes them in order as each is decrypted. A lone worker holds
 	// decryptsInFlight+2 batches at most; one of several holds two (the one written or
@@ -126,11 +114,11 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 		r.committed(b)
 		b.release()
 	}
-	cancel()
+	stop.cancel()
 	for range pending {
 	}
 	wg.Wait()
-	return firstErr
+	return stop.err()
 }
 
 // committed counts a written batch and reports the progress.
@@ -143,3 +131,21 @@ func (r *run) committed(b *batch) {
 		r.opts.Progress(Progress{Done: r.done.rows, Total: max(r.total, r.done.rows), Failed: r.done.failed})
 	}
 }
+
+// firstError keeps the first error of several goroutines and cancels their context on it.
+type firstError struct {
+	once   sync.Once
+	first  error
+	cancel context.CancelFunc
+}
+
+func withFirstError(ctx context.Context) (context.Context, *firstError) {
+	ctx, cancel := context.WithCancel(ctx)
+	return ctx, &firstError{cancel: cancel}
+}
+
+// fail records err if it is the first, and cancels the context.
+func (f *firstError) fail(err error) { f.once.Do(func() { f.first = err; f.cancel() }) }
+
+// err is the first error recorded (read after the goroutines are done).
+func (f *firstError) err() error { return f.first }
