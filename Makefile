@@ -92,7 +92,7 @@ BENCH_DUMP ?= small
 # else in it; the prose around it is written by hand.
 BENCH_PAGE := $(CURDIR)/app/PERFORMANCE.md
 BENCH_SHOW := sed -n '/^<!-- bench-table/,/^<!-- \/bench-table -->/p' $(BENCH_PAGE)
-# BenchmarkDecryptTable (app/cli, `idvault exit decrypt-table`) runs on BENCH_TABLE_ROWS rows:
+# BenchmarkDecryptTable (app/e2e, `idvault exit decrypt-table`) runs on BENCH_TABLE_ROWS rows:
 # 200 000 by default, which keeps its four runs and the psql pipeline within a few minutes on
 # two cores; `make bench BENCH_TABLE_ROWS=1000000` is the issue's figure (the benchmark's own
 # default when run alone). Its figures go to bench-exit-table.md, printed after the table.
