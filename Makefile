@@ -40,7 +40,7 @@ DIST      ?= dist
 PGDIR     ?= $(or $(TMPDIR),/tmp)/idvault-pg
 PGPORT    ?= 54329
 
-.PHONY: help build release notices run test pg pg-stop bench bench-http bench-devices bench-profile lint cover fuzz deps clean
+.PHONY: help build release notices run test test-short pg pg-stop bench bench-http bench-devices bench-profile lint cover fuzz deps clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -80,6 +80,9 @@ deps: ## install what the tests need if missing (MailDev 2.2.1, jose, oidc-provi
 test: deps ## run every test (race detector on), with the external test servers
 	IDVAULT_REQUIRE_EXTERNAL=1 $(GO) test -race -count=1 -timeout 15m ./...
 
+test-short: ## the in-process tests only (go test -short): no idvault binary, PostgreSQL, MailDev, node or chromium starts
+	$(GO) test -short -count=1 ./...
+
 # BENCH_DUMP=small (the default) makes BenchmarkGenerateDump (exit/dump) generate 1/100 of the
 # target size; `make bench BENCH_DUMP=full` generates the target, 100 000 users and about
 # 1 000 000 key publishes (several minutes more). -p 1: one package's benchmarks at a time, so
@@ -89,7 +92,7 @@ BENCH_DUMP ?= small
 # else in it; the prose around it is written by hand.
 BENCH_PAGE := $(CURDIR)/app/PERFORMANCE.md
 BENCH_SHOW := sed -n '/^<!-- bench-table/,/^<!-- \/bench-table -->/p' $(BENCH_PAGE)
-# BenchmarkDecryptTable (app/cli, `idvault exit decrypt-table`) runs on BENCH_TABLE_ROWS rows:
+# BenchmarkDecryptTable (app/e2e, `idvault exit decrypt-table`) runs on BENCH_TABLE_ROWS rows:
 # 200 000 by default, which keeps its four runs and the psql pipeline within a few minutes on
 # two cores; `make bench BENCH_TABLE_ROWS=1000000` is the issue's figure (the benchmark's own
 # default when run alone). Its figures go to bench-exit-table.md, printed after the table.

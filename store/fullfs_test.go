@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // fullTmpfs mounts a 64 KiB tmpfs and fills it, so every write fails with ENOSPC. It needs root
@@ -26,6 +28,7 @@ func fullTmpfs(t *testing.T) (dir string, free func()) {
 // ends. It needs root (skips otherwise) and a mount binary.
 func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
+	external.Short(t, "mount (a tmpfs)")
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

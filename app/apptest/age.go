@@ -14,6 +14,7 @@ import (
 // or fails when IDVAULT_REQUIRE_EXTERNAL=1.
 func AgeCommand(t testing.TB) string {
 	t.Helper()
+	external.Short(t, "age")
 	if p := os.Getenv("IDVAULT_AGE"); p != "" {
 		return p
 	}

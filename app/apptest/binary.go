@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 var (
@@ -28,6 +30,7 @@ var (
 // stamped with the version, commit and build date like a user's), and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
+	external.Short(t, "the idvault binary")
 	buildOnce.Do(func() {
 		out, err := exec.Command("go", "env", "GOMOD").Output()
 		if err != nil {

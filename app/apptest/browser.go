@@ -26,6 +26,7 @@ func ChromiumPath() string {
 // IDVAULT_REQUIRE_EXTERNAL=1 (as `make test` sets, after installing it).
 func Browser(t *testing.T) context.Context {
 	t.Helper()
+	external.Short(t, "chromium")
 	path := ChromiumPath()
 	if _, err := os.Stat(path); err != nil {
 		external.Missing(t, fmt.Sprintf("chromium not found at %s: the browser tests need it (make deps installs Debian's chromium; or set IDVAULT_CHROMIUM)", path))

@@ -17,6 +17,12 @@ func NewClock() *Clock {
 	return &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 
+// NewClockAt starts a clock at start, such as time.Now() for tokens minted on the real time:
+// the clock then stands still and moves only by Add.
+func NewClockAt(start time.Time) *Clock {
+	return &Clock{now: start}
+}
+
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()

@@ -12,6 +12,7 @@ import (
 // external.Missing: a skip, or a failure under IDVAULT_REQUIRE_EXTERNAL=1.
 func Command(tb testing.TB, name, pkg string) string {
 	tb.Helper()
+	external.Short(tb, name)
 	path, err := exec.LookPath(name)
 	if err != nil {
 		external.Missing(tb, name+" is not installed (Debian package "+pkg+"; make deps installs it: .ci/install-debian-tools)")

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // Tmpfs mounts a tmpfs of size (mount's -o size=, such as 64k) on a new directory, so that
@@ -14,6 +16,7 @@ import (
 // (the test skips otherwise); the mount is removed when the test ends.
 func Tmpfs(t testing.TB, size string) string {
 	t.Helper()
+	external.Short(t, "mount (a tmpfs)")
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // aptRoot is a package database of the test's own for .ci/apt-install (IDVAULT_APT_OPTIONS): a
@@ -60,6 +62,7 @@ func holdLock(t *testing.T, path string) (release func()) {
 // instead of failing at once, saying so once; once it is released they go on. The wait is
 // bounded: past IDVAULT_APT_LOCK_WAIT they fail naming the lock and its holder.
 func TestAptInstallWaitsForThePackageManagersLock(t *testing.T) {
+	external.Short(t, ".ci/apt-install")
 	t.Parallel()
 	options, lock := aptRoot(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", ".ci", "apt-install"))

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -87,12 +86,6 @@ type sink struct{}
 
 func (sink) Write(p []byte) (int, error) { return len(p), nil }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // BenchmarkDecrypt1KiBFormat10VsBareRoute: 1 KiB format 10 decrypts per second (key found in
 // memory) beside a bare net/http route returning a 1 KiB body. Goal: at least 40 %.
 func BenchmarkDecrypt1KiBFormat10VsBareRoute(b *testing.B) {
@@ -118,9 +111,9 @@ func BenchmarkDecrypt1KiBFormat10VsBareRoute(b *testing.B) {
 			bare = append(bare, burst(b, client, bareURL+"/echo", plain, n, workers))
 		}
 	}
-	b.ReportMetric(median(bare), "bare_req/s")
-	b.ReportMetric(median(dec), "decrypt_req/s")
-	b.ReportMetric(100*median(dec)/median(bare), "pct_of_bare(goal>=40)")
+	b.ReportMetric(apptest.Median(bare), "bare_req/s")
+	b.ReportMetric(apptest.Median(dec), "decrypt_req/s")
+	b.ReportMetric(100*apptest.Median(dec)/apptest.Median(bare), "pct_of_bare(goal>=40)")
 }
 
 // BenchmarkStream64MiBFormat11VsRawOpen: MB/s of a 64 MiB format 11 stream posted to
@@ -151,13 +144,13 @@ func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 	// opening's: how far the machine's cores could take the ratio if both were free.
 	var rawCPU, streamCPU []float64
 	raw := func() float64 {
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), apptest.ProcessCPU()
 		for range size >> 20 {
 			if _, err := aead.Open(dst[:0], nonce, piece, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		rawCPU = append(rawCPU, float64(processCPU()-cpu)/1e6)
+		rawCPU = append(rawCPU, float64(apptest.ProcessCPU()-cpu)/1e6)
 		return size / 1e6 / time.Since(start).Seconds()
 	}
 	encFile := filepath.Join(b.TempDir(), "enc")
@@ -170,7 +163,7 @@ func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer f.Close()
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), apptest.ProcessCPU()
 		req, _ := http.NewRequest(http.MethodPost, url+"/v1/decrypt", f)
 		req.ContentLength = int64(len(enc))
 		resp, err := client.Do(req)
@@ -182,7 +175,7 @@ func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 		if err != nil || n != size || resp.StatusCode != 200 {
 			b.Fatalf("status %d, %d bytes, %v", resp.StatusCode, n, err)
 		}
-		streamCPU = append(streamCPU, float64(processCPU()-cpu)/1e6)
+		streamCPU = append(streamCPU, float64(apptest.ProcessCPU()-cpu)/1e6)
 		return size / 1e6 / time.Since(start).Seconds()
 	}
 	// The machine's transport ceiling: the same bytes sent from the same file over a plain
@@ -204,19 +197,19 @@ func BenchmarkStream64MiBFormat11VsRawOpen(b *testing.B) {
 			rawR = append(rawR, raw())
 		}
 	}
-	b.ReportMetric(median(rawR), "raw_MB/s")
-	b.ReportMetric(median(streamR), "http_MB/s")
-	b.ReportMetric(100*median(streamR)/median(rawR), "pct_of_raw(goal>=60)")
-	b.ReportMetric(median(echoR), "tcp_echo_MB/s")
-	b.ReportMetric(100*median(echoR)/median(rawR), "tcp_echo_pct_of_raw")
-	b.ReportMetric(100*median(streamR)/median(echoR), "pct_of_tcp_echo")
-	b.ReportMetric(median(rawCPU), "raw_cpu_ms")
-	b.ReportMetric(median(streamCPU), "http_cpu_ms")
-	b.ReportMetric(median(echoCPU), "tcp_echo_cpu_ms")
+	b.ReportMetric(apptest.Median(rawR), "raw_MB/s")
+	b.ReportMetric(apptest.Median(streamR), "http_MB/s")
+	b.ReportMetric(100*apptest.Median(streamR)/apptest.Median(rawR), "pct_of_raw(goal>=60)")
+	b.ReportMetric(apptest.Median(echoR), "tcp_echo_MB/s")
+	b.ReportMetric(100*apptest.Median(echoR)/apptest.Median(rawR), "tcp_echo_pct_of_raw")
+	b.ReportMetric(100*apptest.Median(streamR)/apptest.Median(echoR), "pct_of_tcp_echo")
+	b.ReportMetric(apptest.Median(rawCPU), "raw_cpu_ms")
+	b.ReportMetric(apptest.Median(streamCPU), "http_cpu_ms")
+	b.ReportMetric(apptest.Median(echoCPU), "tcp_echo_cpu_ms")
 	// No server can move and decrypt a stream with less CPU than the echo's copies plus the
 	// raw opens; spread perfectly over every core, that work bounds the ratio from above.
-	floor := (median(echoCPU) + median(rawCPU)) / 1e3 / float64(runtime.NumCPU())
-	b.ReportMetric(100*size/1e6/floor/median(rawR), "ceiling_pct_of_raw")
+	floor := (apptest.Median(echoCPU) + apptest.Median(rawCPU)) / 1e3 / float64(runtime.NumCPU())
+	b.ReportMetric(100*size/1e6/floor/apptest.Median(rawR), "ceiling_pct_of_raw")
 }
 
 // tcpEcho starts a loopback TCP server that reads what it is sent and writes each piece back,
@@ -255,13 +248,13 @@ func tcpEcho(b *testing.B, path string, cpu *[]float64) func() float64 {
 			b.Fatal(err)
 		}
 		defer c.Close()
-		start, cpu0 := time.Now(), processCPU()
+		start, cpu0 := time.Now(), apptest.ProcessCPU()
 		go func() { _, _ = io.Copy(c, f) }()
 		n, err := io.CopyBuffer(sink{}, io.LimitReader(c, int64(size)), buf)
 		if err != nil || n != int64(size) {
 			b.Fatalf("echo: %d bytes, %v", n, err)
 		}
-		*cpu = append(*cpu, float64(processCPU()-cpu0)/1e6)
+		*cpu = append(*cpu, float64(apptest.ProcessCPU()-cpu0)/1e6)
 		return float64(size) / 1e6 / time.Since(start).Seconds()
 	}
 }

@@ -471,18 +471,10 @@ func TestVerifyProviderDown(t *testing.T) {
 	require.NoError(t, err, "a set past its age is kept while the provider cannot be reached")
 }
 
-// testClock stands still at the time the test started (tokens are minted on the real time,
+// newClock stands still at the time the test started (tokens are minted on the real time,
 // valid for minutes) and moves only by Add, so the fetch timings do not depend on how fast
 // the machine runs the test.
-type testClock struct {
-	start  time.Time
-	offset atomic.Int64
-}
-
-func newClock() *testClock { return &testClock{start: time.Now()} }
-
-func (c *testClock) Now() time.Time      { return c.start.Add(time.Duration(c.offset.Load())) }
-func (c *testClock) Add(d time.Duration) { c.offset.Add(int64(d)) }
+func newClock() *apptest.Clock { return apptest.NewClockAt(time.Now()) }
 
 func randomKid() string {
 	b := make([]byte, 8)

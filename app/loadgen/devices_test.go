@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +158,7 @@ func BenchmarkDevices(b *testing.B) {
 			c := s.commits[k]
 			n := float64(max(c.Commits, 1))
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.3f | %.3f | %d of %d | %.1f | %.2f, %.2f |\n", k, s.name, thousands(t.perSecond()), perRequest(t.cpu, t.n),
-				t.perSecond()/base.routes[k].perSecond(), median(ratios), slower, len(ratios), float64(c.Writes)/n, ms(c.Busy)/n, ms(c.Disk)/n)
+				t.perSecond()/base.routes[k].perSecond(), apptest.Median(ratios), slower, len(ratios), float64(c.Writes)/n, ms(c.Busy)/n, ms(c.Disk)/n)
 		}
 	}
 	fmt.Print(sb.String())
@@ -262,17 +261,4 @@ func serveIdentities(b *testing.B, st *store.Store, d device, isID []byte) strin
 		FakeAuth:       fakeauth.New(reg, dir, config.Default().FakeAuth, prom, log),
 	})
 	return apptest.ServeLoopback(b, srv.Serve, func() error { return srv.App.ShutdownWithTimeout(5 * time.Second) })
-}
-
-// median is the middle of v (the mean of the two middle values of an even count), 0 for none.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/loadgen"
+
+	"github.com/idvault/idvault/app/apptest"
 )
 
 // The load generator of BenchmarkHTTPLoad runs in a process of its own (this test binary,
@@ -135,21 +137,21 @@ func TestGeneratorProcess(t *testing.T) {
 			if streamClient == nil {
 				streamClient = exitclient.New("http://"+s.Addr, "").HTTP
 			}
-			c0 := cpuTime()
+			c0 := apptest.ProcessCPU()
 			r, err := streamTurn(streamClient, s)
-			res = turn{Result: r, CPU: cpuTime() - c0}
+			res = turn{Result: r, CPU: apptest.ProcessCPU() - c0}
 			if err != nil {
 				res.Err = err.Error()
 			}
 		} else if next, err := requests(s); err != nil {
 			res.Err = err.Error()
 		} else {
-			c0 := cpuTime()
+			c0 := apptest.ProcessCPU()
 			r, err := loadgen.Run(context.Background(), loadgen.Config{
 				Addr: s.Addr, Clients: clients, Duration: slice, MaxRequests: 1_000_000, Want: fiber.StatusOK,
 				Next: func(i int64, req *fasthttp.Request) { next(s.From+i, req) },
 			})
-			res = turn{Result: r, CPU: cpuTime() - c0}
+			res = turn{Result: r, CPU: apptest.ProcessCPU() - c0}
 			if err != nil {
 				res.Err = err.Error()
 			}

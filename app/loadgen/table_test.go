@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,11 +66,12 @@ type tally struct {
 	cpu, genCPU time.Duration
 }
 
-// run runs one turn of the load generator and adds it up.
+// run runs one turn of the load generator and adds it up: the process's CPU time is the
+// servers' only, since the load generator runs in a process of its own.
 func (t *tally) run(drive func() turn) {
-	c0 := cpuTime()
+	c0 := apptest.ProcessCPU()
 	res := drive()
-	t.cpu += cpuTime() - c0
+	t.cpu += apptest.ProcessCPU() - c0
 	t.genCPU += res.CPU
 	t.add(res.Requests, res.Elapsed)
 }
@@ -473,14 +473,4 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// cpuTime is the CPU time (user and system) this process has used: the servers only, since
-// the load generator runs in a process of its own.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -94,6 +94,7 @@ func Bin(tb testing.TB, name string) string {
 
 func get(tb testing.TB) *cluster {
 	tb.Helper()
+	external.Short(tb, "PostgreSQL")
 	startOnce.Do(func() { shared, skipMsg, startErr = start() })
 	if skipMsg != "" {
 		external.Missing(tb, "pgtest: "+skipMsg)

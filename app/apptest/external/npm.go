@@ -29,6 +29,7 @@ func CacheDir(env, name string) string {
 // under dir/node_modules; otherwise it calls Missing, with install as the way to install them.
 func NodeModules(tb testing.TB, dir, install string, modules ...string) string {
 	tb.Helper()
+	Short(tb, fmt.Sprintf("node with %v", modules))
 	node, err := exec.LookPath("node")
 	for _, m := range modules {
 		if err != nil {

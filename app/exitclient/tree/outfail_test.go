@@ -21,6 +21,8 @@ import (
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitclient/tree"
+
+	"github.com/idvault/idvault/app/apptest/external"
 )
 
 // countingEcho is a stand-in server that "decrypts" each file to its own bytes (read whole,
@@ -245,6 +247,7 @@ func TestOutputTreeWriteTellsTheDiskFromTheCaller(t *testing.T) {
 // --out made unwritable during the run (chattr +i: refused even to root, as chmod is for
 // anyone else) stops it, as a read-only file system does.
 func TestDecryptStopsOnAnUnwritableOutput(t *testing.T) {
+	external.Short(t, "chattr")
 	in, out := t.TempDir(), t.TempDir()
 	for i := range 5 {
 		write(t, filepath.Join(in, string(rune('a'+i))+".bin"), []byte("clear"))

@@ -98,20 +98,8 @@ func BenchmarkImport10kUsers(b *testing.B) {
 		rates = append(rates, float64(len(ids))/time.Since(start).Seconds())
 	}
 	b.ReportMetric(float64(len(ids)), "identities")
-	b.ReportMetric(median(rates), "identities/s")
-	b.ReportMetric(100*median(rates)/3000, "pct_of_goal(3000/s)")
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2]
+	b.ReportMetric(apptest.Median(rates), "identities/s")
+	b.ReportMetric(100*apptest.Median(rates)/3000, "pct_of_goal(3000/s)")
 }
 
 // BenchmarkStream1GiBServerRSS: the peak resident memory (VmHWM) of a real `idvault exit`

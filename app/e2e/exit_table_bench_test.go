@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bytes"
@@ -226,27 +226,27 @@ func BenchmarkDecryptTable(b *testing.B) {
 	}
 	serverRSS := vmHWM(b, servers[0].Cmd.Process.Pid)
 	server2RSS := vmHWM(b, servers[1].Cmd.Process.Pid)
-	fieldsPerSec := median(one) * float64(fields) / float64(rows)
+	fieldsPerSec := apptest.Median(one) * float64(fields) / float64(rows)
 	results := []struct {
 		name  string
 		value float64
 	}{
 		{"rows", float64(rows)},
 		{"fields", float64(fields)},
-		{"decrypt-table_rows/s", median(one)},
-		{"psql_pipeline_rows/s", median(pipe)},
-		{"ratio_vs_pipeline(goal>=2)", median(one) / median(pipe)},
+		{"decrypt-table_rows/s", apptest.Median(one)},
+		{"psql_pipeline_rows/s", apptest.Median(pipe)},
+		{"ratio_vs_pipeline(goal>=2)", apptest.Median(one) / apptest.Median(pipe)},
 		{"decrypt-table_fields/s", fieldsPerSec},
-		{"inprocess_fields/s", median(inproc)},
-		{"ratio_vs_inprocess(goal>=0.3)", fieldsPerSec / median(inproc)},
-		{"two_servers_two_workers_rows/s", median(two)},
-		{"resume_total/uninterrupted(goal<=1.1)", median(resume)},
-		{"decrypt-table_cpu_us/row", median(tableCPU)},
-		{"psql_pipeline_cpu_us/row", median(pipeCPU)},
-		{"cpu_ratio_pipeline/decrypt-table", median(pipeCPU) / median(tableCPU)},
-		{"client_cores", median(clientCPU)},
-		{"server_cores", median(serverCPU)},
-		{"postgres_cores", median(pgCPU)},
+		{"inprocess_fields/s", apptest.Median(inproc)},
+		{"ratio_vs_inprocess(goal>=0.3)", fieldsPerSec / apptest.Median(inproc)},
+		{"two_servers_two_workers_rows/s", apptest.Median(two)},
+		{"resume_total/uninterrupted(goal<=1.1)", apptest.Median(resume)},
+		{"decrypt-table_cpu_us/row", apptest.Median(tableCPU)},
+		{"psql_pipeline_cpu_us/row", apptest.Median(pipeCPU)},
+		{"cpu_ratio_pipeline/decrypt-table", apptest.Median(pipeCPU) / apptest.Median(tableCPU)},
+		{"client_cores", apptest.Median(clientCPU)},
+		{"server_cores", apptest.Median(serverCPU)},
+		{"postgres_cores", apptest.Median(pgCPU)},
 		{"client_peak_RSS_MiB(goal<64)", clientRSS},
 		{"client_two_workers_peak_RSS_MiB", twoRSS},
 		{"server_peak_RSS_MiB(goal<64)", max(serverRSS, server2RSS)},
@@ -263,16 +263,4 @@ func BenchmarkDecryptTable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2]
 }

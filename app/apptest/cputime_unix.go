@@ -1,14 +1,14 @@
 //go:build unix
 
-package exitserver_test
+package apptest
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) the test process used so far.
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time (user and system) the test process used so far.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
