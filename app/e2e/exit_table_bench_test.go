@@ -252,7 +252,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 		{"server_peak_RSS_MiB(goal<64)", max(serverRSS, server2RSS)},
 	}
 	var md strings.Builder
-	fmt.Fprintf(&md, "\n`BenchmarkDecryptTable` (`app/cli`), %d rows, %d fields, %s UTC:\n\n| figure | value |\n|---|---|\n", rows, fields, time.Now().UTC().Format("2006-01-02 15:04"))
+	fmt.Fprintf(&md, "\n`BenchmarkDecryptTable` (`app/e2e`), %d rows, %d fields, %s UTC:\n\n| figure | value |\n|---|---|\n", rows, fields, time.Now().UTC().Format("2006-01-02 15:04"))
 	for _, r := range results {
 		b.ReportMetric(r.value, r.name)
 		fmt.Fprintf(&md, "| %s | %.2f |\n", r.name, r.value)

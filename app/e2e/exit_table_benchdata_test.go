@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -186,32 +185,7 @@ func benchRunCPU(b *testing.B, env []string, args ...string) (float64, float64, 
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	hwm := make(chan float64, 1)
-	go func() {
-		peak := 0.0
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if v, ok := procStatusKiB(cmd.Process.Pid, "VmHWM"); ok {
-				peak = max(peak, v)
-			}
-			select {
-			case <-done:
-				hwm <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	err := cmd.Wait()
-	secs := time.Since(start).Seconds()
-	close(done)
-	peak := <-hwm
+	secs, peak, err := apptest.RunPeak(cmd)
 	if err != nil {
 		b.Fatalf("%v: %v: %s", args[:2], err, stderr.String())
 	}
@@ -232,26 +206,11 @@ func cpuSeconds(b *testing.B, pid int) float64 {
 
 // vmHWM is a running process's peak RSS in MiB.
 func vmHWM(b *testing.B, pid int) float64 {
-	v, ok := procStatusKiB(pid, "VmHWM")
+	v, ok := apptest.ProcStatusKiB(pid, "VmHWM")
 	if !ok {
 		b.Fatalf("no VmHWM for process %d", pid)
 	}
 	return v / 1024
-}
-
-// procStatusKiB reads a field of /proc/PID/status in KiB, if the process is still there.
-func procStatusKiB(pid int, field string) (float64, bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
 }
 
 // clusterCPU returns the CPU seconds the PostgreSQL cluster holding dsn has used so far: its

@@ -194,24 +194,9 @@ func streamKey(b *testing.B, dir string) (encryption.SimpleID, []byte) {
 // vmKiB reads a field of /proc/PID/status in KiB.
 func vmKiB(b *testing.B, pid int, field string) float64 {
 	b.Helper()
-	v, ok := procKiB(pid, field)
+	v, ok := apptest.ProcStatusKiB(pid, field)
 	if !ok {
 		b.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
 	return v
-}
-
-// procKiB reads a field of /proc/PID/status in KiB, if the process is still there.
-func procKiB(pid int, field string) (float64, bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
 }

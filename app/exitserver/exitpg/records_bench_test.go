@@ -79,32 +79,7 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 		cmd.Stdout = stdout
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		done := make(chan struct{})
-		hwm := make(chan float64, 1)
-		go func() {
-			peak := 0.0
-			t := time.NewTicker(20 * time.Millisecond)
-			defer t.Stop()
-			for {
-				if v, ok := procKiB(cmd.Process.Pid, "VmHWM"); ok {
-					peak = max(peak, v)
-				}
-				select {
-				case <-done:
-					hwm <- peak
-					return
-				case <-t.C:
-				}
-			}
-		}()
-		err := cmd.Wait()
-		secs := time.Since(start).Seconds()
-		close(done)
-		peak := <-hwm
+		secs, peak, err := apptest.RunPeak(cmd)
 		if err != nil {
 			b.Fatalf("%v: %v: %s", args, err, stderr.String())
 		}
