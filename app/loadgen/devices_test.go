@@ -37,6 +37,7 @@ type device struct {
 var devices = []device{
 	{name: "no-linger", store: store.Options{NoLinger: true}},
 	{name: "no-key-pool", dir: directory.Options{NoKeyPool: true}},
+	{name: "no-pool-yield", dir: directory.Options{NoKeyPoolYield: true}},
 	{name: "no-record-cache", store: store.Options{RecordCacheBytes: -1}},
 	{name: "no-log-buffer", log: logging.Options{NoBuffer: true}},
 	{name: "no-fast-log", log: logging.Options{NoFastFormat: true}},
