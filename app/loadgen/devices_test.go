@@ -37,6 +37,8 @@ type device struct {
 // devices are the devices BenchmarkDevices measures, each against the server with all of them.
 var devices = []device{
 	{name: "no-linger", store: store.Options{NoLinger: true}},
+	{name: "sync-freelist", store: store.Options{SyncFreelist: true}},
+	{name: "array-freelist", store: store.Options{ArrayFreelist: true}},
 	{name: "no-key-pool", dir: directory.Options{NoKeyPool: true}},
 	{name: "no-pool-yield", dir: directory.Options{NoKeyPoolYield: true}},
 	{name: "no-record-cache", store: store.Options{RecordCacheBytes: -1}},
