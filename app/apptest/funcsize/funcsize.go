@@ -74,15 +74,20 @@ func Of(tb testing.TB, dir string) []Func {
 	return out
 }
 
-// Over returns the functions of fs that pick chooses and that are longer than max lines.
-func Over(fs []Func, max int, pick func(Func) bool) []Func {
+// Pick returns the functions of fs that pick chooses.
+func Pick(fs []Func, pick func(Func) bool) []Func {
 	var out []Func
 	for _, f := range fs {
-		if f.Lines > max && pick(f) {
+		if pick(f) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// Over returns the functions of fs longer than max lines.
+func Over(fs []Func, max int) []Func {
+	return Pick(fs, func(f Func) bool { return f.Lines > max })
 }
 
 // Signature is f's signature without the names of its parameters and results (a function type

@@ -9,7 +9,7 @@ import (
 )
 
 // Of finds declared functions, methods and literals with their lines and signatures, and skips
-// test files; Over keeps the long ones a test picks.
+// test files; Pick and Over keep the long ones a test chooses.
 func TestOfMeasuresEveryFunction(t *testing.T) {
 	t.Parallel()
 	fs := funcsize.Of(t, "testdata/pkg")
@@ -22,8 +22,8 @@ func TestOfMeasuresEveryFunction(t *testing.T) {
 		"pkg.go:8: (*cmd).setup.func is 4 lines func(context.Context, []string) int",
 		"pkg.go:14: short is 1 lines func(int, int) (int, error)",
 	}, got)
-	long := funcsize.Over(fs, 3, func(f funcsize.Func) bool { return f.Literal })
+	long := funcsize.Over(funcsize.Pick(fs, func(f funcsize.Func) bool { return f.Literal }), 3)
 	require.Len(t, long, 1)
 	require.Equal(t, "(*cmd).setup.func", long[0].Name)
-	require.Empty(t, funcsize.Over(fs, 6, func(funcsize.Func) bool { return true }))
+	require.Empty(t, funcsize.Over(fs, 6))
 }
