@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -15,56 +14,13 @@ import (
 // (skips otherwise) and a mount binary; the mount is removed when the test ends.
 func fullTmpfs(t *testing.T) (dir string, free func()) {
 	t.Helper()
-	dir = mountTmpfs(t, "64k")
-	fill := fillDisk(t, dir)
+	dir = external.Tmpfs(t, "64k")
+	fill := external.FillTmpfs(t, dir)
 	return dir, func() {
 		if err := os.Remove(fill); err != nil {
 			t.Fatal(err)
 		}
 	}
-}
-
-// mountTmpfs mounts a tmpfs of size (mount's notation) on a new directory, removed when the test
-// ends. It needs root (skips otherwise) and a mount binary.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	external.Short(t, "mount (a tmpfs)")
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-// fillDisk writes a file in dir until the file system is full (at most 64 MiB) and returns its
-// path.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	fill := filepath.Join(dir, "fill")
-	f, err := os.Create(fill)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for i := 0; i < 16384; i++ {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return fill
-		}
-	}
-	t.Fatalf("%s is not full after 64 MiB", dir)
-	return ""
 }
 
 // A master key that cannot be written on a full disk leaves no empty key file behind: once

@@ -8,12 +8,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// withAndWithoutCache runs test on a store with the record cache on (the default) and on one
+// with it off (Options.RecordCacheBytes < 0): what the reads answer is the same either way.
+func withAndWithoutCache(t *testing.T, test func(t *testing.T, s *Store)) {
+	for _, tc := range []struct {
+		name  string
+		bytes int
+	}{{"cache", 0}, {"no-cache", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Open(Options{Path: filepath.Join(t.TempDir(), "idvault.db"), MasterKey: newKey(t), RecordCacheBytes: tc.bytes})
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			require.Equal(t, tc.bytes < 0, s.cache.off())
+			test(t, s)
+		})
+	}
+}
+
 // A deleted app's records are gone from every read, cache included: an app created again
 // under the same ID (an app imported again with its secret) starts without identities, and the
 // cached public and private identities of the deleted one are never answered.
 func TestDeleteAppDropsCachedRecords(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, newKey(t))
+	withAndWithoutCache(t, deleteAppDropsRecords)
+}
+
+func deleteAppDropsRecords(t *testing.T, s *Store) {
 	a, b := testApp(1), testApp(2)
 	require.NoError(t, s.CreateApp(a))
 	require.NoError(t, s.CreateApp(b))
@@ -41,10 +62,13 @@ func TestDeleteAppDropsCachedRecords(t *testing.T) {
 }
 
 // Every write shows in the reads that follow it, whether the record was cached by a read
-// (Publics, PrivateRecord) or by the write before.
+// (Publics, PrivateRecord) or by the write before, and without the cache.
 func TestWritesShowThroughTheCache(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, newKey(t))
+	withAndWithoutCache(t, writesShowInReads)
+}
+
+func writesShowInReads(t *testing.T, s *Store) {
 	app := testApp(1).ID
 	putIdentity(t, s, app, "x@y.io", "perm", "pub")
 	_, err := s.Publics(app, []string{"x@y.io"})

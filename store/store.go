@@ -50,6 +50,12 @@ type Options struct {
 	RecordCacheBytes int
 	// NoLinger makes a group commit's leader commit at once under load (groupcommit.go, linger).
 	NoLinger bool
+	// SyncFreelist makes every commit write bbolt's free page list (bbolt's default), which
+	// otherwise bbolt rebuilds by a scan when the file opens (bolt.Options.NoFreelistSync).
+	SyncFreelist bool
+	// ArrayFreelist keeps the free page list in bbolt's array (its default) instead of its map,
+	// whose frees stay fast as the file grows.
+	ArrayFreelist bool
 }
 
 // Store is an open data file. It is safe for concurrent use.
@@ -85,9 +91,6 @@ func Open(opts Options) (*Store, error) {
 	if err := CheckDirectory(opts.Path, "data file", "store.path or --data"); err != nil {
 		return nil, err
 	}
-	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
-	// when the file opens), which saves pages and time on every commit; committed data is
-	// fsynced exactly as before. The map freelist keeps frees fast as the file grows.
 	_, statErr := os.Lstat(opts.Path)
 	if st, err := os.Stat(opts.Path); err == nil {
 		if err := checkKind(opts.Path, st); err != nil {
@@ -99,7 +102,13 @@ func Open(opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	boltOpts := &bolt.Options{Timeout: opts.LockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType}
+	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
+	// when the file opens), which saves pages and time on every commit; committed data is
+	// fsynced exactly as before. The map freelist keeps frees fast as the file grows.
+	boltOpts := &bolt.Options{Timeout: opts.LockTimeout, NoFreelistSync: !opts.SyncFreelist, FreelistType: bolt.FreelistMapType}
+	if opts.ArrayFreelist {
+		boltOpts.FreelistType = bolt.FreelistArrayType
+	}
 	db, err := openGuarded(opts.Path, boltOpts)
 	if errors.Is(err, ErrDamaged) {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,29 +93,49 @@ func TestDeclaredAppsAndTokens(t *testing.T) {
 }
 
 // Stored apps are cached after their first read; a token rotation, an options change or a
-// deletion is seen at once.
+// deletion is seen at once, as without the cache (Options.NoCache).
 func TestCachedAppsFollowChanges(t *testing.T) {
 	t.Parallel()
+	for _, o := range []apps.Options{{}, {NoCache: true}} {
+		t.Run(fmt.Sprintf("NoCache=%v", o.NoCache), func(t *testing.T) {
+			t.Parallel()
+			appsFollowChanges(t, o)
+		})
+	}
+}
+
+func appsFollowChanges(t *testing.T, o apps.Options) {
 	env := apptest.New(t)
-	c := env.CreateApp(t, true)
-	got, err := env.Apps.Get(c.App.ID)
+	reg, err := apps.NewRegistryWith(env.Store, nil, o)
+	require.NoError(t, err)
+	c, err := reg.Create("cached", true, store.AppOptions{})
+	require.NoError(t, err)
+	got, err := reg.Get(c.App.ID)
 	require.NoError(t, err)
 	require.True(t, apps.CheckToken(got, c.AuthToken))
 
-	token, err := env.Apps.RotateToken(c.App.ID)
+	token, err := reg.RotateToken(c.App.ID)
 	require.NoError(t, err)
-	got, err = env.Apps.Get(c.App.ID)
+	got, err = reg.Get(c.App.ID)
 	require.NoError(t, err)
 	require.False(t, apps.CheckToken(got, c.AuthToken), "the old token is refused after a rotation")
 	require.True(t, apps.CheckToken(got, token))
 
-	_, err = env.Apps.SetOptions(c.App.ID, store.AppOptions{RegisteredUsersOnly: true})
+	_, err = reg.SetOptions(c.App.ID, store.AppOptions{RegisteredUsersOnly: true})
 	require.NoError(t, err)
-	got, err = env.Apps.Get(c.App.ID)
+	got, err = reg.Get(c.App.ID)
 	require.NoError(t, err)
 	require.True(t, got.Options.RegisteredUsersOnly, "changed options are seen at once")
 
-	require.NoError(t, env.Apps.Delete(c.App.ID))
-	_, err = env.Apps.Get(c.App.ID)
+	// The cache answers from memory: a change written to the store behind the registry's back
+	// (which idvault never does while it runs) shows only without it.
+	_, err = env.Store.SetAppOptions(c.App.ID, store.AppOptions{LegacyErrors: true})
+	require.NoError(t, err)
+	got, err = reg.Get(c.App.ID)
+	require.NoError(t, err)
+	require.Equal(t, o.NoCache, got.Options.LegacyErrors)
+
+	require.NoError(t, reg.Delete(c.App.ID))
+	_, err = reg.Get(c.App.ID)
 	require.ErrorIs(t, err, apps.ErrNotFound, "a deleted app is gone")
 }

@@ -7,6 +7,7 @@ import (
 // appCache holds stored apps by ID. A generation counter, bumped by every drop, keeps a read
 // that raced with a change from caching the value it read before the change.
 type appCache struct {
+	off  bool // Options.NoCache: nothing is kept
 	mu   sync.RWMutex
 	gen  uint64
 	apps map[string]App
@@ -29,7 +30,7 @@ func (c *appCache) generation() uint64 {
 func (c *appCache) put(gen uint64, a App) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || c.off {
 		return
 	}
 	if c.apps == nil {

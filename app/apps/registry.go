@@ -63,10 +63,22 @@ type Registry struct {
 	afterDelete []func(id []byte)
 }
 
+// Options tune NewRegistryWith.
+type Options struct {
+	// NoCache reads a stored app from the store at every Get (BenchmarkDevices' no-app-cache
+	// measures what the cache gives).
+	NoCache bool
+}
+
 // NewRegistry builds the registry; declared apps are checked and take precedence over stored
 // apps with the same ID.
 func NewRegistry(s Store, declared []config.DeclaredApp) (*Registry, error) {
-	r := &Registry{store: s, declared: map[string]App{}}
+	return NewRegistryWith(s, declared, Options{})
+}
+
+// NewRegistryWith is NewRegistry with options.
+func NewRegistryWith(s Store, declared []config.DeclaredApp, o Options) (*Registry, error) {
+	r := &Registry{store: s, declared: map[string]App{}, cache: appCache{off: o.NoCache}}
 	for i, d := range declared {
 		a, err := fromDeclared(d)
 		if err != nil {

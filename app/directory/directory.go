@@ -56,6 +56,8 @@ const keyPoolSize = 64
 type Options struct {
 	// NoKeyPool makes every identity's keys on the request's path (no identity.KeyPool).
 	NoKeyPool bool
+	// NoKeyPoolYield runs the key pool's rounds back to back (identity.KeyPoolOptions.NoYield).
+	NoKeyPoolYield bool
 }
 
 // New makes a directory over st with the default options. Close releases its key pool.
@@ -65,7 +67,7 @@ func New(st Store) *Directory { return NewWith(st, Options{}) }
 func NewWith(st Store, o Options) *Directory {
 	var keys *identity.KeyPool // nil: no pool
 	if !o.NoKeyPool {
-		keys = identity.NewKeyPool(keyPoolSize)
+		keys = identity.NewKeyPoolWith(keyPoolSize, identity.KeyPoolOptions{NoYield: o.NoKeyPoolYield})
 	}
 	return &Directory{st: st, keys: keys, issuers: issuers{dropped: keys.Drop}}
 }

@@ -1,8 +1,8 @@
 // Package exitclient is the transport to the exit server: every request of the exit commands
 // goes through a Client (Do), which retries under a run-wide RetryBudget, abandons an attempt
 // that moves no byte (the watchdog), and names every failure by a code for the reports (Code).
-// On it sit the server's calls: Probe, Import (identities in batches), DecryptBatch, DecryptOne
-// and AuditIDs. The runs built on it live in the packages below: tree (a directory of
+// On it sit the server's calls: Probe, Import (identities in batches, as ReadIdentities reads
+// them from a file: identities.go), DecryptBatch, DecryptOne and AuditIDs. The runs built on it live in the packages below: tree (a directory of
 // ciphertext files), records (CSV and JSON-lines fields), audit (which keys are reachable), and
 // outfiles writes their clear files.
 //

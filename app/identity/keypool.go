@@ -49,8 +49,10 @@ import (
 //     first one);
 //   - an empty pool never makes a creation wait: the creation makes its own keys, exactly as
 //     without a pool;
-//   - the filler makes one item of each kind at a time and yields between rounds, so request
-//     goroutines are scheduled between them; it makes nothing once the pool is full;
+//   - the filler makes one item of each kind at a time and yields between rounds
+//     (runtime.Gosched, unless KeyPoolOptions.NoYield), so request goroutines waiting for a
+//     core run between them; it makes nothing once the pool is full, and waits without
+//     spinning until something is taken;
 //   - Close stops the filler and wipes every private key and secret identity not handed out; so
 //     do Drop (an Issuer no longer used) for its Issuer's queue, and the filler for an identity
 //     it takes out of a queue to make room. A closed pool hands out nothing and every creation
@@ -81,6 +83,8 @@ type KeyPool struct {
 	done chan struct{}
 
 	taken, missed atomic.Int64
+
+	noYield bool // KeyPoolOptions.NoYield
 }
 
 type signatureKeys struct {
@@ -114,11 +118,23 @@ type readyPermanent struct {
 	public string
 }
 
+// KeyPoolOptions tune NewKeyPoolWith.
+type KeyPoolOptions struct {
+	// NoYield runs the filler's rounds back to back, without the runtime.Gosched between them
+	// that lets request goroutines waiting for a core run first (BenchmarkDevices' no-pool-yield
+	// measures what the yield gives).
+	NoYield bool
+}
+
 // NewKeyPool returns a pool that keeps at most size provisional key pairs, and size permanent
 // identities per Issuer with permanentApps × size in all. Its filler starts with the first
 // creation; Close stops it.
-func NewKeyPool(size int) *KeyPool {
+func NewKeyPool(size int) *KeyPool { return NewKeyPoolWith(size, KeyPoolOptions{}) }
+
+// NewKeyPoolWith is NewKeyPool with options.
+func NewKeyPoolWith(size int, o KeyPoolOptions) *KeyPool {
 	return &KeyPool{
+		noYield: o.NoYield,
 		size:    size,
 		perm:    map[*Issuer]*permanentQueue{},
 		permCap: permanentApps * size,
@@ -272,7 +288,9 @@ func (p *KeyPool) fill() {
 				return
 			default:
 			}
-			runtime.Gosched() // let request goroutines run between rounds
+			if !p.noYield {
+				runtime.Gosched() // let request goroutines waiting for a core run between rounds
+			}
 		}
 	}
 }

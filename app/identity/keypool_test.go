@@ -3,6 +3,7 @@ package identity
 import (
 	"bytes"
 	"crypto/ed25519"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -34,10 +35,20 @@ func newTestIssuer(t *testing.T) (*Issuer, []byte) {
 
 // Under concurrent creations, every identity the pool hands out is valid and none shares a key,
 // a user ID or a user secret with another: nothing is handed out twice, whether it came from
-// the pool or was made on the caller's path.
+// the pool or was made on the caller's path; with the filler yielding between rounds or not
+// (KeyPoolOptions.NoYield).
 func TestKeyPoolHandsOutEachIdentityOnce(t *testing.T) {
 	t.Parallel()
-	p := NewKeyPool(8)
+	for _, o := range []KeyPoolOptions{{}, {NoYield: true}} {
+		t.Run(fmt.Sprintf("NoYield=%v", o.NoYield), func(t *testing.T) {
+			t.Parallel()
+			handsOutEachIdentityOnce(t, o)
+		})
+	}
+}
+
+func handsOutEachIdentityOnce(t *testing.T, o KeyPoolOptions) {
+	p := NewKeyPoolWith(8, o)
 	t.Cleanup(p.Close)
 	is, appPub := newTestIssuer(t)
 	appID := is.AppID()

@@ -30,14 +30,19 @@ type device struct {
 	name  string
 	store store.Options // the options that switch it off (Path and MasterKey are set later)
 	dir   directory.Options
+	apps  apps.Options
 	log   logging.Options // the request log's options beside Level and Format
 }
 
 // devices are the devices BenchmarkDevices measures, each against the server with all of them.
 var devices = []device{
 	{name: "no-linger", store: store.Options{NoLinger: true}},
+	{name: "sync-freelist", store: store.Options{SyncFreelist: true}},
+	{name: "array-freelist", store: store.Options{ArrayFreelist: true}},
 	{name: "no-key-pool", dir: directory.Options{NoKeyPool: true}},
+	{name: "no-pool-yield", dir: directory.Options{NoKeyPoolYield: true}},
 	{name: "no-record-cache", store: store.Options{RecordCacheBytes: -1}},
+	{name: "no-app-cache", apps: apps.Options{NoCache: true}},
 	{name: "no-log-buffer", log: logging.Options{NoBuffer: true}},
 	{name: "no-fast-log", log: logging.Options{NoFastFormat: true}},
 }
@@ -234,9 +239,10 @@ func copyColdFile(b *testing.B, from, to string) {
 
 // serveIdentities serves the identity server of app isID and fake authentication over st, as
 // BenchmarkHTTPLoad serves them (server.Serve behind netguard, the request log of `idvault serve`
-// to a file), with the directory and the log made with d's options, and returns the address.
+// to a file), with the registry, the directory and the log made with d's options, and returns
+// the address.
 func serveIdentities(b *testing.B, st *store.Store, d device, isID []byte) string {
-	reg, err := apps.NewRegistry(st, nil)
+	reg, err := apps.NewRegistryWith(st, nil, d.apps)
 	if err != nil {
 		b.Fatal(err)
 	}

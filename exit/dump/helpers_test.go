@@ -2,7 +2,6 @@ package dump_test
 
 import (
 	"context"
-	"encoding/base64"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -16,17 +15,10 @@ import (
 
 func TestMain(m *testing.M) { dumptest.Main(m) }
 
-func b64(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := base64.StdEncoding.DecodeString(s)
-	require.NoError(t, err)
-	return b
-}
-
 // lookupIDs are the IDs a manifest entry's key may be published under, as the database holds them.
 func lookupIDs(t *testing.T, e dump.ManifestEntry) [][]byte {
 	t.Helper()
-	rid, err := encryption.ParseResourceID(b64(t, e.ResourceID))
+	rid, err := encryption.ParseResourceID(dumptest.Base64(t, e.ResourceID))
 	require.NoError(t, err)
 	var out [][]byte
 	for _, id := range rid.Lookups() {

@@ -348,7 +348,7 @@ func TestManifestMatchesTheCiphertexts(t *testing.T) {
 	var multiChunk, empty, big bool
 	for i, e := range entries {
 		require.Equal(t, e.File, keyLines[i].File)
-		key := b64(t, keyLines[i].Key)
+		key := dumptest.Base64(t, keyLines[i].Key)
 		ct, err := os.ReadFile(filepath.Join(dir, e.File))
 		require.NoError(t, err)
 		clear, derr := dump.DecryptWithDataKey(key, ct)

@@ -4,6 +4,7 @@ package dumptest
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"sync"
@@ -94,6 +95,17 @@ func (d *Dump) Load(tb testing.TB) string {
 
 // File returns the path of a manifest entry's ciphertext.
 func (d *Dump) File(e dump.ManifestEntry) string { return filepath.Join(d.Dir, e.File) }
+
+// Base64 decodes s, a standard base64 field of a dump's files (a key, a resource ID), failing tb
+// when it is not one.
+func Base64(tb testing.TB, s string) []byte {
+	tb.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		tb.Fatalf("dumptest: %v", err)
+	}
+	return b
+}
 
 // Main runs a test binary's tests, then removes the directory of Shared: call it from TestMain.
 func Main(m *testing.M) {

@@ -18,6 +18,8 @@ import (
 	"github.com/idvault/idvault/exit/dump/gen"
 )
 
+func TestMain(m *testing.M) { dumptest.Main(m) }
+
 var tinyOptions = gen.Options{Users: 3, Groups: 1, Resources: 4, Big: 0, Seed: 3, WriteKeys: true}
 
 // Every file of a dump is readable by its owner only, every directory it creates too: the dump
@@ -139,7 +141,7 @@ func TestSumsFileListsTheExpectedClearFiles(t *testing.T) {
 		}
 		ct, err := os.ReadFile(filepath.Join(d.Dir, e.File))
 		require.NoError(t, err)
-		clear, err := dump.DecryptWithDataKey(b64(t, keyOf[e.File]), ct)
+		clear, err := dump.DecryptWithDataKey(dumptest.Base64(t, keyOf[e.File]), ct)
 		require.NoError(t, err, name)
 		h := sha256.Sum256(clear)
 		require.Equal(t, hex.EncodeToString(h[:]), sums[name], name)
