@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"crypto/sha256"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient/audit"
 	"github.com/idvault/idvault/exit/dump"
 )
@@ -66,7 +67,7 @@ func TestExitAuditProvisionalHolders(t *testing.T) {
 	usersFile := filepath.Join(dir, "users.txt")
 	require.NoError(t, os.WriteFile(usersFile, []byte(users.String()), 0o600))
 	runAudit := func(args ...string) (string, string, int) {
-		return runRecords(t, records.String(), append([]string{"exit", "audit", "--url", url, "--token", token,
+		return clitest.RunRecords(t, records.String(), append([]string{"exit", "audit", "--url", url, "--token", token,
 			"--in", "-", "--format", "csv", "--field", "v"}, args...)...)
 	}
 
@@ -123,13 +124,13 @@ func TestExitAuditProvisionalHolders(t *testing.T) {
 	}
 	pickedFile := filepath.Join(dir, "picked.txt")
 	require.NoError(t, os.WriteFile(pickedFile, []byte(strings.Join(picked, "\n")+"\n"), 0o600))
-	_, errOut, code = runRecords(t, "", "exit", "import", "--url", url, "--token", token, pickedFile)
+	_, errOut, code = clitest.RunRecords(t, "", "exit", "import", "--url", url, "--token", token, pickedFile)
 	require.Equal(t, 0, code, errOut)
 	out, errOut, code = runAudit("--identities", idFile)
 	require.Equal(t, 0, code, "%s%s", out, errOut)
 	require.Contains(t, out, "total "+strconv.Itoa(n)+": reachable "+strconv.Itoa(n)+", missing 0, invalid 0")
 	clearFile := filepath.Join(dir, "clear.csv")
-	_, errOut, code = runRecords(t, records.String(), "exit", "decrypt-records", "--url", url, "--token", token,
+	_, errOut, code = clitest.RunRecords(t, records.String(), "exit", "decrypt-records", "--url", url, "--token", token,
 		"--in", "-", "--format", "csv", "--field", "v", "--clear-encoding", "hex", "--out", clearFile)
 	require.Equal(t, 0, code, errOut)
 	raw, err := os.ReadFile(clearFile)

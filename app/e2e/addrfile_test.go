@@ -1,8 +1,9 @@
-package cli_test
+package e2e_test
 
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestCommandsFindAServerStartedWithListen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir) // server.listen: a free port nobody will listen on
-	actual := "127.0.0.1:" + itoa(apptest.FreePort(t))
+	actual := "127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
 	p := apptest.Start(t, dir, append(env, "IDVAULT_SERVER__LISTEN="+actual), "--listen", actual)
 	addrFile := filepath.Join(dir, "idvault.db.addr")
 	raw, err := os.ReadFile(addrFile)
@@ -46,7 +47,7 @@ func TestCommandsFindTheServerThroughALink(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir) // server.listen: a free port nobody will listen on
-	actual := "127.0.0.1:" + itoa(apptest.FreePort(t))
+	actual := "127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
 	apptest.Start(t, dir, append(env, "IDVAULT_SERVER__LISTEN="+actual), "--listen", actual)
 	link := filepath.Join(dir, "link.db")
 	require.NoError(t, os.Symlink(filepath.Join(dir, "idvault.db"), link))
@@ -64,7 +65,7 @@ func TestUnreachableServerIsExplained(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := apptest.DataEnv(t, dir)
-	actual := "127.0.0.1:" + itoa(apptest.FreePort(t))
+	actual := "127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
 	apptest.Start(t, dir, append(env, "IDVAULT_SERVER__LISTEN="+actual), "--listen", actual)
 	addrFile := filepath.Join(dir, "idvault.db.addr")
 
@@ -79,7 +80,7 @@ func TestUnreachableServerIsExplained(t *testing.T) {
 
 	// A stale record pointing nowhere.
 	dead, _ := apptest.DeadPort(t)
-	require.NoError(t, os.WriteFile(addrFile, []byte("127.0.0.1:"+itoa(dead)+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(addrFile, []byte("127.0.0.1:"+strconv.Itoa(dead)+"\n"), 0o600))
 	_, errOut, code = apptest.RunCLI(t, dir, env, "backup", "--out", filepath.Join(dir, "b.db"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "address from "+addrFile)

@@ -1,7 +1,6 @@
-package cli_test
+package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -19,40 +18,6 @@ import (
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/mail/mailtest"
 )
-
-// walkthroughMarker precedes each ```sh block of the README that the walkthrough test runs;
-// exitWalkthroughMarker the block of the exit tool's walkthrough, in its guide (exit/README.md).
-const (
-	walkthroughMarker     = "<!-- walkthrough -->"
-	exitWalkthroughMarker = "<!-- exit walkthrough -->"
-)
-
-// walkthroughBlocks returns the shell blocks of a Markdown text marked with marker, in order.
-func walkthroughBlocks(t *testing.T, text, marker string) []string {
-	t.Helper()
-	var blocks []string
-	sc := bufio.NewScanner(strings.NewReader(text))
-	marked, in := false, false
-	var cur []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case in && line == "```":
-			blocks = append(blocks, strings.Join(cur, "\n"))
-			in, cur = false, nil
-		case in:
-			cur = append(cur, line)
-		case marked && line == "```sh":
-			in, marked = true, false
-		case strings.TrimSpace(line) == marker:
-			marked = true
-		case marked && strings.TrimSpace(line) != "":
-			t.Fatalf("%s must be followed by a ```sh block, not %q", marker, line)
-		}
-	}
-	require.False(t, in, "unterminated walkthrough block")
-	return blocks
-}
 
 // The README's walkthrough, run as a new user would: its marked blocks, in order, in one bash
 // with -e (any failing step fails the test), from a fresh directory holding only the binary,
@@ -137,12 +102,4 @@ func TestReadmeWalkthrough(t *testing.T) {
 	}
 	_, err = os.Stat(filepath.Join(dir, "data", "idvault.db.addr"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the walkthrough ends with a clean shutdown")
-}
-
-// The Go version the README asks for is the one go.mod needs.
-func TestReadmeGoVersion(t *testing.T) {
-	t.Parallel()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	require.Contains(t, string(readme), "Go "+goModDirective(t, "go")+" or later")
 }

@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
 
 // adminDo calls the admin API of a running server.
@@ -76,14 +77,14 @@ func TestAppCreateWhileServerRunsAndStopped(t *testing.T) {
 	// Stopped: the CLI opens the data file itself.
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "offline", "--test", "--json")
 	require.Equal(t, 0, code, errOut)
-	var off created
+	var off clitest.Created
 	require.NoError(t, json.Unmarshal([]byte(out), &off))
 
 	// Running: the file is locked, the CLI goes through the admin API.
 	p := apptest.Start(t, dir, env)
 	out, errOut, code = apptest.RunCLI(t, dir, env, "app", "create", "--name", "online", "--test", "--json")
 	require.Equal(t, 0, code, errOut)
-	var on created
+	var on clitest.Created
 	require.NoError(t, json.Unmarshal([]byte(out), &on))
 	require.True(t, on.App.Test)
 	require.Len(t, on.AppSecret, 88)
@@ -172,7 +173,7 @@ func TestKill9LosesNoAcknowledgedApp(t *testing.T) {
 				if err != nil {
 					return // the server died
 				}
-				var out created
+				var out clitest.Created
 				err = json.NewDecoder(resp.Body).Decode(&out)
 				resp.Body.Close()
 				if err == nil && resp.StatusCode == http.StatusCreated {

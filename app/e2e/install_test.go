@@ -1,22 +1,23 @@
-package cli_test
+package e2e_test
 
 import (
 	"archive/zip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
 
 // The module path starts with a dotted host, so `go install MODULE@VERSION` can fetch it once
 // the repository is published under it, and the README's install section shows that command.
 func TestModulePathIsInstallable(t *testing.T) {
 	t.Parallel()
-	mod := goModDirective(t, "module")
+	mod := clitest.GoModDirective(t, "module")
 	host, _, _ := strings.Cut(mod, "/")
 	require.Contains(t, host, ".", "module %s: the first path element must be a host name", mod)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
@@ -41,7 +42,7 @@ func TestGoInstallAtAVersion(t *testing.T) {
 	if err != nil {
 		t.Skip("not a git checkout: the module's files are its tracked files")
 	}
-	mod := goModDirective(t, "module")
+	mod := clitest.GoModDirective(t, "module")
 	const version = "v0.9.1"
 	proxy := t.TempDir()
 	dir := filepath.Join(proxy, filepath.FromSlash(mod), "@v")
@@ -82,14 +83,4 @@ func TestGoInstallAtAVersion(t *testing.T) {
 	got, err := exec.Command(filepath.Join(bin, "idvault"), "version").CombinedOutput()
 	require.NoError(t, err, "%s", got)
 	require.Contains(t, string(got), version, "idvault version names the tag it was installed at:\n%s", got)
-}
-
-// goModDirective is the argument of go.mod's directive name ("module", "go").
-func goModDirective(t *testing.T, name string) string {
-	t.Helper()
-	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(gomod)
-	require.NotNil(t, m, "go.mod has a %s directive", name)
-	return string(m[1])
 }
