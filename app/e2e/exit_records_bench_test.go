@@ -1,4 +1,4 @@
-package exitpg_test
+package e2e_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/encryption"
@@ -43,16 +44,16 @@ const (
 // the in-process rate, each process under 64 MiB, the audit at least 5x faster than
 // decrypt-records.
 func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
-	dir := benchDump(b, gen.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true})
-	l := loadBench(b, dir)
+	dir := exitpgtest.BenchDump(b, gen.Options{Users: 8, Groups: 2, Resources: 40, Seed: 3, WriteKeys: true})
+	l := exitpgtest.LoadBench(b, dir)
 	ctx := context.Background()
-	db, err := exitdb.Open(ctx, exitdb.Config{DSN: l.dsn, AppID: l.appID})
+	db, err := exitdb.Open(ctx, exitdb.Config{DSN: l.DSN, AppID: l.AppID})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
 	var values []string
-	for _, id := range identities(b, dir) {
+	for _, id := range exitpgtest.Identities(b, dir) {
 		values = append(values, id.Value)
 	}
 	if _, err := db.Import(ctx, values); err != nil {
@@ -68,7 +69,7 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 	port := apptest.FreePort(b)
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	srv := startExitBinary(b, l, url)
-	env := append(os.Environ(), "IDVAULT_EXIT__TOKEN="+token)
+	env := append(os.Environ(), "IDVAULT_EXIT__TOKEN="+exitpgtest.Token)
 
 	// run starts the binary with args and returns its wall time and peak RSS (MiB): VmHWM,
 	// read every 20 ms while it runs (the rusage of a child started by vfork counts the

@@ -1,4 +1,4 @@
-package exitpg_test
+package e2e_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/gen"
@@ -58,12 +59,12 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12}, 0)
-	url := "http://" + slowProxy(t, strings.TrimPrefix(in.url, "http://"), 16<<20)
+	l, in := exitpgtest.ServedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Big: 6, Seed: 12}, 0)
+	url := "http://" + slowProxy(t, strings.TrimPrefix(in.URL, "http://"), 16<<20)
 
 	out := filepath.Join(t.TempDir(), "clear")
-	env := append(os.Environ(), "IDVAULT_EXIT__TOKEN="+token)
-	cmd := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", url, "--in", filepath.Join(l.dir, "data"), "--out", out, "--jobs", "1")
+	env := append(os.Environ(), "IDVAULT_EXIT__TOKEN="+exitpgtest.Token)
+	cmd := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", url, "--in", filepath.Join(l.Dir, "data"), "--out", out, "--jobs", "1")
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -85,7 +86,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	_ = cmd.Wait()
 	killedAt := finals()
 	ok := 0
-	for _, e := range l.manifest {
+	for _, e := range l.Manifest {
 		if e.Expected == dump.ExpectOK {
 			ok++
 		}
@@ -93,7 +94,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	require.Less(t, killedAt, ok, "killed before the end: %s", stderr.String())
 
 	check := func(requireAll bool) {
-		for _, e := range l.manifest {
+		for _, e := range l.Manifest {
 			raw, err := os.ReadFile(filepath.Join(out, strings.TrimPrefix(e.File, "data/")))
 			if os.IsNotExist(err) && !requireAll {
 				continue
@@ -109,7 +110,7 @@ func TestBulkClientKilledAndResumed(t *testing.T) {
 	}
 	check(false)
 
-	rerun := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", in.url, "--in", filepath.Join(l.dir, "data"), "--out", out)
+	rerun := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", in.URL, "--in", filepath.Join(l.Dir, "data"), "--out", out)
 	rerun.Env = env
 	var o, e bytes.Buffer
 	rerun.Stdout, rerun.Stderr = &o, &e

@@ -1,4 +1,4 @@
-package exitpg_test
+package e2e_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/gen"
@@ -43,25 +44,25 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs psql")
 	}
-	l := loadDump(t, gen.Options{Users: 8, Groups: 3, Resources: 40, Seed: 29})
+	l := exitpgtest.LoadDump(t, gen.Options{Users: 8, Groups: 3, Resources: 40, Seed: 29})
 	psql := pgtest.Bin(t, "psql")
 	bin := apptest.Binary(t)
 	dir := t.TempDir()
 
 	url := "http://127.0.0.1:" + strconv.Itoa(apptest.FreePort(t))
 	startExitBinary(t, l, url)
-	c := exitclient.New(url, token)
+	c := exitclient.New(url, exitpgtest.Token)
 	ctx := context.Background()
-	_, err := c.Import(ctx, identities(t, l.dir), exitclient.ImportOptions{})
+	_, err := c.Import(ctx, exitpgtest.Identities(t, l.Dir), exitclient.ImportOptions{})
 	require.NoError(t, err)
 
 	// The ciphertexts that decrypt, and their clear values: what must never leak.
 	var cts, clears [][]byte
-	for _, e := range l.manifest {
+	for _, e := range l.Manifest {
 		if e.Expected != dump.ExpectOK || e.ClearSize < 8 || e.ClearSize > 8192 {
 			continue
 		}
-		ct, err := os.ReadFile(filepath.Join(l.dir, e.File))
+		ct, err := os.ReadFile(filepath.Join(l.Dir, e.File))
 		require.NoError(t, err)
 		cts = append(cts, ct)
 	}
@@ -87,7 +88,7 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 	require.NoError(t, w.Error())
 	require.NoError(t, f.Close())
 	sql := func(q string) string {
-		out, err := exec.Command(psql, l.dsn, "-v", "ON_ERROR_STOP=1", "-qAtc", q).CombinedOutput()
+		out, err := exec.Command(psql, l.DSN, "-v", "ON_ERROR_STOP=1", "-qAtc", q).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		return strings.TrimSpace(string(out))
 	}
@@ -96,14 +97,14 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 
 	// The check itself: a line PostgreSQL rejects is printed by psql and logged by the server.
 	control := []byte("a control clear value that PostgreSQL rejects")
-	cmd := exec.Command(psql, l.dsn, "-v", "ON_ERROR_STOP=1", "-c", `\copy messages_clear FROM STDIN WITH (FORMAT csv)`)
+	cmd := exec.Command(psql, l.DSN, "-v", "ON_ERROR_STOP=1", "-c", `\copy messages_clear FROM STDIN WITH (FORMAT csv)`)
 	cmd.Stdin = strings.NewReader("1,f," + base64.StdEncoding.EncodeToString(control) + ",extra column\n")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.NotEmpty(t, leaks(string(out), [][]byte{control}), "psql prints a rejected line: %s", out)
 	require.NotEmpty(t, leaks(pgtest.ServerLog(t), [][]byte{control}), "the server logs a rejected line")
 
-	env := append(os.Environ(), "DB="+l.dsn, "IDVAULT_EXIT__TOKEN="+token,
+	env := append(os.Environ(), "DB="+l.DSN, "IDVAULT_EXIT__TOKEN="+exitpgtest.Token,
 		"PATH="+filepath.Dir(bin)+":"+filepath.Dir(psql)+":"+os.Getenv("PATH"))
 	for _, tc := range []struct {
 		name   string
@@ -175,7 +176,7 @@ func TestPsqlCopyPipelineInterrupted(t *testing.T) {
 // block.
 func readmeBlock(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "exit", "README.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "exit", "README.md"))
 	require.NoError(t, err)
 	doc := string(raw)
 	_, after, ok := strings.Cut(doc[strings.Index(doc, "## Records kept in a database"):], "```sh\n")

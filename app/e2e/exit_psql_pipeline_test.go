@@ -1,4 +1,4 @@
-package exitpg_test
+package e2e_test
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/gen"
@@ -32,15 +33,15 @@ func TestPsqlCopyPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs psql")
 	}
-	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23}, 0)
+	l, in := exitpgtest.ServedWithIdentities(t, gen.Options{Users: 8, Groups: 3, Resources: 40, DecoyApps: 1, Seed: 23}, 0)
 	psql := pgtest.Bin(t, "psql")
 	dir := t.TempDir()
 
 	// The app's table: one row per manifest entry, the ciphertext as base64 text, plus NULL and ''.
 	var rows [][]string
 	want := map[string]dump.ManifestEntry{}
-	for i, e := range l.manifest {
-		ct, err := os.ReadFile(filepath.Join(l.dir, e.File))
+	for i, e := range l.Manifest {
+		ct, err := os.ReadFile(filepath.Join(l.Dir, e.File))
 		require.NoError(t, err)
 		rows = append(rows, []string{strconv.Itoa(i + 1), e.File, base64.StdEncoding.EncodeToString(ct)})
 		want[e.File] = e
@@ -52,7 +53,7 @@ func TestPsqlCopyPipeline(t *testing.T) {
 	require.NoError(t, w.WriteAll(rows))
 	require.NoError(t, f.Close())
 	sql := func(q string) string {
-		out, err := exec.Command(psql, l.dsn, "-v", "ON_ERROR_STOP=1", "-qAtc", q).CombinedOutput()
+		out, err := exec.Command(psql, l.DSN, "-v", "ON_ERROR_STOP=1", "-qAtc", q).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		return string(out)
 	}
@@ -68,7 +69,7 @@ echo "status ${PIPESTATUS[*]}"`
 	bin := apptest.Binary(t)
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "DB="+l.dsn, "URL="+in.url, "IDVAULT_EXIT__TOKEN="+token,
+	cmd.Env = append(os.Environ(), "DB="+l.DSN, "URL="+in.URL, "IDVAULT_EXIT__TOKEN="+exitpgtest.Token,
 		"PATH="+filepath.Dir(bin)+":"+filepath.Dir(psql)+":"+os.Getenv("PATH"))
 	out, _ := cmd.CombinedOutput()
 	require.Contains(t, string(out), "status 0 1 0", "psql, decrypt-records (some fields fail: exit 1), psql: %s", out)
@@ -83,15 +84,15 @@ echo "status ${PIPESTATUS[*]}"`
 		var fe records.FieldError
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &fe))
 		require.Equal(t, "body", fe.Field)
-		codes[l.manifest[fe.Record-1].File] = fe.Code
+		codes[l.Manifest[fe.Record-1].File] = fe.Code
 	}
 
 	got := sql(`SELECT c.file, coalesce(encode(sha256(decode(c.body, 'base64')), 'hex'), 'NULL'), c.body = m.body
 		FROM messages_clear c JOIN messages m USING (id) ORDER BY id`)
 	lines := strings.Split(strings.TrimSpace(got), "\n")
-	require.Len(t, lines, len(l.manifest)+2, "every row came back")
+	require.Len(t, lines, len(l.Manifest)+2, "every row came back")
 	ok, failed := 0, 0
-	for _, line := range lines[:len(l.manifest)] {
+	for _, line := range lines[:len(l.Manifest)] {
 		parts := strings.Split(line, "|")
 		e := want[parts[0]]
 		if e.Expected == "ok" {
@@ -108,5 +109,5 @@ echo "status ${PIPESTATUS[*]}"`
 	}
 	require.Positive(t, ok)
 	require.Positive(t, failed)
-	require.Equal(t, "null|NULL|\nempty|e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855|t", strings.Join(lines[len(l.manifest):], "\n"), "NULL stays NULL, '' stays ''")
+	require.Equal(t, "null|NULL|\nempty|e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855|t", strings.Join(lines[len(l.Manifest):], "\n"), "NULL stays NULL, '' stays ''")
 }
