@@ -1,4 +1,4 @@
-package idserver_test
+package e2e_test
 
 import (
 	"bytes"
@@ -11,15 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/idservertest"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
 
 // oidcEnv is binaryEnv with identity_server.oidc on for an issuer on port.
 func oidcEnv(t *testing.T, dir string, port int) []string {
 	return append(binaryEnv(t, dir),
-		"IDVAULT_IDENTITY_SERVER__TOKEN="+appToken,
+		"IDVAULT_IDENTITY_SERVER__TOKEN="+idservertest.AppToken,
 		"IDVAULT_IDENTITY_SERVER__OIDC__ISSUER=http://127.0.0.1:"+strconv.Itoa(port),
-		"IDVAULT_IDENTITY_SERVER__OIDC__AUDIENCE="+audience)
+		"IDVAULT_IDENTITY_SERVER__OIDC__AUDIENCE="+idservertest.Audience)
 }
 
 func postWith(t *testing.T, base, path, bearer, email string) (int, map[string]any) {
@@ -58,13 +59,13 @@ func TestBinaryDeadIssuer(t *testing.T) {
 	status, body := postWith(t, p.URL, "/identity", idToken, "dead@example.com")
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.Equal(t, "the identity provider cannot be reached to check the ID token; retry later", body["error"])
-	status, body = postWith(t, p.URL, "/identity", appToken, "dead@example.com")
+	status, body = postWith(t, p.URL, "/identity", idservertest.AppToken, "dead@example.com")
 	require.Equal(t, http.StatusOK, status, "the app token works while the provider is down: %v", body)
 	want := body["serviceIdentity"]
 
 	release()
 	iss := idtokentest.Start(t, port)
-	tok := iss.IDToken(t, "RS256", audience, "dead@example.com")
+	tok := iss.IDToken(t, "RS256", idservertest.Audience, "dead@example.com")
 	deadline := time.Now().Add(15 * time.Second) // past the 2 s during which a failure is not retried
 	for {
 		status, body = postWith(t, p.URL, "/identity", tok, "dead@example.com")
@@ -81,7 +82,7 @@ func TestBinaryDeadIssuer(t *testing.T) {
 	logs := p.Stdout.String() + p.Stderr.String()
 	require.Contains(t, logs, "identity_server_oidc=true")
 	require.Contains(t, logs, "cannot fetch the identity provider's keys")
-	for _, secret := range []string{tok, "dead@example.com", "sub-dead@example.com", want.(string), appToken} {
+	for _, secret := range []string{tok, "dead@example.com", "sub-dead@example.com", want.(string), idservertest.AppToken} {
 		require.NotContains(t, logs, secret)
 	}
 }

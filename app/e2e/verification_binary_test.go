@@ -1,4 +1,4 @@
-package verification_test
+package e2e_test
 
 import (
 	"bytes"

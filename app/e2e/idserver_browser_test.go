@@ -1,4 +1,4 @@
-package idserver_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/idservertest"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
 
@@ -75,7 +76,7 @@ func TestBrowserFetchesItsOwnIdentity(t *testing.T) {
 
 	call := func(page, email string) map[string]any {
 		t.Helper()
-		tok := iss.IDToken(t, "RS256", audience, email)
+		tok := iss.IDToken(t, "RS256", idservertest.Audience, email)
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(page)))
 		args, _ := json.Marshal([]string{p.URL, tok, email})
 		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetchIdentity(...`+string(args)+`)`, chromedp.EvalAwaitPromise))
@@ -97,7 +98,7 @@ func TestBrowserFetchesItsOwnIdentity(t *testing.T) {
 	body := res["body"].(map[string]any)
 	require.NotEmpty(t, body["serviceIdentity"])
 	require.Equal(t, body["serviceIdentity"], body["tankerIdentity"])
-	status, backend := postWith(t, p.URL, "/identity", appToken, "erin@example.com")
+	status, backend := postWith(t, p.URL, "/identity", idservertest.AppToken, "erin@example.com")
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, backend["serviceIdentity"], body["serviceIdentity"], "the record the backend gets")
 

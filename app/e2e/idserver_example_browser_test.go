@@ -1,4 +1,4 @@
-package idserver_test
+package e2e_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/idservertest"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
 )
 
@@ -36,11 +37,11 @@ func TestBrowserExample(t *testing.T) {
 	allowed, other := serveExample(t), serveExample(t)
 	keys := filepath.Join(t.TempDir(), "provider-key.json")
 	redirects := []string{allowed.origin + "/", other.origin + "/"}
-	prov := idtokentest.StartProvider(t, 0, audience, keys, redirects...)
+	prov := idtokentest.StartProvider(t, 0, idservertest.Audience, keys, redirects...)
 	dir := t.TempDir()
 	p := apptest.Start(t, dir, append(oidcEnv(t, dir, prov.Port), "IDVAULT_IDENTITY_SERVER__CORS_ORIGINS="+allowed.origin))
-	allowed.configure(prov.URL, audience, p.URL)
-	other.configure(prov.URL, audience, p.URL)
+	allowed.configure(prov.URL, idservertest.Audience, p.URL)
+	other.configure(prov.URL, idservertest.Audience, p.URL)
 	_, file, _, _ := runtime.Caller(0)
 	shots := filepath.Join(filepath.Dir(file), "test-output")
 	require.NoError(t, os.MkdirAll(shots, 0o755))
@@ -58,10 +59,10 @@ func TestBrowserExample(t *testing.T) {
 	status, _ := pg.eval(`document.getElementById('status').textContent`)
 	require.Regexp(t, `^the identity provider cannot be reached to check the ID token; retry later: trying again in [12] s \(attempt 1\)\.$`, status, "Retry-After read")
 	pg.shot("example-retrying.png")
-	prov = idtokentest.StartProvider(t, prov.Port, audience, keys, redirects...)
+	prov = idtokentest.StartProvider(t, prov.Port, idservertest.Audience, keys, redirects...)
 	code, text := pg.result("identity-result")
 	require.Equal(t, "ok", code, text)
-	httpStatus, backend := postWith(t, p.URL, "/identity", appToken, "alice@example.com")
+	httpStatus, backend := postWith(t, p.URL, "/identity", idservertest.AppToken, "alice@example.com")
 	require.Equal(t, http.StatusOK, httpStatus)
 	require.Contains(t, text, "user "+backend["id"].(string)+", registered: false", "the record the backend gets")
 	pg.shot("example-identity.png")
@@ -70,7 +71,7 @@ func TestBrowserExample(t *testing.T) {
 	pg.click("register")
 	code, text = pg.result("identity-result")
 	require.Equal(t, "ok", code, text)
-	_, backend = postWith(t, p.URL, "/identity", appToken, "alice@example.com")
+	_, backend = postWith(t, p.URL, "/identity", idservertest.AppToken, "alice@example.com")
 	require.Equal(t, true, backend["registered"])
 
 	pg.click("public")
@@ -134,7 +135,7 @@ func TestBrowserExample(t *testing.T) {
 	require.Contains(t, logs, `msg="cors: origin not in identity_server.cors_origins, no grant" origin=`+other.origin+` preflight=true route=/identity`)
 	require.Contains(t, logs, "method=OPTIONS route=/identity status=405", "the other origin's preflight, refused")
 	require.NotContains(t, logs, "carol", "the other origin's request was never sent")
-	for _, secret := range []string{"alice@example.com", "unverified-uma", backend["serviceIdentity"].(string), appToken} {
+	for _, secret := range []string{"alice@example.com", "unverified-uma", backend["serviceIdentity"].(string), idservertest.AppToken} {
 		require.NotContains(t, logs, secret)
 	}
 	t.Logf("screenshots in %s", shots)

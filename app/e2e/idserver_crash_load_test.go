@@ -1,4 +1,4 @@
-package idserver_test
+package e2e_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/idservertest"
 )
 
 func postPublicIdentity(client *http.Client, base, email string) (string, int, error) {
@@ -47,7 +48,7 @@ func TestBinaryCrashUnderConcurrentLoad(t *testing.T) {
 
 	var (
 		mu      sync.Mutex
-		records = map[string]record{} // acknowledged POST /identity
+		records = map[string]idservertest.Record{} // acknowledged POST /identity
 		publics = map[string]string{} // acknowledged POST /public_identity
 		count   atomic.Int64
 		wg      sync.WaitGroup
