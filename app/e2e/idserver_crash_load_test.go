@@ -49,7 +49,7 @@ func TestBinaryCrashUnderConcurrentLoad(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		records = map[string]idservertest.Record{} // acknowledged POST /identity
-		publics = map[string]string{} // acknowledged POST /public_identity
+		publics = map[string]string{}              // acknowledged POST /public_identity
 		count   atomic.Int64
 		wg      sync.WaitGroup
 	)
