@@ -17,7 +17,7 @@ func TestBinaryPrintsItsLicenseAndNotices(t *testing.T) {
 	t.Parallel()
 	license, err := os.ReadFile(filepath.Join("..", "..", "LICENSE"))
 	require.NoError(t, err)
-	notices, err := os.ReadFile("THIRD_PARTY_NOTICES")
+	notices, err := os.ReadFile(filepath.Join("..", "cli", "THIRD_PARTY_NOTICES"))
 	require.NoError(t, err)
 	out, errOut, code := apptest.RunCLI(t, t.TempDir(), nil, "license")
 	require.Equal(t, 0, code, errOut)
