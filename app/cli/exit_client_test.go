@@ -20,6 +20,7 @@ import (
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 )
 
+// A configuration error is one line on stderr and exit 2, before any file is touched.
 func TestExitClientsConfigErrors(t *testing.T) {
 	t.Parallel()
 	db := exitfake.New()
