@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -192,8 +191,6 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, list, "a")
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // `config check` never echoes a mistyped secret (an unknown key's value is never printed).
 func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
