@@ -7,60 +7,32 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/cli"
 	"github.com/idvault/idvault/app/config"
 )
 
-func embedded(t *testing.T) []byte {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config.yaml"))
-	require.NoError(t, err)
-	return raw
-}
+// The in-process helpers are package clitest's, which app/e2e shares.
+var (
+	embedded = clitest.Embedded
+	env      = clitest.Env
+	run      = clitest.Run
+	runWith  = clitest.RunWith
+	runEnv   = clitest.RunEnv
+	initData = clitest.InitData
 
-func env(dir string) cli.Env {
-	return cli.Env{
-		Build:   cli.BuildInfo{Version: "v1.2.3-test", Revision: "abc123", GoVersion: "go1.26.8"},
-		Environ: []string{"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db")},
-	}
-}
+	runRecords      = clitest.RunRecords
+	exitWithOneUser = clitest.ExitWithOneUser
+	writeFiles      = clitest.WriteFiles
+	oneLine         = clitest.OneLine
+)
 
-// run runs the program in-process with the data file dir/idvault.db (the master key and admin
-// token go beside it).
-func run(t *testing.T, dir string, args ...string) (string, string, int) {
-	t.Helper()
-	return runWith(context.Background(), t, env(dir), args...)
-}
-
-// runWith runs the program in-process with e and the embedded defaults, and returns its
-// standard output, standard error and exit code.
-func runWith(ctx context.Context, t *testing.T, e cli.Env, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	e.Embedded = embedded(t)
-	code := cli.Run(ctx, args, &out, &errb, e)
-	return out.String(), errb.String(), code
-}
-
-// initData starts `idvault serve` in-process on a free port with the data in dir, as a user
-// does once before any other command, and stops it as soon as it listens.
-func initData(t *testing.T, dir string, extraEnv ...string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errb bytes.Buffer
-	e := env(dir)
-	e.Embedded = embedded(t)
-	e.Environ = append(e.Environ, append([]string{"IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false"}, extraEnv...)...)
-	e.Ready = func(string) { cancel() }
-	code := cli.Run(ctx, []string{"serve"}, &out, &errb, e)
-	require.Equal(t, 0, code, errb.String())
-}
+type created = clitest.Created
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
@@ -87,16 +59,6 @@ func TestReadBuild(t *testing.T) {
 	require.Equal(t, runtime.Version(), b.GoVersion)
 	require.Equal(t, "unknown", b.Revision, "a test binary records no commit")
 	require.Equal(t, "0123abc", cli.ReadBuild("", "0123abc").Revision)
-}
-
-type created struct {
-	App struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-		Test bool   `json:"test"`
-	} `json:"app"`
-	AppSecret string `json:"app_secret"`
-	AuthToken string `json:"auth_token"`
 }
 
 func TestAppCommandsOnTheDataFile(t *testing.T) {
@@ -229,14 +191,6 @@ func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, list, "a")
 }
-
-// runEnv runs the program in-process with only the given environment.
-func runEnv(t *testing.T, environ []string, args ...string) (string, string, int) {
-	t.Helper()
-	return runWith(context.Background(), t, cli.Env{Environ: environ}, args...)
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // `config check` never echoes a mistyped secret (an unknown key's value is never printed).
 func TestConfigCheckHidesMistypedSecrets(t *testing.T) {

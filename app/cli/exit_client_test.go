@@ -5,38 +5,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 )
-
-func writeFiles(t *testing.T, dir string, n int) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	for i := range n {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.bin", i)), []byte(fmt.Sprintf("file %d", i)), 0o600))
-	}
-}
-
-// oneLine requires s to be exactly one line.
-func oneLine(t *testing.T, s string) {
-	t.Helper()
-	require.Equal(t, 1, strings.Count(s, "\n"), "one message: %q", s)
-	require.True(t, strings.HasSuffix(s, "\n"), "%q", s)
-}
 
 // A configuration error is one line on stderr and exit 2, before any file is touched.
 func TestExitClientsConfigErrors(t *testing.T) {
@@ -152,10 +134,10 @@ func TestExitDecryptInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	writeFiles(t, in, 6)
-	srv := hangingDecrypt(t, 2)
-	go cancelWhenPart(t, out, srv.hung, cancel)
+	srv := clitest.HangingDecrypt(t, 2)
+	go clitest.CancelWhenPart(out, srv.Hung, cancel)
 	stdout, errOut, code := runExit(ctx, t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
-	requireInterrupted(t, out, stdout, errOut, code)
+	clitest.RequireInterrupted(t, out, stdout, errOut, code)
 
 	// import too: a batch in flight when Ctrl-C comes.
 	ctx, cancel = context.WithCancel(context.Background())
@@ -177,81 +159,6 @@ func TestExitDecryptInterrupted(t *testing.T) {
 	oneLine(t, errOut)
 	require.Contains(t, errOut, "interrupted: 0 of 1 identities handled")
 	require.NotContains(t, errOut, "context")
-}
-
-type hanging struct {
-	*httptest.Server
-	hung chan struct{}
-}
-
-// hangingDecrypt answers the first ok decrypts whole, then starts the next answer and waits
-// for the client to go away.
-func hangingDecrypt(t *testing.T, ok int32) hanging {
-	var n atomic.Int32
-	hung := make(chan struct{})
-	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body) // (echo reads it itself)
-		switch k := n.Add(1); {
-		case k <= ok:
-			_, _ = w.Write([]byte("clear"))
-		case k == ok+1:
-			_, _ = w.Write(make([]byte, 4096))
-			w.(http.Flusher).Flush()
-			close(hung)
-			<-r.Context().Done()
-		default:
-			<-r.Context().Done()
-		}
-	}, nil)
-	return hanging{srv, hung}
-}
-
-// cancelWhenPart calls cancel once the hanging answer has started and its part file exists.
-func cancelWhenPart(t *testing.T, out string, hung chan struct{}, cancel func()) {
-	<-hung
-	for range 2000 {
-		if parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix)); len(parts) > 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-}
-
-func requireInterrupted(t *testing.T, out, stdout, errOut string, code int) {
-	t.Helper()
-	require.Equal(t, 130, code, "%s %s", stdout, errOut)
-	oneLine(t, errOut)
-	require.Contains(t, errOut, "interrupted: 6 files: 2 decrypted")
-	require.Contains(t, errOut, "4 not done; rerun to continue")
-	require.NotContains(t, errOut, "context")
-	entries, err := os.ReadDir(out)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	require.Equal(t, []string{"f00.bin", "f01.bin"}, names, "the files done, no part file")
-}
-
-// The real binary under a real SIGINT, as Ctrl-C sends it.
-func TestExitDecryptSIGINT(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	writeFiles(t, in, 6)
-	srv := hangingDecrypt(t, 2)
-	cmd := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	cancelWhenPart(t, out, srv.hung, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
-	err := cmd.Wait()
-	requireInterrupted(t, out, stdout.String(), stderr.String(), apptest.ExitCode(t, err))
 }
 
 // File names are printed quoted: control characters and terminal escapes never reach the

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -16,24 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/cli"
-	"github.com/idvault/idvault/app/config"
-	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/app/exitserver"
 	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
 )
-
-// runRecords runs the program in-process with stdin.
-func runRecords(t *testing.T, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	return runWith(context.Background(), t, cli.Env{
-		Stdin:      strings.NewReader(stdin),
-		OpenExitDB: func(context.Context, config.Exit) (exitserver.DB, func(), error) { return nil, func() {}, nil },
-	}, args...)
-}
 
 // decrypt-records between files and standard streams: exit 0 when everything decrypted, 1
 // with every record still written and the failures in --errors, 2 for usage errors; the output
@@ -169,16 +156,4 @@ func TestExitDecryptRecordsNoRecord(t *testing.T) {
 		require.Equal(t, header, out, "an empty table's header goes through byte for byte")
 		require.Contains(t, errOut, "0 records")
 	}
-}
-
-// exitWithOneUser serves an exit server over an in-memory key database holding one user,
-// whose identity is imported; it returns the database, the user's identity and the URL.
-func exitWithOneUser(t *testing.T) (*exitfake.DB, string, string) {
-	t.Helper()
-	db := exitfake.New()
-	who, _ := db.AddUser()
-	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{}))
-	_, err := exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
-	require.NoError(t, err)
-	return db, who, url
 }

@@ -11,82 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
-
-// get fetches url and returns its status and body.
-func get(t *testing.T, url string, header ...string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	require.NoError(t, err)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
-}
-
-// Labelled counters exist at 0 from the first scrape, for every label they can take; a
-// request refused for a wrong admin token is counted under the route it asked for.
-func TestMetricsFromTheStart(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	deadSMTP, _ := apptest.DeadPort(t)
-	env := append(apptest.DataEnv(t, dir), "IDVAULT_VERIFICATION__ENABLED=true",
-		"IDVAULT_MAIL__HOST=127.0.0.1", fmt.Sprintf("IDVAULT_MAIL__PORT=%d", deadSMTP), "IDVAULT_MAIL__TLS=none")
-	p := apptest.Start(t, dir, env)
-	code, body := get(t, p.URL+"/metrics")
-	require.Equal(t, http.StatusOK, code)
-	for _, series := range []string{
-		`idvault_verification_send_failures_total{stage="tls"} 0`,
-		`idvault_verification_send_failures_total{stage="connect"} 0`,
-		`idvault_verification_throttled_total{reason="address"} 0`,
-		`idvault_verification_throttled_total{reason="ip"} 0`,
-		`idvault_verification_verifies_total{result="ok"} 0`,
-		`idvault_verification_verifies_total{result="wrong"} 0`,
-		`idvault_admin_auth_refusals_total{reason="wrong_token"} 0`,
-	} {
-		require.Contains(t, body, series+"\n")
-	}
-
-	code, _ = get(t, p.URL+"/admin/apps/nope", "Authorization", "Bearer wrong")
-	require.Equal(t, http.StatusUnauthorized, code)
-	_, body = get(t, p.URL+"/metrics")
-	require.Contains(t, body, `idvault_http_requests_total{method="GET",route="/admin/apps/:app_id",status="401"} 1`+"\n")
-	require.Contains(t, body, `idvault_admin_auth_refusals_total{reason="wrong_token"} 1`+"\n")
-	p.Stop(t) // request log lines are written at most 50 ms later: all are out once it stopped
-	require.Contains(t, p.Stderr.String(), `route=/admin/apps/:app_id status=401`)
-}
-
-// metrics.listen serves /metrics on an address of its own (and not on server.listen);
-// metrics.enabled false serves them nowhere.
-func TestMetricsListenAndEnabled(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", apptest.FreePort(t))
-	p := apptest.Start(t, dir, append(apptest.DataEnv(t, dir), "IDVAULT_METRICS__LISTEN="+metricsAddr))
-	code, body := get(t, "http://"+metricsAddr+"/metrics")
-	require.Equal(t, http.StatusOK, code)
-	require.Contains(t, body, "idvault_build_info{")
-	code, _ = get(t, p.URL+"/healthz")
-	require.Equal(t, http.StatusOK, code)
-	_, body = get(t, "http://"+metricsAddr+"/metrics")
-	require.Contains(t, body, `idvault_http_requests_total{method="GET",route="/healthz",status="200"} `, "the same registry")
-	code, body = get(t, p.URL+"/metrics")
-	require.Equal(t, http.StatusNotFound, code)
-	require.Contains(t, body, "feature_not_enabled")
-	p.Stop(t)
-	require.Contains(t, p.Stderr.String(), "metrics listening")
-
-	dir = t.TempDir()
-	p = apptest.Start(t, dir, append(apptest.DataEnv(t, dir), "IDVAULT_METRICS__ENABLED=false"))
-	code, _ = get(t, p.URL+"/metrics")
-	require.Equal(t, http.StatusNotFound, code)
-	p.Stop(t)
-}
 
 // The metrics listener of its own checks Host as the main listener does (DNS rebinding: a JSON
 // 421 host_not_allowed), and a metrics.listen that is not a loopback address is logged as a
@@ -108,7 +34,7 @@ func TestMetricsListenerChecksHostAndWarns(t *testing.T) {
 		var body string
 		e.Ready = func(string) {
 			defer cancel()
-			plain, _ = get(t, scrape)
+			plain, _ = clitest.Get(t, scrape)
 			req, err := http.NewRequest(http.MethodGet, scrape, nil)
 			require.NoError(t, err)
 			req.Host = "rebind.attacker.example" // a page of that name made to resolve to this machine

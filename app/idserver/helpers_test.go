@@ -11,6 +11,7 @@ import (
 
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/idservertest"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/server"
@@ -67,21 +68,8 @@ func (f *fixture) do(t *testing.T, method, target string, body any) apptest.Resp
 	return apptest.Do(t, f.http, method, target, body, h...)
 }
 
-// record is the body of POST /identity.
-type record struct {
-	ID                  string  `json:"id"`
-	ServiceIdentity     string  `json:"serviceIdentity"`
-	TankerIdentity      string  `json:"tankerIdentity"`
-	ProvisionalIdentity *string `json:"provisionalIdentity"`
-	Registered          bool    `json:"registered"`
-}
-
-func (r record) provisional() string {
-	if r.ProvisionalIdentity == nil {
-		return ""
-	}
-	return *r.ProvisionalIdentity
-}
+// record is the body of POST /identity (package idservertest's, which app/e2e shares).
+type record = idservertest.Record
 
 // identity calls POST /identity and checks the record: a UUID id hashed into a valid identity
 // of the app, and a provisional identity (when present) for the email.
@@ -101,7 +89,7 @@ func (f *fixture) identity(t *testing.T, email string) record {
 		require.Len(t, m, 4, "id, serviceIdentity, tankerIdentity, registered: %s", resp.Body)
 	}
 	require.Equal(t, r.ServiceIdentity, r.TankerIdentity, "tankerIdentity is serviceIdentity, for the clients of Tanker's sample server")
-	f.keep(r.ServiceIdentity, r.provisional())
+	f.keep(r.ServiceIdentity, r.Provisional())
 	_, err := uuid.Parse(r.ID)
 	require.NoError(t, err, "id is a UUID")
 	require.NoError(t, apptest.CheckPermanent(t, f.app, r.ServiceIdentity).CheckUserID(r.ID), "the id is the user ID hashed into the identity")

@@ -14,15 +14,17 @@ import (
 
 	"github.com/idvault/idvault/app/apierr"
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/idservertest"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/idserver"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
 	"github.com/idvault/idvault/app/server"
 )
 
+// The app token and the OIDC audience are package idservertest's, which app/e2e shares.
 const (
-	appToken = "the-app-token-of-32-characters-x"
-	audience = "idvault-test-client"
+	appToken = idservertest.AppToken
+	audience = idservertest.Audience
 )
 
 // withOIDC turns identity_server.oidc on for issuer, with the app token set (OIDC ends the

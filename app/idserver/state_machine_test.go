@@ -26,7 +26,7 @@ func TestStateMachine(t *testing.T) {
 			require.Equal(t, base64.StdEncoding.EncodeToString(identity.HashEmail(e)), doc["value"])
 			require.Equal(t, pub, f.publicIdentity(t, e), "stored: the same on the next call")
 			r := f.identity(t, e)
-			require.Equal(t, pub, apptest.PublicOf(t, r.provisional()), "it is the provisional identity of the record")
+			require.Equal(t, pub, apptest.PublicOf(t, r.Provisional()), "it is the provisional identity of the record")
 		},
 		"no record + POST /identity: creates the permanent identity, unregistered": func(t *testing.T, f *fixture) {
 			r := f.identity(t, e)
@@ -47,7 +47,7 @@ func TestStateMachine(t *testing.T) {
 			pub := f.publicIdentity(t, e)
 			r := f.identity(t, e)
 			require.NotNil(t, r.ProvisionalIdentity)
-			require.Equal(t, pub, apptest.PublicOf(t, r.provisional()))
+			require.Equal(t, pub, apptest.PublicOf(t, r.Provisional()))
 			require.False(t, r.Registered)
 			require.Equal(t, r, f.identity(t, e))
 		},
@@ -62,7 +62,7 @@ func TestStateMachine(t *testing.T) {
 		"permanent, unregistered, provisional exists + POST /public_identity: the provisional's": func(t *testing.T, f *fixture) {
 			f.publicIdentity(t, e)
 			r := f.identity(t, e)
-			require.Equal(t, apptest.PublicOf(t, r.provisional()), f.publicIdentity(t, e))
+			require.Equal(t, apptest.PublicOf(t, r.Provisional()), f.publicIdentity(t, e))
 		},
 		"permanent, unregistered, no provisional + POST /public_identity: creates one beside": func(t *testing.T, f *fixture) {
 			before := f.identity(t, e)
@@ -72,7 +72,7 @@ func TestStateMachine(t *testing.T) {
 			after := f.identity(t, e)
 			require.Equal(t, before.ID, after.ID, "the permanent identity is kept")
 			require.Equal(t, before.ServiceIdentity, after.ServiceIdentity)
-			require.Equal(t, pub, apptest.PublicOf(t, after.provisional()), "stored beside it")
+			require.Equal(t, pub, apptest.PublicOf(t, after.Provisional()), "stored beside it")
 			require.Equal(t, pub, f.publicIdentity(t, e))
 		},
 		"permanent + PATCH /identity: registered": func(t *testing.T, f *fixture) {

@@ -32,11 +32,11 @@ func TestAuditAdviceFollowed(t *testing.T) {
 	const provOnly = 6
 	l := loadDump(t, gen.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
 	in := serve(t, l, 0)
-	idFile := filepath.Join(l.dir, dump.IdentitiesFile)
-	lines, err := dump.ReadIdentities(l.dir)
+	idFile := filepath.Join(l.Dir, dump.IdentitiesFile)
+	lines, err := dump.ReadIdentities(l.Dir)
 	require.NoError(t, err)
 	manifest := map[string]dump.ManifestEntry{}
-	for _, e := range l.manifest {
+	for _, e := range l.Manifest {
 		rel, err := filepath.Rel("data", e.File)
 		require.NoError(t, err)
 		manifest[filepath.ToSlash(rel)] = e
@@ -46,14 +46,14 @@ func TestAuditAdviceFollowed(t *testing.T) {
 		require.NoError(t, err)
 		defer f.Close()
 		items := map[string]audit.Item{}
-		rep, err := audit.Tree(context.Background(), in.client, filepath.Join(l.dir, "data"), audit.Options{Identities: f,
+		rep, err := audit.Tree(context.Background(), in.Client, filepath.Join(l.Dir, "data"), audit.Options{Identities: f,
 			Item: func(it audit.Item) error { items[it.Source] = it; return nil }})
 		require.NoError(t, err)
 		return rep, items
 	}
 
 	rep, items := runAudit()
-	require.Equal(t, int64(len(l.manifest)), rep.Summary.Total)
+	require.Equal(t, int64(len(l.Manifest)), rep.Summary.Total)
 	require.Zero(t, rep.Summary.Reachable, "nothing imported yet")
 	provisionalOnly, sharedWithProvisional := 0, 0
 	for src, e := range manifest {
@@ -119,7 +119,7 @@ func TestAuditAdviceFollowed(t *testing.T) {
 	for line := range want {
 		ids = append(ids, exitclient.Identity{Value: lines[line-1].Identity, Line: line})
 	}
-	_, err = in.client.Import(context.Background(), ids, exitclient.ImportOptions{})
+	_, err = in.Client.Import(context.Background(), ids, exitclient.ImportOptions{})
 	require.NoError(t, err)
 	require.Less(t, len(ids), len(lines), "fewer identities than the whole file suffice")
 
@@ -131,7 +131,7 @@ func TestAuditAdviceFollowed(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "clear")
-	_, err = tree.Decrypt(context.Background(), in.client, filepath.Join(l.dir, "data"), out, tree.Options{})
+	_, err = tree.Decrypt(context.Background(), in.Client, filepath.Join(l.Dir, "data"), out, tree.Options{})
 	require.NoError(t, err)
 	for src, e := range manifest {
 		if e.Expected != dump.ExpectOK {

@@ -20,7 +20,7 @@ func TestDatabaseDownThenBack(t *testing.T) {
 	// A one-key cache: nearly every decrypt asks the database.
 	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11}, 1)
 	var ok []dump.ManifestEntry
-	for _, e := range l.manifest {
+	for _, e := range l.Manifest {
 		if e.Expected == dump.ExpectOK {
 			ok = append(ok, e)
 		}
@@ -29,7 +29,7 @@ func TestDatabaseDownThenBack(t *testing.T) {
 	decryptAll := func() map[string]int {
 		codes := map[string]int{}
 		for _, e := range ok {
-			status, got := in.decrypt(t, filepath.Join(l.dir, e.File))
+			status, got := in.Decrypt(t, filepath.Join(l.Dir, e.File))
 			if status == 200 {
 				require.Equal(t, e.SHA256, got)
 				got = "ok"
@@ -58,7 +58,7 @@ func TestDatabaseDownThenBack(t *testing.T) {
 				default:
 				}
 				e := ok[i%len(ok)]
-				status, got, _, err := in.tryDecrypt(filepath.Join(l.dir, e.File))
+				status, got, _, err := in.TryDecrypt(filepath.Join(l.Dir, e.File))
 				if err != nil {
 					got = "request failed: " + err.Error()
 				}
@@ -101,9 +101,9 @@ func TestDatabaseDownThenBack(t *testing.T) {
 		}
 	}()
 	waitFor("503 answers while the database is down", func() bool { return count("database_unavailable") > 20 })
-	req, _ := http.NewRequest("GET", in.url+"/readyz", nil)
+	req, _ := http.NewRequest("GET", in.URL+"/readyz", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := in.http.Do(req)
+	resp, err := in.HTTP.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 503, resp.StatusCode)

@@ -24,14 +24,14 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 	t.Parallel()
 	l := loadDump(t, gen.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
 	a, b := serve(t, l, 0), serve(t, l, 0)
-	ids := identities(t, l.dir)
+	ids := identities(t, l.Dir)
 	require.NotEmpty(t, ids)
 	userIDs := userIDsByEmail(t, l)
 
 	// Before any import, key_not_found names the creator: importing that user decrypts it.
-	for _, e := range l.manifest {
+	for _, e := range l.Manifest {
 		if e.Expected == dump.ExpectOK {
-			_, code, msg := b.decryptMsg(t, filepath.Join(l.dir, e.File))
+			_, code, msg := b.DecryptMsg(t, filepath.Join(l.Dir, e.File))
 			require.Equal(t, dump.ExpectKeyNotFound, code)
 			require.Contains(t, msg, "import the identity of user "+userIDs[e.Creator], e.File)
 			break
@@ -47,7 +47,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sums[i], errs[i] = in.client.Import(context.Background(), first, exitclient.ImportOptions{Batch: 4})
+			sums[i], errs[i] = in.Client.Import(context.Background(), first, exitclient.ImportOptions{Batch: 4})
 		}()
 	}
 	wg.Wait()
@@ -58,15 +58,15 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 	require.Equal(t, len(first), sums[0].Imported+sums[1].Imported, "each identity stored once across both instances")
 	require.Equal(t, 2*len(first), sums[0].Imported+sums[0].AlreadyImported+sums[1].Imported+sums[1].AlreadyImported)
 
-	sum, err := a.client.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 500})
+	sum, err := a.Client.Import(context.Background(), ids, exitclient.ImportOptions{Batch: 500})
 	require.NoError(t, err)
 	require.Empty(t, sum.Refused, "gen-dump's identities.jsonl imports as is")
 	require.Equal(t, len(ids), sum.Imported+sum.AlreadyImported)
 
 	counts := map[string]int{}
 	unnamed := 0
-	for _, e := range l.manifest {
-		status, got, msg := b.decryptMsg(t, filepath.Join(l.dir, e.File))
+	for _, e := range l.Manifest {
+		status, got, msg := b.DecryptMsg(t, filepath.Join(l.Dir, e.File))
 		if e.Expected == dump.ExpectOK {
 			require.Equal(t, 200, status, "%s: %s", e.File, got)
 			require.Equal(t, e.SHA256, got, "%s decrypts to its SHA-256", e.File)
@@ -90,13 +90,13 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 
 	// The bulk client mirrors the dump's data directory through the second instance.
 	out := filepath.Join(t.TempDir(), "clear")
-	rep, err := tree.Decrypt(context.Background(), b.client, filepath.Join(l.dir, "data"), out, tree.Options{Jobs: 3})
+	rep, err := tree.Decrypt(context.Background(), b.Client, filepath.Join(l.Dir, "data"), out, tree.Options{Jobs: 3})
 	require.NoError(t, err)
 	failed := map[string]string{}
 	for _, f := range rep.Failures {
 		failed["data/"+filepath.ToSlash(f.File)] = f.Code
 	}
-	for _, e := range l.manifest {
+	for _, e := range l.Manifest {
 		if e.Expected == dump.ExpectOK {
 			require.NotContains(t, failed, e.File)
 			continue
@@ -115,7 +115,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 // identity (the identity's "value").
 func userIDsByEmail(t *testing.T, l *loaded) map[string]string {
 	t.Helper()
-	lines, err := dump.ReadIdentities(l.dir)
+	lines, err := dump.ReadIdentities(l.Dir)
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, e := range lines {
