@@ -139,18 +139,34 @@ func (f *forgetter) deleteRows(ctx context.Context, out []TableRows) (xid string
 	return xid, err
 }
 
+// sessionsSettle is how long OtherSessions gives other sessions to end before it counts them: a
+// backend outlives its client's exit by a moment, so an exit server stopped just before forget
+// would still be counted.
+const sessionsSettle = 2 * time.Second
+
 // OtherSessions counts the sessions connected to the database at dsn besides its own: an exit
-// server still running on it keeps the keys it resolved in memory after Forget.
+// server still running on it keeps the keys it resolved in memory after Forget. Sessions that
+// end within sessionsSettle are not counted.
 func OtherSessions(ctx context.Context, dsn string) (int, error) {
 	conn, err := connect(ctx, dsn)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close(context.Background())
-	var n int
-	err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&n)
-	return n, dbError(ctx, "count other sessions", err)
+	deadline := time.Now().Add(sessionsSettle)
+	for {
+		var n int
+		err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&n)
+		if err != nil || n == 0 || !time.Now().Before(deadline) {
+			return n, dbError(ctx, "count other sessions", err)
+		}
+		select {
+		case <-ctx.Done():
+			return n, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // querier is a connection or a transaction.
