@@ -97,8 +97,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Sign in: the session cookie is HttpOnly and SameSite=Strict, and the token is nowhere in
 	// the page, the URL or the storage.
 	// (By keyboard: the token field has the focus, Enter submits.)
-	focused := run(t, ctx, chromedp.Evaluate[string](`document.activeElement.id`))
-	require.Equal(t, "token", focused, "the sign-in page puts the focus on the token field")
+	// Chromium applies autofocus at a rendering step after the load, so the focus is awaited
+	// (up to 10 s) rather than read once.
+	focused, err := chromedp.Run(ctx, chromedp.Poll[bool](
+		`document.activeElement !== null && document.activeElement.id === "token"`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the sign-in page puts the focus on the token field")
+	require.True(t, focused, "the sign-in page puts the focus on the token field")
 	resp, err = chromedp.RunResponse(ctx, chromedp.KeyEvent(token+kb.Enter))
 	require.NoError(t, err)
 	require.Equal(t, int64(200), resp.Status)
