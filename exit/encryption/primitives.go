@@ -71,5 +71,14 @@ func DeriveSubkey(sessionKey []byte, seed SimpleID) ([]byte, error) {
 	if len(sessionKey) != KeySize {
 		return nil, fmt.Errorf("derive subkey: %w: got %d bytes, want %d", ErrInvalidKey, len(sessionKey), KeySize)
 	}
-	return genericHash(KeySize, sessionKey, seed[:]), nil
+	k := deriveSubkey(sessionKey, seed)
+	return k[:], nil
+}
+
+// deriveSubkey is DeriveSubkey for a key of KeySize bytes, without allocating.
+func deriveSubkey(sessionKey []byte, seed SimpleID) [KeySize]byte {
+	var in [KeySize + IDSize]byte
+	copy(in[:], sessionKey)
+	copy(in[KeySize:], seed[:])
+	return blake2b.Sum256(in[:])
 }
