@@ -28,19 +28,23 @@ type fakeDecrypter struct {
 
 var errGone = errors.New("every exit server gone")
 
-func (f *fakeDecrypter) Decrypt(_ context.Context, cts [][]byte) ([]table.Result, error) {
+func (f *fakeDecrypter) Decrypt(_ context.Context, cts [][]byte, each func(int, table.Result)) error {
 	if n := f.calls.Add(1); f.stopAfter > 0 && n > f.stopAfter {
-		return nil, errGone
+		return errGone
 	}
-	out := make([]table.Result, len(cts))
-	for i, ct := range cts {
-		if clear, ok := bytes.CutPrefix(ct, []byte("ct:")); ok {
-			out[i].Clear = clear
+	// From the last item to the first, and each clear value in a buffer overwritten once
+	// handed on, as a Decrypter may.
+	scratch := make([]byte, 0, 64)
+	for i := len(cts) - 1; i >= 0; i-- {
+		if plain, ok := bytes.CutPrefix(cts[i], []byte("ct:")); ok {
+			scratch = append(scratch[:0], plain...)
+			each(i, table.Result{Clear: scratch})
+			clear(scratch) // the value is gone once handed on
 		} else {
-			out[i] = table.Result{Code: "decryption_failed", Message: "the ciphertext does not decrypt"}
+			each(i, table.Result{Code: "decryption_failed", Message: "the ciphertext does not decrypt"})
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func decodeBase64(dst, text []byte) ([]byte, error) {
