@@ -26,11 +26,15 @@ type Decrypter interface {
 // decrypt fills in b.out: each field's destination value, or its failure.
 func (r *run) decrypt(ctx context.Context, b *batch) error {
 	s := r.src
-	// One slice for every row's fields, and room for every field's ciphertext.
-	flat := make([]fieldOut, len(b.rows)*len(s.flds))
-	b.out = make([][]fieldOut, len(b.rows))
-	cts := make([][]byte, 0, len(flat))
-	refs := make([]*fieldOut, 0, len(flat))
+	// One slice for every row's fields, and room for every field's ciphertext (the batch's
+	// recycled cells).
+	c := b.cells
+	c.flat = grow(c.flat, len(b.rows)*len(s.flds))
+	flat := c.flat
+	c.out = grow(c.out, len(b.rows))
+	b.out = c.out
+	c.cts, c.refs = grow(c.cts, len(flat))[:0], grow(c.refs, len(flat))[:0]
+	cts, refs := c.cts, c.refs
 	// The text ciphertexts' bytes, in the batch's buffers until it is written: a result may be
 	// a part of its ciphertext. Decode never writes more bytes than its text holds.
 	var buf []byte
