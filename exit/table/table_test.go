@@ -330,3 +330,18 @@ func TestDecryptTableSplitsOnTheCount(t *testing.T) {
 	require.EqualValues(t, 1000, rep.Rows)
 	require.Equal(t, "8 125 125", query(t, from, `SELECT count(*), min(rows_done), max(rows_done) FROM clear_msgs_progress`))
 }
+
+// An empty key or value read first in a batch stays empty (not NULL): a text key '' sorts
+// first, and each batch of one row starts with it.
+func TestDecryptTableEmptyFirstValues(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDB(t)
+	exec(t, dsn, `CREATE TABLE words (k text PRIMARY KEY, body text)`,
+		`INSERT INTO words VALUES ('', ''), ('a', encode('ct:clear a', 'base64')), ('b', '')`)
+	opts := table.Options{From: dsn, Table: "words", Key: "k", Fields: []string{"body"}, ToTable: "clear_words",
+		Decode: decodeBase64, Decrypter: &fakeDecrypter{}, BatchRows: 1}
+	rep, err := table.Run(context.Background(), opts)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, rep.Rows)
+	require.Equal(t, "[] true\n[a] false\n[b] true", query(t, dsn, `SELECT '[' || k || ']', body = '' FROM clear_words ORDER BY k`))
+}
