@@ -331,7 +331,7 @@ func TestDecryptTableSplitsOnTheCount(t *testing.T) {
 	require.Equal(t, "8 125 125", query(t, from, `SELECT count(*), min(rows_done), max(rows_done) FROM clear_msgs_progress`))
 }
 
-// An empty key or value read first in a batch stays empty (not NULL): a text key ” sorts
+// An empty key or value read first in a batch stays empty (not NULL): the empty text key sorts
 // first, and each batch of one row starts with it.
 func TestDecryptTableEmptyFirstValues(t *testing.T) {
 	t.Parallel()
