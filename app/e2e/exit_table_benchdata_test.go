@@ -252,3 +252,14 @@ func clusterCPU(b *testing.B, dsn string) float64 {
 	}
 	return total / 100 // USER_HZ
 }
+
+// loadAverage is the machine's load average over the last minute (/proc/loadavg): how busy
+// other work kept the cores the benchmark shares.
+func loadAverage(b *testing.B) float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(strings.Fields(string(raw))[0], 64)
+	return v
+}
