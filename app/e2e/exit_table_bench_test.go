@@ -106,6 +106,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 			"--app-id", base64.StdEncoding.EncodeToString(app.ID), "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
 	}
 	env := append(os.Environ(), tableEnv...)
+	pg := newPGCluster(b, src)
 	psql := pgtest.Bin(b, "psql")
 	n := 0
 	newTable := func() string { n++; return "clear_" + strconv.Itoa(n) }
@@ -157,7 +158,8 @@ func BenchmarkDecryptTable(b *testing.B) {
   | "$PSQL" "$DB" -X -v ON_ERROR_STOP=1 -c "\copy ` + to + ` FROM STDIN WITH (FORMAT csv, HEADER)"`
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Env = append(env, "PSQL="+psql, "DB="+src, "URL="+urls[0], "IDVAULT="+apptest.Binary(b))
-		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), clusterCPU(b, src)
+		procs := pg.steady()
+		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), pg.cpu()
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("the psql pipeline: %v: %s", err, out)
@@ -165,7 +167,8 @@ func BenchmarkDecryptTable(b *testing.B) {
 		secs := time.Since(start).Seconds()
 		// bash's CPU includes its children's: psql, decrypt-records, psql.
 		cpu := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-		cpu += cpuSeconds(b, servers[0].Cmd.Process.Pid) - srv0 + clusterCPU(b, src) - pg0
+		pg.settle(procs)
+		cpu += cpuSeconds(b, servers[0].Cmd.Process.Pid) - srv0 + pg.cpu() - pg0
 		pipeCPU = append(pipeCPU, cpu/float64(rows)*1e6)
 		check(to, "base64")
 		return float64(rows) / secs
@@ -182,9 +185,11 @@ func BenchmarkDecryptTable(b *testing.B) {
 		pipe = append(pipe, pipeline())
 
 		to := newTable()
-		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), clusterCPU(b, src)
+		procs := pg.steady()
+		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), pg.cpu()
 		secs, rss, cpu := benchRunCPU(b, env, table(to, urls[0])...)
-		srvCPU, postgres := cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0, clusterCPU(b, src)-pg0
+		pg.settle(procs)
+		srvCPU, postgres := cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0, pg.cpu()-pg0
 		clientCPU, serverCPU, pgCPU = append(clientCPU, cpu/secs), append(serverCPU, srvCPU/secs), append(pgCPU, postgres/secs)
 		perRow := func(s float64) float64 { return s / float64(rows) * 1e6 }
 		clientRow, serverRow, pgRow = append(clientRow, perRow(cpu)), append(serverRow, perRow(srvCPU)), append(pgRow, perRow(postgres))
