@@ -114,16 +114,10 @@ const (
 // poolDecrypter is the exit servers' pool as exit/table asks for it.
 type poolDecrypter struct{ pool *exitclient.Pool }
 
-func (d poolDecrypter) Decrypt(ctx context.Context, cts [][]byte) ([]table.Result, error) {
-	res, err := d.pool.Decrypt(ctx, cts)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]table.Result, len(res))
-	for i, r := range res {
-		out[i] = table.Result{Clear: r.Clear, Code: r.Code, Message: r.Message}
-	}
-	return out, nil
+func (d poolDecrypter) Decrypt(ctx context.Context, cts [][]byte, each func(int, table.Result)) error {
+	return d.pool.DecryptEach(ctx, cts, func(i int, r exitclient.BatchResult) {
+		each(i, table.Result{Clear: r.Clear, Code: r.Code, Message: r.Message})
+	})
 }
 
 // tableSummary is the --json summary of exit decrypt-table.

@@ -41,8 +41,10 @@ const (
 // 0.3x); the peak RSS of the client and of the server (goal: each under 64 MiB); the same with
 // two exit servers and two workers; and the resume cost: a run SIGKILLed once half the rows are
 // committed and run again, its total time against the uninterrupted run's (goal: at most 1.1x).
-// On a machine shared with other work, wall rates move with the load; the CPU time of every
-// process of a run (PostgreSQL's included) per row does not, and is reported for both paths.
+// On a machine shared with other work, wall rates move with the load (reported at the start
+// and the end); the CPU time a row of every process of a run (PostgreSQL's included) moves much
+// less, and is reported for both paths, for decrypt-table process by process, and against the
+// CPU a field of in-process decryption.
 func BenchmarkDecryptTable(b *testing.B) {
 	rows := benchTableRows
 	if s := os.Getenv("IDVAULT_BENCH_TABLE_ROWS"); s != "" {
@@ -104,6 +106,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 			"--app-id", base64.StdEncoding.EncodeToString(app.ID), "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
 	}
 	env := append(os.Environ(), tableEnv...)
+	pg := newPGCluster(b, src)
 	psql := pgtest.Bin(b, "psql")
 	n := 0
 	newTable := func() string { n++; return "clear_" + strconv.Itoa(n) }
@@ -126,8 +129,10 @@ func BenchmarkDecryptTable(b *testing.B) {
 		}
 		return args
 	}
+	var inprocCPU []float64 // CPU µs a field of in-process decryption (this process, nothing else running in it)
 	inProcess := func() float64 {
 		km := encryption.KeyMap(keys)
+		cpu0 := apptest.ProcessCPU()
 		start := time.Now()
 		for i := range rows {
 			if _, _, err := encryption.Decrypt(km, cts[i%benchDistinct]); err != nil {
@@ -139,7 +144,9 @@ func BenchmarkDecryptTable(b *testing.B) {
 				}
 			}
 		}
-		return float64(fields) / time.Since(start).Seconds()
+		secs := time.Since(start).Seconds()
+		inprocCPU = append(inprocCPU, (apptest.ProcessCPU()-cpu0).Seconds()/float64(fields)*1e6)
+		return float64(fields) / secs
 	}
 	var pipeCPU, tableCPU []float64 // CPU µs a row, every process of the run, PostgreSQL included
 	pipeline := func() float64 {
@@ -151,7 +158,8 @@ func BenchmarkDecryptTable(b *testing.B) {
   | "$PSQL" "$DB" -X -v ON_ERROR_STOP=1 -c "\copy ` + to + ` FROM STDIN WITH (FORMAT csv, HEADER)"`
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Env = append(env, "PSQL="+psql, "DB="+src, "URL="+urls[0], "IDVAULT="+apptest.Binary(b))
-		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), clusterCPU(b, src)
+		procs := pg.steady()
+		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), pg.cpu()
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("the psql pipeline: %v: %s", err, out)
@@ -159,7 +167,8 @@ func BenchmarkDecryptTable(b *testing.B) {
 		secs := time.Since(start).Seconds()
 		// bash's CPU includes its children's: psql, decrypt-records, psql.
 		cpu := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-		cpu += cpuSeconds(b, servers[0].Cmd.Process.Pid) - srv0 + clusterCPU(b, src) - pg0
+		pg.settle(procs)
+		cpu += cpuSeconds(b, servers[0].Cmd.Process.Pid) - srv0 + pg.cpu() - pg0
 		pipeCPU = append(pipeCPU, cpu/float64(rows)*1e6)
 		check(to, "base64")
 		return float64(rows) / secs
@@ -168,17 +177,23 @@ func BenchmarkDecryptTable(b *testing.B) {
 		base, pipe, one, two, resume, inproc []float64
 		clientRSS, twoRSS                    float64
 		clientCPU, serverCPU, pgCPU          []float64 // cores used by each process in the one-server run
+		clientRow, serverRow, pgRow          []float64 // CPU µs a row of each, in the one-server run
 	)
+	load0 := loadAverage(b)
 	for b.Loop() {
 		inproc = append(inproc, inProcess())
 		pipe = append(pipe, pipeline())
 
 		to := newTable()
-		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), clusterCPU(b, src)
+		procs := pg.steady()
+		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), pg.cpu()
 		secs, rss, cpu := benchRunCPU(b, env, table(to, urls[0])...)
-		clientCPU, serverCPU = append(clientCPU, cpu/secs), append(serverCPU, (cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0)/secs)
-		pgCPU = append(pgCPU, (clusterCPU(b, src)-pg0)/secs)
-		tableCPU = append(tableCPU, (cpu+(cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0)+(clusterCPU(b, src)-pg0))/float64(rows)*1e6)
+		pg.settle(procs)
+		srvCPU, postgres := cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0, pg.cpu()-pg0
+		clientCPU, serverCPU, pgCPU = append(clientCPU, cpu/secs), append(serverCPU, srvCPU/secs), append(pgCPU, postgres/secs)
+		perRow := func(s float64) float64 { return s / float64(rows) * 1e6 }
+		clientRow, serverRow, pgRow = append(clientRow, perRow(cpu)), append(serverRow, perRow(srvCPU)), append(pgRow, perRow(postgres))
+		tableCPU = append(tableCPU, perRow(cpu+srvCPU+postgres))
 		check(to, "bytea")
 		one, base = append(one, float64(rows)/secs), append(base, secs)
 		clientRSS = max(clientRSS, rss)
@@ -244,12 +259,19 @@ func BenchmarkDecryptTable(b *testing.B) {
 		{"decrypt-table_cpu_us/row", apptest.Median(tableCPU)},
 		{"psql_pipeline_cpu_us/row", apptest.Median(pipeCPU)},
 		{"cpu_ratio_pipeline/decrypt-table", apptest.Median(pipeCPU) / apptest.Median(tableCPU)},
+		{"client_cpu_us/row", apptest.Median(clientRow)},
+		{"server_cpu_us/row", apptest.Median(serverRow)},
+		{"postgres_cpu_us/row", apptest.Median(pgRow)},
+		{"inprocess_cpu_us/field", apptest.Median(inprocCPU)},
+		{"decrypt-table_cpu_us/field", apptest.Median(tableCPU) * float64(rows) / float64(fields)},
 		{"client_cores", apptest.Median(clientCPU)},
 		{"server_cores", apptest.Median(serverCPU)},
 		{"postgres_cores", apptest.Median(pgCPU)},
 		{"client_peak_RSS_MiB(goal<64)", clientRSS},
 		{"client_two_workers_peak_RSS_MiB", twoRSS},
 		{"server_peak_RSS_MiB(goal<64)", max(serverRSS, server2RSS)},
+		{"load_average_1min_at_start", load0},
+		{"load_average_1min_at_end", loadAverage(b)},
 	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "\n`BenchmarkDecryptTable` (`app/e2e`), %d rows, %d fields, %s UTC:\n\n| figure | value |\n|---|---|\n", rows, fields, time.Now().UTC().Format("2006-01-02 15:04"))

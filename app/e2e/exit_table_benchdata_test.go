@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -213,9 +214,10 @@ func vmHWM(b *testing.B, pid int) float64 {
 	return v / 1024
 }
 
-// clusterCPU returns the CPU seconds the PostgreSQL cluster holding dsn has used so far: its
-// postmaster's, its children's that have exited, and its live children's (backends).
-func clusterCPU(b *testing.B, dsn string) float64 {
+// pgCluster is the PostgreSQL cluster of the benchmark, by its postmaster.
+type pgCluster struct{ pid int }
+
+func newPGCluster(b *testing.B, dsn string) pgCluster {
 	b.Helper()
 	dataDir := benchSQL(b, dsn, "SHOW data_directory")
 	raw, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
@@ -226,6 +228,41 @@ func clusterCPU(b *testing.B, dsn string) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return pgCluster{pid: pid}
+}
+
+func (c pgCluster) children() []string {
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", c.pid, c.pid))
+	return strings.Fields(string(raw))
+}
+
+// settle waits (up to 2 s) until the cluster has no more processes than before a run: the
+// backends of the run's sessions end after it, and the postmaster counts their CPU among its
+// children's only once it has reaped them.
+func (c pgCluster) settle(before int) {
+	for end := time.Now().Add(2 * time.Second); len(c.children()) > before && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// steady returns the cluster's number of processes once it holds still (up to 1 s): the
+// benchmark's own sessions, just closed, end a moment later.
+func (c pgCluster) steady() int {
+	n := len(c.children())
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
+		time.Sleep(30 * time.Millisecond)
+		m := len(c.children())
+		if m == n {
+			break
+		}
+		n = m
+	}
+	return n
+}
+
+// cpu returns the CPU seconds the cluster has used so far: its postmaster's, its children's
+// that have exited, and its live children's (backends).
+func (c pgCluster) cpu() float64 {
 	stat := func(pid int) []string {
 		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
@@ -243,12 +280,22 @@ func clusterCPU(b *testing.B, dsn string) float64 {
 		}
 		return t
 	}
-	total := ticks(stat(pid), 11, 12, 13, 14) // utime, stime, cutime, cstime
-	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	for _, c := range strings.Fields(string(children)) {
-		if cp, err := strconv.Atoi(c); err == nil {
+	total := ticks(stat(c.pid), 11, 12, 13, 14) // utime, stime, cutime, cstime
+	for _, ch := range c.children() {
+		if cp, err := strconv.Atoi(ch); err == nil {
 			total += ticks(stat(cp), 11, 12)
 		}
 	}
 	return total / 100 // USER_HZ
+}
+
+// loadAverage is the machine's load average over the last minute (/proc/loadavg): how busy
+// other work kept the cores the benchmark shares.
+func loadAverage(b *testing.B) float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(strings.Fields(string(raw))[0], 64)
+	return v
 }

@@ -34,6 +34,34 @@ type BatchResult struct {
 // retried as one that never came. The caller keeps
 // batches under the server's limits (10000 items, 8 MiB).
 func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResult, error) {
+	raw, err := c.sendBatch(ctx, items, nil)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBatchAnswer(raw, len(items))
+}
+
+// decryptBatchEach is DecryptBatch that hands each result to each, in order, then gives the
+// answer's buffer back to answers: a result's Clear is valid only during its call.
+func (c *Client) decryptBatchEach(ctx context.Context, items [][]byte, answers *answerBuffers, each func(int, BatchResult)) error {
+	raw, err := c.sendBatch(ctx, items, answers)
+	if err != nil {
+		return err
+	}
+	defer answers.put(raw)
+	res, err := ParseBatchAnswer(raw, len(items))
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		each(i, r)
+	}
+	return nil
+}
+
+// sendBatch sends items in one POST /v1/decrypt-batch and returns the answer, read into a
+// buffer of answers.
+func (c *Client) sendBatch(ctx context.Context, items [][]byte, answers *answerBuffers) ([]byte, error) {
 	// The body is framed as it is sent (EncodeBatch's bytes, without a copy of the items).
 	size := int64(0)
 	for _, it := range items {
@@ -43,11 +71,7 @@ func (c *Client) DecryptBatch(ctx context.Context, items [][]byte) ([]BatchResul
 	// (the server killed mid-answer) is sent again: decrypting twice is harmless.
 	limit := size + int64(len(items))*1024 + 4096
 	open := func() io.Reader { return &batchReader{items: items} }
-	raw, err := c.sendReadFrom(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", size, open, limit)
-	if err != nil {
-		return nil, err
-	}
-	return ParseBatchAnswer(raw, len(items))
+	return c.sendReadInto(ctx, http.MethodPost, "/v1/decrypt-batch", "application/octet-stream", size, open, limit, answers)
 }
 
 // DecryptOne decrypts one ciphertext through POST /v1/decrypt, for values too big for a batch

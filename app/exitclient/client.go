@@ -293,13 +293,19 @@ func (c *Client) sendRead(ctx context.Context, method, path, contentType string,
 
 // sendReadFrom is sendRead for a body of size bytes that open reads, afresh for each attempt.
 func (c *Client) sendReadFrom(ctx context.Context, method, path, contentType string, size int64, open func() io.Reader, limit int64) ([]byte, error) {
+	return c.sendReadInto(ctx, method, path, contentType, size, open, limit, nil)
+}
+
+// sendReadInto is sendReadFrom that reads an answer of announced length into buffers of
+// answers (nil: a new one).
+func (c *Client) sendReadInto(ctx context.Context, method, path, contentType string, size int64, open func() io.Reader, limit int64, answers *answerBuffers) ([]byte, error) {
 	for attempt := 1; ; attempt++ {
 		started := time.Now()
 		resp, err := c.sendFrom(ctx, method, path, contentType, size, open)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := readAnswer(resp, limit)
+		raw, err := readAnswer(resp, limit, answers)
 		resp.Body.Close()
 		switch {
 		case err == nil:
@@ -364,12 +370,16 @@ func (c *Client) wait(ctx context.Context, d time.Duration, last error) error {
 }
 
 // readAnswer reads resp's body whole, up to limit bytes: into one buffer of its announced
-// length when it has one.
-func readAnswer(resp *http.Response, limit int64) ([]byte, error) {
+// length when it has one (from answers, when given).
+func readAnswer(resp *http.Response, limit int64, answers *answerBuffers) ([]byte, error) {
 	if n := resp.ContentLength; n >= 0 && n <= limit {
-		raw := make([]byte, n)
+		raw := answers.get(int(n))
 		_, err := io.ReadFull(resp.Body, raw)
-		return raw, err
+		if err != nil {
+			answers.put(raw)
+			return nil, err
+		}
+		return raw, nil
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, limit))
 }

@@ -20,6 +20,7 @@ import (
 type Pool struct {
 	clients []*Client
 	budget  *RetryBudget
+	answers *answerBuffers // DecryptEach's
 	// Jobs is the number of requests one Decrypt sends at once (default 4).
 	Jobs int
 
@@ -32,12 +33,15 @@ type Pool struct {
 const (
 	poolCooldown    = 250 * time.Millisecond
 	poolMaxCooldown = 5 * time.Second
+	// poolAnswerBuffers is how many answer buffers DecryptEach keeps for reuse: about the
+	// requests two calls have in flight at once.
+	poolAnswerBuffers = 8
 )
 
 // NewPool returns a pool of the servers at urls, sharing token, with a retry budget of
 // maxOutage (DefaultMaxOutage when not positive).
 func NewPool(urls []string, token string, maxOutage time.Duration) *Pool {
-	p := &Pool{budget: NewRetryBudget(maxOutage), until: make([]time.Time, len(urls)), fails: make([]int, len(urls))}
+	p := &Pool{budget: NewRetryBudget(maxOutage), answers: newAnswerBuffers(poolAnswerBuffers), until: make([]time.Time, len(urls)), fails: make([]int, len(urls))}
 	for _, u := range urls {
 		c := New(u, token)
 		// Each request tries its server twice; the pool then tries the others, under its budget.
@@ -67,6 +71,21 @@ func (p *Pool) Probe(ctx context.Context) error {
 // run (every server gone past the budget, a refused token, a malformed answer).
 func (p *Pool) Decrypt(ctx context.Context, items [][]byte) ([]BatchResult, error) {
 	out := make([]BatchResult, len(items))
+	err := p.decrypt(ctx, items, nil, func(i int, r BatchResult) { out[i] = r })
+	return out, err
+}
+
+// DecryptEach is Decrypt that hands each item's result to each as soon as its answer is in,
+// once per item, in no particular order and from several goroutines at once, and reads the
+// answers into buffers it reuses: a result's Clear is valid only during its call. For a caller
+// that copies the clear bytes where they go (exit decrypt-table), it allocates no answer per
+// request.
+func (p *Pool) DecryptEach(ctx context.Context, items [][]byte, each func(i int, r BatchResult)) error {
+	return p.decrypt(ctx, items, p.answers, each)
+}
+
+// decrypt is Decrypt and DecryptEach: answers nil allocates each answer.
+func (p *Pool) decrypt(ctx context.Context, items [][]byte, answers *answerBuffers, each func(int, BatchResult)) error {
 	type job struct{ from, to int } // items[from:to] in one batch, or items[from] alone (to < 0)
 	var jobs []job
 	start, size := 0, 0
@@ -103,14 +122,14 @@ func (p *Pool) Decrypt(ctx context.Context, items [][]byte) ([]BatchResult, erro
 	InParallel(ctx, jobsN, jobs, func(j job) {
 		var err error
 		if j.to < 0 {
-			out[j.from], err = p.alone(ctx, items[j.from])
+			var res BatchResult
+			if res, err = p.alone(ctx, items[j.from]); err == nil {
+				each(j.from, res)
+			}
 		} else {
+			// Results are handed on only from an answer parsed whole, so never twice.
 			err = p.do(ctx, func(c *Client) error {
-				res, err := c.DecryptBatch(ctx, items[j.from:j.to])
-				if err == nil {
-					copy(out[j.from:j.to], res)
-				}
-				return err
+				return c.decryptBatchEach(ctx, items[j.from:j.to], answers, func(i int, r BatchResult) { each(j.from+i, r) })
 			})
 		}
 		if err != nil {
@@ -120,7 +139,7 @@ func (p *Pool) Decrypt(ctx context.Context, items [][]byte) ([]BatchResult, erro
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = ctx.Err()
 	}
-	return out, firstErr
+	return firstErr
 }
 
 // alone decrypts one big ciphertext through POST /v1/decrypt. An answer cut midway is asked

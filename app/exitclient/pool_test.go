@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,4 +107,38 @@ func TestPoolSendsToTheServersLeft(t *testing.T) {
 	_, err = pool.Decrypt(context.Background(), items)
 	var unav *exitclient.UnavailableError
 	require.ErrorAs(t, err, &unav)
+}
+
+// DecryptEach hands on the same results as Decrypt, each item once, the clear bytes valid
+// during the call (the answers' buffers are reused: copied out, they stay right over many
+// calls).
+func TestPoolDecryptEach(t *testing.T) {
+	t.Parallel()
+	var dead atomic.Bool
+	var served atomic.Int64
+	pool := exitclient.NewPool([]string{batchStandIn(t, &dead, &served)}, "", time.Second)
+	for round := range 5 {
+		items := make([][]byte, 0, 3002)
+		for i := range 3000 {
+			items = append(items, fmt.Appendf(nil, "ct:round %d item %d", round, i))
+		}
+		items = append(items, []byte("not a ciphertext"), append([]byte("ct:"), bytes.Repeat([]byte("b"), 1<<20)...))
+		want, err := pool.Decrypt(context.Background(), items)
+		require.NoError(t, err)
+		var mu sync.Mutex
+		got := make([]exitclient.BatchResult, len(items))
+		calls := make([]int, len(items))
+		err = pool.DecryptEach(context.Background(), items, func(i int, r exitclient.BatchResult) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls[i]++
+			r.Clear = bytes.Clone(r.Clear)
+			got[i] = r
+		})
+		require.NoError(t, err)
+		for i := range items {
+			require.Equal(t, 1, calls[i], "item %d", i)
+			require.Equal(t, want[i], got[i], "item %d", i)
+		}
+	}
 }

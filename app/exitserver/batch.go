@@ -67,12 +67,25 @@ func (s *Server) decryptBatch(x *exchange) error {
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})
 	// Allocated at its bound, so that appending never grows it past what was reserved.
 	out := batchBuffers.get(int(batchAnswerBound(int64(len(raw)), int64(len(items)))))[:0]
+	// Each item opens into the answer's spare room, past the longest length prefix it may
+	// need, and moves back once its length is known: no buffer per item. The bound leaves
+	// that room (a clear item takes less than its ciphertext and batchErrorMax); hi is how far
+	// clear bytes may have been written.
+	hi := 0
+	defer func() {
+		clear(out[:hi]) // clear text must neither linger nor reach another answer
+		batchBuffers.put(out)
+	}()
 	for _, item := range items {
-		clear, _, err := encryption.Decrypt(keys, item, limits)
+		at := min(len(out)+1+binary.MaxVarintLen64, cap(out))
+		hi = max(hi, min(at+len(item), cap(out)))
+		opened, _, err := encryption.AppendDecrypt(out[:at], keys, item, limits)
 		if err == nil {
+			plain := opened[at:]
 			out = append(out, batchItemClear)
-			out = binary.AppendUvarint(out, uint64(len(clear)))
-			out = append(out, clear...)
+			out = binary.AppendUvarint(out, uint64(len(plain)))
+			out = append(out, plain...) // a move to the left within the buffer
+			hi = max(hi, len(out))
 			continue
 		}
 		e := apierr.As(classifyDecryptError(err))
@@ -80,13 +93,10 @@ func (s *Server) decryptBatch(x *exchange) error {
 			return classifyDecryptError(err)
 		}
 		out = appendBatchError(out, e)
+		hi = max(hi, len(out))
 	}
 	batchBodies.put(raw)
 	raw, items = nil, nil
-	defer func() {
-		clear(out) // clear text must neither linger nor reach another answer
-		batchBuffers.put(out)
-	}()
 	return x.send(http.StatusOK, octetStream, out)
 }
 

@@ -108,6 +108,35 @@ func Decrypt(keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, e
 	return out, rid, err
 }
 
+// AppendDecrypt is Decrypt that appends the clear bytes to dst and returns the extended slice
+// (dst's length unchanged on an error). A simple format is opened into dst's spare capacity,
+// with no allocation of the data's size when that capacity suffices: for callers that decrypt
+// many small values into one buffer (the exit server's decrypt-batch). Bytes of dst past its
+// length may be overwritten on an error.
+func AppendDecrypt(dst []byte, keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, error) {
+	v, rid, err := ExtractResourceID(data)
+	if err != nil {
+		return dst, rid, fmt.Errorf("decrypt: %w", err)
+	}
+	if v.IsStream() {
+		out, rid, err := Decrypt(keys, data, opts...)
+		if err != nil {
+			return dst, rid, err
+		}
+		return append(dst, out...), rid, nil
+	}
+	var sub [KeySize]byte // a session's subkey, on the stack
+	key, err := resolveKey(rid, keys, &sub)
+	if err != nil {
+		return dst, rid, fmt.Errorf("decrypt %s: %w", v, err)
+	}
+	out, err := appendDecryptSimple(dst, v, key, data)
+	if err != nil {
+		return dst, rid, fmt.Errorf("decrypt %s: %w", v, err)
+	}
+	return out, rid, nil
+}
+
 // DecryptWithKey decrypts data with the same key Encrypt takes: the
 // resource key for formats 1 to 8, the session key for formats 9 to 11
 // (the data key H_32(sessionKey || seed) is derived from the seed in

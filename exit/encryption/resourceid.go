@@ -105,6 +105,12 @@ func (m KeyMap) FindKey(id SimpleID) ([]byte, error) {
 // key found under the session ID, turned into H_32(sessionKey || seed),
 // else the key found under the seed, used as is.
 func ResolveKey(rid ResourceID, keys KeyFinder) ([]byte, error) {
+	return resolveKey(rid, keys, nil)
+}
+
+// resolveKey is ResolveKey that derives a session's subkey into sub when given (no
+// allocation; the result is then sub's bytes).
+func resolveKey(rid ResourceID, keys KeyFinder, sub *[KeySize]byte) ([]byte, error) {
 	if keys == nil {
 		return nil, fmt.Errorf("resolve key: %w: no key finder", ErrKeyNotFound)
 	}
@@ -117,6 +123,9 @@ func ResolveKey(rid ResourceID, keys KeyFinder) ([]byte, error) {
 	}
 	sessionKey, err := keys.FindKey(rid.ID)
 	switch {
+	case err == nil && sub != nil && len(sessionKey) == KeySize:
+		*sub = deriveSubkey(sessionKey, rid.Seed)
+		return sub[:], nil
 	case err == nil:
 		return DeriveSubkey(sessionKey, rid.Seed)
 	case !errors.Is(err, ErrKeyNotFound):

@@ -85,6 +85,32 @@ func decryptSimple(v Version, key, data []byte) ([]byte, error) {
 	return out, nil
 }
 
+// appendDecryptSimple is decryptSimple that opens data into dst's spare capacity and
+// returns dst extended by the clear bytes (dst's length unchanged on an error).
+func appendDecryptSimple(dst []byte, v Version, key, data []byte) ([]byte, error) {
+	l, err := splitSimple(v, data)
+	if err != nil {
+		return dst, err
+	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return dst, err
+	}
+	n := len(dst)
+	out, err := aead.Open(dst, l.iv[:], l.sealed, l.ad)
+	if err != nil {
+		return dst, ErrDecryptionFailed
+	}
+	if v.IsPadded() {
+		clear, err := unpad(out[n:])
+		if err != nil {
+			return dst, err
+		}
+		return out[:n+len(clear)], nil
+	}
+	return out, nil
+}
+
 // encryptSimple encrypts clear in format v. For 9 and 10 key is the
 // session key; the seed is drawn from opts.
 func encryptSimple(v Version, key, clear []byte, o *encryptParams) ([]byte, ResourceID, error) {

@@ -17,13 +17,26 @@ var (
 // goes away; such a test must not run in parallel with other database tests of its package.
 func Stop(tb testing.TB) {
 	tb.Helper()
+	stop(tb, syscall.SIGINT)
+}
+
+// Crash stops the test cluster as a crash would, as far as PostgreSQL can tell: an immediate
+// shutdown, which writes nothing more, so that commits still in the write-ahead log's buffers
+// (synchronous_commit = off) are lost; Start recovers the rest. The same rules as Stop.
+func Crash(tb testing.TB) {
+	tb.Helper()
+	stop(tb, syscall.SIGQUIT)
+}
+
+func stop(tb testing.TB, sig syscall.Signal) {
+	tb.Helper()
 	c := get(tb)
 	restartMu.Lock()
 	defer restartMu.Unlock()
 	if stopped {
 		return
 	}
-	_ = c.proc.Process.Signal(syscall.SIGINT)
+	_ = c.proc.Process.Signal(sig)
 	select {
 	case <-c.exited:
 	case <-time.After(30 * time.Second):

@@ -30,3 +30,44 @@ func putBuffer(b []byte) {
 	default:
 	}
 }
+
+// cells are the slices of a batch's rows and results, recycled with its buffers (the same
+// reasons, a list as freeBuffers): per batch, a few hundred KiB of slices of pointers.
+type cells struct {
+	rows [][][]byte   // the batch's rows
+	slab [][]byte     // their values, row after row
+	flat []fieldOut   // the results, row after row
+	out  [][]fieldOut // the results of each row (of flat)
+	cts  [][]byte     // the ciphertexts sent
+	refs []*fieldOut  // the result of each ciphertext
+}
+
+var freeCells = make(chan *cells, 8)
+
+func getCells() *cells {
+	select {
+	case c := <-freeCells:
+		return c
+	default:
+		return &cells{}
+	}
+}
+
+// putCells gives c back once its batch is written; its slices are cleared as they are taken
+// again.
+func putCells(c *cells) {
+	select {
+	case freeCells <- c:
+	default:
+	}
+}
+
+// grow returns s of length n, cleared, reusing its array when it is big enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}

@@ -14,21 +14,27 @@ type Result struct {
 	Message string
 }
 
-// Decrypter decrypts ciphertexts: one Result per item, in order. Its error is for the batch as
-// a whole (every server gone past the retry budget, a refused token): the run stops there,
-// resumable; the failure of one ciphertext is in its Result.
+// Decrypter decrypts ciphertexts, handing each item's Result to each: once per item, in any
+// order, from several goroutines at once if it likes; a Result's Clear need only be valid
+// during the call (the run copies it out). Its error is for the batch as a whole (every server
+// gone past the retry budget, a refused token): the run stops there, resumable; the failure of
+// one ciphertext is in its Result.
 type Decrypter interface {
-	Decrypt(ctx context.Context, cts [][]byte) ([]Result, error)
+	Decrypt(ctx context.Context, cts [][]byte, each func(i int, r Result)) error
 }
 
 // decrypt fills in b.out: each field's destination value, or its failure.
 func (r *run) decrypt(ctx context.Context, b *batch) error {
 	s := r.src
-	// One slice for every row's fields, and room for every field's ciphertext.
-	flat := make([]fieldOut, len(b.rows)*len(s.flds))
-	b.out = make([][]fieldOut, len(b.rows))
-	cts := make([][]byte, 0, len(flat))
-	refs := make([]*fieldOut, 0, len(flat))
+	// One slice for every row's fields, and room for every field's ciphertext (the batch's
+	// recycled cells).
+	c := b.cells
+	c.flat = grow(c.flat, len(b.rows)*len(s.flds))
+	flat := c.flat
+	c.out = grow(c.out, len(b.rows))
+	b.out = c.out
+	c.cts, c.refs = grow(c.cts, len(flat))[:0], grow(c.refs, len(flat))[:0]
+	cts, refs := c.cts, c.refs
 	// The text ciphertexts' bytes, in the batch's buffers until it is written: a result may be
 	// a part of its ciphertext. Decode never writes more bytes than its text holds.
 	var buf []byte
@@ -63,12 +69,16 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 		}
 	}
 	if len(cts) > 0 {
-		res, err := r.opts.Decrypter.Decrypt(ctx, cts)
+		// Each clear value goes where its ciphertext was, in the batch's buffers (the
+		// ciphertext, sent already, is not needed again; a clear value is shorter).
+		err := r.opts.Decrypter.Decrypt(ctx, cts, func(i int, res Result) {
+			if res.Code == "" {
+				res.Clear = keep(cts[i], res.Clear)
+			}
+			r.finish(refs[i], res)
+		})
 		if err != nil {
 			return err
-		}
-		for i, o := range refs {
-			r.finish(o, res[i])
 		}
 	}
 	for i := range b.out {
@@ -82,6 +92,15 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 	}
 	b.counts.rows = int64(len(b.rows))
 	return nil
+}
+
+// keep copies clear over ct when it fits (it always does from an exit server), and returns the
+// copy.
+func keep(ct, clear []byte) []byte {
+	if len(clear) > len(ct) {
+		return bytes.Clone(clear)
+	}
+	return ct[:copy(ct, clear):len(clear)]
 }
 
 // finish sets o from a ciphertext's result: its clear value as the destination holds it

@@ -8,7 +8,10 @@
 // that every column but the ciphertexts goes to the destination as the bytes the source sent,
 // whatever its type. The ciphertexts go to a Decrypter (the exit servers' bulk client, wired by
 // the command line); the rows go to the destination with COPY (binary), in one transaction with
-// the batch's failures (<to-table>_errors) and its range's last key (<to-table>_progress).
+// the batch's failures (<to-table>_errors) and its range's last key (<to-table>_progress). The
+// batches commit without waiting for the disk (a crash of PostgreSQL loses a batch and its
+// progress together); the run's end commits once with the configured synchronous_commit, which
+// puts every earlier batch on disk before the summary counts it.
 //
 // Clear bytes exist only in memory and in the destination table: no error, log line or
 // message of this package holds one, and the destination's sessions run with

@@ -19,7 +19,10 @@ func (b *batch) release() {
 	for _, c := range b.chunks {
 		putBuffer(c)
 	}
-	b.chunks, b.mem, b.rows, b.out = nil, nil, nil, nil
+	if b.cells != nil {
+		putCells(b.cells)
+	}
+	b.chunks, b.mem, b.rows, b.out, b.cells = nil, nil, nil, nil, nil
 }
 
 // maxBatchBytes ends a batch early when its rows hold this much (big ciphertexts): memory
@@ -34,8 +37,10 @@ type batch struct {
 	last []byte // the last row's key
 	end  bool   // the range holds nothing after this batch
 	mem  []byte // holds the rows' values (the last of chunks)
-	// chunks are the buffers holding the rows' values, given back once the batch is written.
+	// chunks are the buffers holding the rows' values, given back once the batch is written;
+	// cells the slices of its rows and results, given back with them.
 	chunks [][]byte
+	cells  *cells
 	// Filled in by the decryption: per row, per field (Options.Fields order).
 	out    [][]fieldOut
 	counts counts
@@ -97,9 +102,13 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 	}
 	defer conn.Release()
 	rr := conn.Conn().PgConn().ExecParams(ctx, sql, params, oids, formats, []int16{pgx.BinaryFormatCode})
-	b := &batch{rng: r, prev: prev, rows: make([][][]byte, 0, min(limit, slabRows))}
+	b := &batch{rng: r, prev: prev, cells: getCells()}
+	c := b.cells
+	b.rows = grow(c.rows, min(limit, slabRows))[:0]
 	size, cut := 0, false
-	var slab [][]byte // the rows' cells, slabRows rows at a time
+	// The rows' cells, slabRows rows at a time (the first slab recycled).
+	c.slab = grow(c.slab, min(limit, slabRows)*len(s.cols))
+	slab := c.slab
 	for rr.NextRow() {
 		vals := rr.Values()
 		if len(slab) < len(vals) {
@@ -111,8 +120,9 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 			if v == nil {
 				continue
 			}
-			// Buffers of the batch: a new one when full (the old one stays referenced).
-			if cap(b.mem)-len(b.mem) < len(v) {
+			// Buffers of the batch: a new one when full (the old one stays referenced); one
+			// at the first value, so that an empty value is an empty slice, not nil (NULL).
+			if cap(b.mem)-len(b.mem) < len(v) || b.mem == nil {
 				b.mem = getBuffer(max(memChunk, len(v)))
 				b.chunks = append(b.chunks, b.mem)
 			}
@@ -122,6 +132,7 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 			size += len(v)
 		}
 		b.rows = append(b.rows, row)
+		c.rows = b.rows
 		if size >= maxBatchBytes {
 			cut = true
 			break

@@ -181,6 +181,11 @@ func runOpts(ctx context.Context, opts Options) (Report, error) {
 	}
 	rep.Resumed = resumed
 	err = r.work(ctx, ranges)
+	// The batches commit without waiting for the disk: the run's end, whatever ends it, waits
+	// until they are there, so that the summary counts only rows a crash cannot take back.
+	if ferr := r.dst.flush(ctx); err == nil && ctx.Err() == nil {
+		err = ferr
+	}
 	r.mu.Lock()
 	rep.Rows, rep.Decrypted, rep.Empty, rep.Failed = r.done.rows, r.done.decrypted, r.done.empty, r.done.failed
 	rep.ThisRun, rep.Total = r.thisRn, r.total
@@ -228,6 +233,32 @@ func (f *sessionFlags) ok() bool {
 	return !f.denied
 }
 
+// flushTimeout bounds the final synchronous commit of a run, interrupted ones included.
+const flushTimeout = 30 * time.Second
+
+// flush commits a transaction with the session's synchronous_commit as the server, database
+// or role configure it (the sessions turn it off for the batches): PostgreSQL writes the write-
+// ahead log in order, so once this commit is on disk every batch committed before it is too. It
+// runs after an interruption as well (ctx ended), so that the summary's counts hold. The
+// progress table exists by then (range 0 is every run's first).
+func (d *dest) flush(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit TO DEFAULT"); err != nil {
+			return err
+		}
+		// PostgreSQL waits for the disk only for a transaction that wrote to the log: a row of
+		// the progress written again, unchanged.
+		_, err := tx.Exec(ctx, "UPDATE "+d.progress+" SET finished = finished WHERE range_no = 0")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("flush the destination's commits to disk: %s", pgMessage(err))
+	}
+	return nil
+}
+
 // pgReadBuffer is the read buffer of each PostgreSQL connection.
 const pgReadBuffer = 64 << 10
 
@@ -235,7 +266,7 @@ const pgReadBuffer = 64 << 10
 // password included, so a bad one is named by its flag only). terse, when set, makes each
 // session keep row values out of the server log where allowed, and commit without waiting
 // for the disk: a batch and its progress commit together, so a commit lost in a crash loses
-// both, and the rerun writes the batch again.
+// both, and the rerun writes the batch again; the run's end waits for the disk (flush).
 func openPool(ctx context.Context, dsn, flag string, conns int32, terse *sessionFlags) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {

@@ -28,19 +28,23 @@ type fakeDecrypter struct {
 
 var errGone = errors.New("every exit server gone")
 
-func (f *fakeDecrypter) Decrypt(_ context.Context, cts [][]byte) ([]table.Result, error) {
+func (f *fakeDecrypter) Decrypt(_ context.Context, cts [][]byte, each func(int, table.Result)) error {
 	if n := f.calls.Add(1); f.stopAfter > 0 && n > f.stopAfter {
-		return nil, errGone
+		return errGone
 	}
-	out := make([]table.Result, len(cts))
-	for i, ct := range cts {
-		if clear, ok := bytes.CutPrefix(ct, []byte("ct:")); ok {
-			out[i].Clear = clear
+	// From the last item to the first, and each clear value in a buffer overwritten once
+	// handed on, as a Decrypter may.
+	scratch := make([]byte, 0, 64)
+	for i := len(cts) - 1; i >= 0; i-- {
+		if plain, ok := bytes.CutPrefix(cts[i], []byte("ct:")); ok {
+			scratch = append(scratch[:0], plain...)
+			each(i, table.Result{Clear: scratch})
+			clear(scratch) // the value is gone once handed on
 		} else {
-			out[i] = table.Result{Code: "decryption_failed", Message: "the ciphertext does not decrypt"}
+			each(i, table.Result{Code: "decryption_failed", Message: "the ciphertext does not decrypt"})
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func decodeBase64(dst, text []byte) ([]byte, error) {
@@ -325,4 +329,19 @@ func TestDecryptTableSplitsOnTheCount(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1000, rep.Rows)
 	require.Equal(t, "8 125 125", query(t, from, `SELECT count(*), min(rows_done), max(rows_done) FROM clear_msgs_progress`))
+}
+
+// An empty key or value read first in a batch stays empty (not NULL): the empty text key sorts
+// first, and each batch of one row starts with it.
+func TestDecryptTableEmptyFirstValues(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDB(t)
+	exec(t, dsn, `CREATE TABLE words (k text PRIMARY KEY, body text)`,
+		`INSERT INTO words VALUES ('', ''), ('a', encode('ct:clear a', 'base64')), ('b', '')`)
+	opts := table.Options{From: dsn, Table: "words", Key: "k", Fields: []string{"body"}, ToTable: "clear_words",
+		Decode: decodeBase64, Decrypter: &fakeDecrypter{}, BatchRows: 1}
+	rep, err := table.Run(context.Background(), opts)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, rep.Rows)
+	require.Equal(t, "[] true\n[a] false\n[b] true", query(t, dsn, `SELECT '[' || k || ']', body = '' FROM clear_words ORDER BY k`))
 }
