@@ -18,19 +18,6 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 	return chacha20poly1305.NewX(key)
 }
 
-// genericHash returns H_n over the concatenation of parts (unkeyed BLAKE2b
-// with an n-byte digest).
-func genericHash(n int, parts ...[]byte) []byte {
-	h, err := blake2b.New(n, nil)
-	if err != nil {
-		panic("encryption: invalid blake2b size") // n is a constant of this package
-	}
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return h.Sum(nil)
-}
-
 // ivDeriver computes deriveIV(seed, i) = H_24(seed || uint64_le(i)) without
 // allocating per call.
 type ivDeriver struct {
@@ -71,5 +58,11 @@ func DeriveSubkey(sessionKey []byte, seed SimpleID) ([]byte, error) {
 	if len(sessionKey) != KeySize {
 		return nil, fmt.Errorf("derive subkey: %w: got %d bytes, want %d", ErrInvalidKey, len(sessionKey), KeySize)
 	}
-	return genericHash(KeySize, sessionKey, seed[:]), nil
+	// BLAKE2b-256 unkeyed is H_32; Sum256 hashes on the stack.
+	var in [KeySize + IDSize]byte
+	copy(in[:], sessionKey)
+	copy(in[KeySize:], seed[:])
+	sum := blake2b.Sum256(in[:])
+	clear(in[:])
+	return sum[:], nil
 }

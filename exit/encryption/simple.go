@@ -65,8 +65,9 @@ func splitSimple(v Version, data []byte) (simpleLayout, error) {
 }
 
 // decryptSimple decrypts a simple-format buffer with the AEAD key (the
-// derived subkey for formats 9 and 10).
-func decryptSimple(v Version, key, data []byte) ([]byte, error) {
+// derived subkey for formats 9 and 10): into a new buffer, or in data's own
+// bytes when inPlace (the clear text is then a part of data).
+func decryptSimple(v Version, key, data []byte, inPlace bool) ([]byte, error) {
 	l, err := splitSimple(v, data)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,11 @@ func decryptSimple(v Version, key, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := aead.Open(make([]byte, 0, len(l.sealed)-tagSize), l.iv[:], l.sealed, l.ad)
+	dst := l.sealed[:0] // the AEAD opens in place when dst starts where the ciphertext does
+	if !inPlace {
+		dst = make([]byte, 0, len(l.sealed)-tagSize)
+	}
+	out, err := aead.Open(dst, l.iv[:], l.sealed, l.ad)
 	if err != nil {
 		return nil, ErrDecryptionFailed
 	}
