@@ -41,6 +41,13 @@ func (s *Server) lookupContext() *lookupCtx {
 	return &lookupCtx{deadline: time.Now().Add(s.cfg.KeyLookupTimeout)}
 }
 
+// lookupIn is lookupContext in c, storage the caller holds (a pooled exchange's): no
+// allocation. c must not be in use.
+func (s *Server) lookupIn(c *lookupCtx) *lookupCtx {
+	*c = lookupCtx{deadline: time.Now().Add(s.cfg.KeyLookupTimeout)}
+	return c
+}
+
 // lookupCtx is a context.Context with a deadline of its own, whose timer is made only when
 // something waits on it (Done: a lookup that goes to the database): a key found in the
 // key cache, as most are, costs no timer.

@@ -39,6 +39,7 @@ func (s *Server) decrypt(x *exchange) error {
 	if !v.IsStream() {
 		return s.decryptSimple(x, first[0])
 	}
+	x.shared = true // the decrypter's goroutines read and write through x
 	ctx := s.lookupContext()
 	defer ctx.cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}
@@ -140,18 +141,19 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
 		}
 	}
-	ctx := s.lookupContext()
+	ctx := s.lookupIn(&x.lookup)
 	defer ctx.cancel()
-	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
+	// Opened in the body's own buffer, which put clears.
+	text, _, err := encryption.DecryptInPlace(s.db.KeyFinder(ctx), data)
 	if err != nil {
 		return classifyDecryptError(err)
 	}
-	return x.send(http.StatusOK, octetStream, clear)
+	return x.send(http.StatusOK, octetStream, text)
 }
 
 // smallBodies holds the buffers of simple ciphertexts up to smallBody bytes, the common case,
-// so that such a request allocates no body. A ciphertext holds no clear byte: a buffer goes
-// back to the pool as it is.
+// so that such a request allocates no body. A ciphertext is opened in its buffer: put clears
+// what a request used before the buffer goes back to the pool.
 var smallBodies = bodyPool{pool: sync.Pool{New: func() any { return new([smallBody]byte) }}}
 
 // smallBody is the largest body smallBodies holds.
@@ -167,8 +169,9 @@ func (p *bodyPool) get(n int) []byte {
 	return p.pool.Get().(*[smallBody]byte)[:n]
 }
 
-// put gives back a buffer get returned.
+// put clears a buffer get returned (it held clear text) and gives it back.
 func (p *bodyPool) put(b []byte) {
+	clear(b)
 	if cap(b) == smallBody {
 		p.pool.Put((*[smallBody]byte)(b[:smallBody]))
 	}
