@@ -141,7 +141,7 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 			return apierr.PayloadTooLarge.Msg("%s", limitMessage(fmt.Errorf("%w: input above %d bytes", encryption.ErrLimitExceeded, limit)))
 		}
 	}
-	ctx := s.lookupIn(&x.lookup)
+	ctx := s.lookupContext()
 	defer ctx.cancel()
 	// Opened in the body's own buffer, which put clears.
 	text, _, err := encryption.DecryptInPlace(s.db.KeyFinder(ctx), data)

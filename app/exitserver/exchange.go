@@ -22,8 +22,6 @@ type exchange struct {
 	// shared: x was handed to goroutines of the handler's (a stream's decrypter); it does not
 	// go back to the pool.
 	shared bool
-	// lookup is the key lookup context of a simple decrypt (lookupIn).
-	lookup lookupCtx
 
 	// The body reads under the idle limit (Read), until cut.
 	idle  time.Duration
@@ -32,8 +30,7 @@ type exchange struct {
 	cut   bool      // reads and writes were made to fail at once: nothing extends them again
 }
 
-// exchanges recycles exchanges, with their lookup context: a request that ends well allocates
-// neither.
+// exchanges recycles exchanges: a request that ends well allocates none.
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
 // newExchange returns a pooled exchange for w and r.
