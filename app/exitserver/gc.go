@@ -7,9 +7,10 @@ import (
 
 // GCPercent is the garbage collector's GOGC for an exit server process (TuneGC). A small
 // request leaves a few KB of garbage behind (net/http's request and header maps, mostly), and
-// the process's live heap is a few MB: under GOGC's default of 100 the collector would run
-// every 4 MB or so (its floor), dozens of times a second under load, a large share of a 1 KiB
-// decrypt's CPU. At 400 its floor is 16 MB; the soft memory limit bounds the heap.
+// the process's live heap is a few MB: under GOGC's default of 100 the collector would run each
+// time the heap reaches its floor of 4 MB, dozens of times a second under load, a large share
+// of a 1 KiB decrypt's CPU. At 400 the floor is 16 MB, or five times the live heap; the soft
+// memory limit bounds the heap.
 const GCPercent = 400
 
 // MemoryLimitHeadroom is what the exit server's soft memory limit allows above
