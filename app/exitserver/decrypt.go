@@ -39,7 +39,6 @@ func (s *Server) decrypt(x *exchange) error {
 	if !v.IsStream() {
 		return s.decryptSimple(x, first[0])
 	}
-	x.shared = true // the decrypter's goroutines read and write through x
 	ctx := s.lookupContext()
 	defer ctx.cancel()
 	limits := encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: s.cfg.MaxBody}

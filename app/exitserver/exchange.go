@@ -19,37 +19,12 @@ type exchange struct {
 	route string    // the route's pattern, or "unmatched"
 	// status is the answer's status once its header was written (0 before).
 	status int
-	// shared: x was handed to goroutines of the handler's (a stream's decrypter); it does not
-	// go back to the pool.
-	shared bool
 
 	// The body reads under the idle limit (Read), until cut.
 	idle  time.Duration
 	mu    sync.Mutex
 	armed time.Time // when the read deadline was last set
 	cut   bool      // reads and writes were made to fail at once: nothing extends them again
-}
-
-// exchanges recycles exchanges: a request that ends well allocates none.
-var exchanges = sync.Pool{New: func() any { return new(exchange) }}
-
-// newExchange returns a pooled exchange for w and r.
-func newExchange(w http.ResponseWriter, r *http.Request, idle time.Duration, id string) *exchange {
-	x := exchanges.Get().(*exchange)
-	x.w, x.r, x.rc, x.idle, x.id, x.route = w, r, *http.NewResponseController(w), idle, id, "unmatched"
-	x.idv[0] = id
-	return x
-}
-
-// recycle gives x back to the pool when nothing can use it any more: its answer's header was
-// written (net/http then holds a copy of the header map, which holds x.idv), and no goroutine
-// of its handler was given it.
-func (x *exchange) recycle() {
-	if x.status == 0 || x.shared {
-		return
-	}
-	*x = exchange{}
-	exchanges.Put(x)
 }
 
 // Read reads the request body, giving the client another idle limit to send when an eighth of

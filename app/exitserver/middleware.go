@@ -31,7 +31,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Logger.Enabled(r.Context(), slog.LevelWarn) {
 		start = time.Now()
 	}
-	x := newExchange(w, r, s.cfg.BodyIdleTimeout, requestid.Pick(r.Header.Get("X-Request-ID")))
+	x := &exchange{w: w, r: r, rc: *http.NewResponseController(w), idle: s.cfg.BodyIdleTimeout,
+		id: requestid.Pick(r.Header.Get("X-Request-ID")), route: "unmatched"}
+	x.idv[0] = x.id
 	w.Header()["X-Request-Id"] = x.idv[:]
 	err := s.run(x)
 	if err != nil && !errors.Is(err, errStreamCut) {
@@ -53,7 +55,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, errStreamCut) {
 		panic(http.ErrAbortHandler) // net/http drops the connection without ending the answer
 	}
-	x.recycle()
 }
 
 // run is the chain of a request up to its handler, turning a panic into internal_error.
