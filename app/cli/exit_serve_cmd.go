@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -99,10 +97,6 @@ func runExitServer(ctx context.Context, cl *cmdline, cf configFlags, flags map[s
 	return exitOK
 }
 
-// memoryLimitHeadroom is what the exit server's soft memory limit allows above
-// exit.memory_budget: connections' buffers, the key cache, the runtime.
-const memoryLimitHeadroom = 128 << 20
-
 // serveExit opens the database, then serves until ctx is cancelled and shuts down gracefully.
 func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) error {
 	open := p.env.OpenExitDB
@@ -125,12 +119,8 @@ func serveExit(ctx context.Context, p *prog, c config.Exit, log *slog.Logger) er
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Listen, err)
 	}
-	// A soft memory limit a little above the budget makes the garbage collector return request
-	// buffers before the heap doubles (GOGC's default would let 256 MiB in use take 512 MiB and
-	// more), unless the operator set GOMEMLIMIT.
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(c.MemoryBudgetBytes() + memoryLimitHeadroom)
-	}
+	// GOGC and a soft memory limit a little above the budget, unless the operator set them.
+	exitserver.TuneGC(c.MemoryBudgetBytes())
 	addr := ln.Addr().String()
 	log.Info("idvault exit listening", "addr", addr, "app_id", c.AppID, "token", c.Token != "",
 		"batch_limit", c.BatchLimit, "max_body", strconv.FormatInt(c.MaxBodyBytes(), 10), "key_cache", c.KeyCache,

@@ -36,7 +36,8 @@ var _ DB = (*exitdb.DB)(nil)
 
 // lookupContext bounds the database work of resolving keys (KeyLookupTimeout). It does not
 // follow the request's context: a lookup a client stopped waiting for still fills the key
-// cache. Call its cancel once the lookups are done.
+// cache. Call its cancel once the lookups are done. It is never recycled: a database driver
+// may watch it from a goroutine of its own (context.AfterFunc) after the lookup returned.
 func (s *Server) lookupContext() *lookupCtx {
 	return &lookupCtx{deadline: time.Now().Add(s.cfg.KeyLookupTimeout)}
 }

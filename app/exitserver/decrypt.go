@@ -142,16 +142,17 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 	}
 	ctx := s.lookupContext()
 	defer ctx.cancel()
-	clear, _, err := encryption.Decrypt(s.db.KeyFinder(ctx), data)
+	// Opened in the body's own buffer, which put clears.
+	text, _, err := encryption.DecryptInPlace(s.db.KeyFinder(ctx), data)
 	if err != nil {
 		return classifyDecryptError(err)
 	}
-	return x.send(http.StatusOK, octetStream, clear)
+	return x.send(http.StatusOK, octetStream, text)
 }
 
 // smallBodies holds the buffers of simple ciphertexts up to smallBody bytes, the common case,
-// so that such a request allocates no body. A ciphertext holds no clear byte: a buffer goes
-// back to the pool as it is.
+// so that such a request allocates no body. A ciphertext is opened in its buffer: put clears
+// what a request used before the buffer goes back to the pool.
 var smallBodies = bodyPool{pool: sync.Pool{New: func() any { return new([smallBody]byte) }}}
 
 // smallBody is the largest body smallBodies holds.
@@ -167,8 +168,9 @@ func (p *bodyPool) get(n int) []byte {
 	return p.pool.Get().(*[smallBody]byte)[:n]
 }
 
-// put gives back a buffer get returned.
+// put clears a buffer get returned (it held clear text) and gives it back.
 func (p *bodyPool) put(b []byte) {
+	clear(b)
 	if cap(b) == smallBody {
 		p.pool.Put((*[smallBody]byte)(b[:smallBody]))
 	}

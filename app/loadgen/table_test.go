@@ -87,6 +87,9 @@ type row struct {
 	echo   func() turn
 	crypto func() (n int64, d time.Duration)
 	unit   string
+	// gc, when set, sets the process's garbage collector for the row's and its baseline's turns
+	// and returns what puts it back: the exit rows run as `idvault exit` runs (exitserver.TuneGC).
+	gc func() (restore func())
 
 	routes, echoes tally
 	cryptoRate     rate
@@ -218,6 +221,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 		}
 	}
 	echo := load(spec{Addr: bare, Kind: "echo"})
+	exitGC := func() func() { return exitserver.TuneGC(exitserver.DefaultMemoryBudget) }
 	rows := []*row{
 		{key: "known", figure: "`POST /identity`, known email", baseline: "bare fiber JSON echo route", goal: 0.7, unit: "req/s",
 			route: load(spec{Addr: addr, Kind: "known"}), echo: echo},
@@ -231,10 +235,10 @@ func BenchmarkHTTPLoad(b *testing.B) {
 			route: load(spec{Addr: addr, Kind: "get", URI: listURI}), echo: echo},
 		{key: "stream", figure: fmt.Sprintf("exit: 5 MiB v11 stream, 1 MiB chunks, %d in a row from a Go client", streams), baseline: "net/http route echoing the body", goal: 0.85, unit: "MB/s",
 			route: load(spec{Addr: exitAddr, Kind: "stream", URI: "/v1/decrypt", BodyFile: stream5M}),
-			echo:  load(spec{Addr: netEcho, Kind: "stream", URI: "/echo", BodyFile: stream5M})},
+			echo:  load(spec{Addr: netEcho, Kind: "stream", URI: "/echo", BodyFile: stream5M}), gc: exitGC},
 		{key: "decrypt-1k", figure: "exit: 1 KiB v10 ciphertext, 32 connections", baseline: "net/http route echoing the body", goal: 0.8, unit: "req/s",
 			route: load(spec{Addr: exitAddr, Kind: "post", URI: "/v1/decrypt", BodyFile: small}),
-			echo:  load(spec{Addr: netEcho, Kind: "post", URI: "/echo", BodyFile: small})},
+			echo:  load(spec{Addr: netEcho, Kind: "post", URI: "/echo", BodyFile: small}), gc: exitGC},
 	}
 	if only := os.Getenv("IDVAULT_LOAD_ONLY"); only != "" { // profiling some rows
 		keys := strings.Split(only, ",")
@@ -260,6 +264,10 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	var floor *diskFloor // made at the first creation row's turn
 	for range rounds {
 		for _, r := range rows {
+			restore := func() {}
+			if r.gc != nil {
+				restore = r.gc()
+			}
 			for i := range turns {
 				// Alternate which goes first, so neither always follows the other.
 				base := func() {
@@ -289,6 +297,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 					base()
 				}
 			}
+			restore()
 		}
 	}
 	out := table(rows, date, seconds, rounds)

@@ -104,7 +104,28 @@ func Decrypt(keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, e
 	if err != nil {
 		return nil, rid, fmt.Errorf("decrypt %s: %w", v, err)
 	}
-	out, err := decryptWithDataKey(key, data, opts)
+	out, err := decryptWithDataKey(key, data, opts, false)
+	return out, rid, err
+}
+
+// DecryptInPlace is Decrypt without a buffer of its own for the simple
+// formats: it opens data in data's own bytes, and the clear text it returns
+// is a part of data. Afterwards data holds clear bytes, or bytes of neither
+// the ciphertext nor the clear text when decryption failed: the caller
+// clears it once done. Stream formats are decrypted into a new buffer, as
+// Decrypt does.
+func DecryptInPlace(keys KeyFinder, data []byte) ([]byte, ResourceID, error) {
+	v, rid, err := ExtractResourceID(data)
+	if err != nil {
+		return nil, rid, fmt.Errorf("decrypt: %w", err)
+	}
+	var sub [KeySize]byte // a session's subkey, on the stack
+	key, err := resolveKey(rid, keys, &sub)
+	if err != nil {
+		return nil, rid, fmt.Errorf("decrypt %s: %w", v, err)
+	}
+	out, err := decryptWithDataKey(key, data, nil, true)
+	clear(sub[:])
 	return out, rid, err
 }
 
@@ -131,6 +152,7 @@ func AppendDecrypt(dst []byte, keys KeyFinder, data []byte, opts ...Option) ([]b
 		return dst, rid, fmt.Errorf("decrypt %s: %w", v, err)
 	}
 	out, err := appendDecryptSimple(dst, v, key, data)
+	clear(sub[:])
 	if err != nil {
 		return dst, rid, fmt.Errorf("decrypt %s: %w", v, err)
 	}
@@ -156,13 +178,12 @@ func DecryptWithKey(key, data []byte, opts ...Option) ([]byte, error) {
 		}
 		key = sub
 	}
-	return decryptWithDataKey(key, data, opts)
+	return decryptWithDataKey(key, data, opts, false)
 }
 
 // decryptWithDataKey decrypts data with the AEAD key itself (the derived
 // subkey for formats 9 to 11).
-func decryptWithDataKey(key, data []byte, opts []Option) ([]byte, error) {
-	cfg := newDecryptConfig(opts)
+func decryptWithDataKey(key, data []byte, opts []Option, inPlace bool) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("decrypt: %w: empty buffer", ErrUnknownFormat)
 	}
@@ -171,7 +192,7 @@ func decryptWithDataKey(key, data []byte, opts []Option) ([]byte, error) {
 		return nil, fmt.Errorf("decrypt: %w: version %d", ErrUnknownFormat, data[0])
 	}
 	if !v.IsStream() {
-		out, err := decryptSimple(v, key, data)
+		out, err := decryptSimple(v, key, data, inPlace)
 		if err != nil {
 			return nil, fmt.Errorf("decrypt %s: %w", v, err)
 		}
@@ -181,7 +202,7 @@ func decryptWithDataKey(key, data []byte, opts []Option) ([]byte, error) {
 	if len(data) < hs {
 		return nil, fmt.Errorf("decrypt %s: %w: %d-byte header, need %d", v, ErrTruncated, len(data), hs)
 	}
-	d, err := newStreamDecrypter(bytes.NewReader(data[hs:]), v, data[:hs], key, cfg)
+	d, err := newStreamDecrypter(bytes.NewReader(data[hs:]), v, data[:hs], key, newDecryptConfig(opts))
 	if err != nil {
 		return nil, fmt.Errorf("decrypt %s: %w", v, err)
 	}

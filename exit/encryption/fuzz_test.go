@@ -56,6 +56,10 @@ func FuzzDecryptSimple(f *testing.F) {
 		if err == nil && !bytes.Equal(got, streamed) {
 			t.Fatal("Decrypt and reader disagree")
 		}
+		inPlace, _, ierr := DecryptInPlace(keys, bytes.Clone(data))
+		if (err == nil) != (ierr == nil) || err == nil && !bytes.Equal(got, inPlace) {
+			t.Fatalf("Decrypt (%v) and DecryptInPlace (%v) disagree", err, ierr)
+		}
 	})
 }
 

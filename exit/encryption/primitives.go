@@ -62,10 +62,13 @@ func DeriveSubkey(sessionKey []byte, seed SimpleID) ([]byte, error) {
 	return k[:], nil
 }
 
-// deriveSubkey is DeriveSubkey for a key of KeySize bytes, without allocating.
+// deriveSubkey is DeriveSubkey for a key of KeySize bytes, hashed on the stack (BLAKE2b-256
+// unkeyed is H_32) without allocating; the copy of the key it hashed is cleared.
 func deriveSubkey(sessionKey []byte, seed SimpleID) [KeySize]byte {
 	var in [KeySize + IDSize]byte
 	copy(in[:], sessionKey)
 	copy(in[KeySize:], seed[:])
-	return blake2b.Sum256(in[:])
+	sum := blake2b.Sum256(in[:])
+	clear(in[:])
+	return sum
 }

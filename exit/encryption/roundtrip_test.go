@@ -72,6 +72,19 @@ func TestRoundTripRandom(t *testing.T) {
 				require.Equal(t, clear, got)
 				require.Equal(t, rid, gotRID)
 
+				// In place: the clear text is a part of the ciphertext's buffer for the simple
+				// formats.
+				buf := bytes.Clone(enc)
+				got, gotRID, err = DecryptInPlace(keys, buf)
+				require.NoError(t, err, "size=%d opts=%+v", size, opts)
+				require.Equal(t, clear, got)
+				require.Equal(t, rid, gotRID)
+				if !v.IsStream() && len(got) > 0 {
+					before := bytes.Clone(buf)
+					got[0]++
+					require.NotEqual(t, before, buf, "the clear text is not in the buffer given")
+				}
+
 				r, err := NewDecryptReader(iotest.HalfReader(bytes.NewReader(enc)), keys)
 				require.NoError(t, err)
 				got, err = io.ReadAll(r)

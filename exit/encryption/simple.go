@@ -65,22 +65,20 @@ func splitSimple(v Version, data []byte) (simpleLayout, error) {
 }
 
 // decryptSimple decrypts a simple-format buffer with the AEAD key (the
-// derived subkey for formats 9 and 10).
-func decryptSimple(v Version, key, data []byte) ([]byte, error) {
+// derived subkey for formats 9 and 10): into a new buffer, or in data's own
+// bytes when inPlace (the clear text is then a part of data).
+func decryptSimple(v Version, key, data []byte, inPlace bool) ([]byte, error) {
 	l, err := splitSimple(v, data)
 	if err != nil {
 		return nil, err
 	}
-	aead, err := newAEAD(key)
+	dst := l.sealed[:0] // the AEAD opens in place when dst starts where the ciphertext does
+	if !inPlace {
+		dst = make([]byte, 0, len(l.sealed)-tagSize)
+	}
+	out, err := openSimple(dst, v, key, l)
 	if err != nil {
 		return nil, err
-	}
-	out, err := aead.Open(make([]byte, 0, len(l.sealed)-tagSize), l.iv[:], l.sealed, l.ad)
-	if err != nil {
-		return nil, ErrDecryptionFailed
-	}
-	if v.IsPadded() {
-		return unpad(out)
 	}
 	return out, nil
 }
@@ -92,6 +90,12 @@ func appendDecryptSimple(dst []byte, v Version, key, data []byte) ([]byte, error
 	if err != nil {
 		return dst, err
 	}
+	return openSimple(dst, v, key, l)
+}
+
+// openSimple opens the sealed part of l with the AEAD key, appending the clear bytes (unpadded
+// for the padded formats) to dst; on an error it returns dst with its length unchanged.
+func openSimple(dst []byte, v Version, key []byte, l simpleLayout) ([]byte, error) {
 	aead, err := newAEAD(key)
 	if err != nil {
 		return dst, err

@@ -21,6 +21,11 @@ func TestVectorsDecrypt(t *testing.T) {
 			require.Equal(t, vec.clear, string(got))
 			require.Equal(t, vec.resourceID, hex.EncodeToString(rid.Bytes()))
 
+			// The same in the ciphertext's own bytes.
+			got, _, err = DecryptInPlace(keysFor(t, vec), bytes.Clone(enc))
+			require.NoError(t, err)
+			require.Equal(t, vec.clear, string(got))
+
 			// The same through the streaming reader, one byte at a time.
 			r, err := NewDecryptReader(iotest.OneByteReader(bytes.NewReader(enc)), keysFor(t, vec))
 			require.NoError(t, err)
