@@ -24,25 +24,29 @@ git -C "$root" archive "$rev" | tar -x -C "$before"
 
 case $row in
 records)
-	pkg=app/exitserver/exitpg
+	bench=BenchmarkRecords1MDecryptAndAudit
 	args=(-test.bench '^BenchmarkRecords1MDecryptAndAudit$' -test.benchtime 1x -test.timeout 30m)
 	keep='^Benchmark'
 	;;
 *)
-	pkg=app/loadgen
+	bench=BenchmarkHTTPLoad
 	args=(-test.bench '^BenchmarkHTTPLoad$' -test.timeout 10m)
 	keep='^\| exit|^\| `'
 	export IDVAULT_LOAD_ONLY=$row
 	unset IDVAULT_BENCH_PAGE # a partial table is never written
 	;;
 esac
-(cd "$before" && go test -c -o "$work/before.test" "./$pkg")
-(cd "$root" && go test -c -o "$work/after.test" "./$pkg")
+# The package holding the benchmark, in each tree (it may have moved between the two).
+pkgof() { dirname "$(cd "$1" && grep -rl --include='*_test.go' "^func $bench(" app exit | head -n1)"; }
+pkg_before=$(pkgof "$before")
+pkg_after=$(pkgof "$root")
+(cd "$before" && go test -c -o "$work/before.test" "./$pkg_before")
+(cd "$root" && go test -c -o "$work/after.test" "./$pkg_after")
 
 for i in $(seq "$n"); do
 	for turn in before after; do
-		tree=$root
-		if [ "$turn" = before ]; then tree=$before; fi
+		tree=$root pkg=$pkg_after
+		if [ "$turn" = before ]; then tree=$before pkg=$pkg_before; fi
 		load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 		line=$(cd "$tree/$pkg" && "$work/$turn.test" -test.run '^$' "${args[@]}" | grep -E "$keep" || true)
 		echo "$i $turn load=$load $line"
