@@ -35,37 +35,26 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 	b.out = c.out
 	c.cts, c.refs = grow(c.cts, len(flat))[:0], grow(c.refs, len(flat))[:0]
 	cts, refs := c.cts, c.refs
-	// The text ciphertexts' bytes, in the batch's buffers until it is written: a result may be
-	// a part of its ciphertext. Decode never writes more bytes than its text holds.
-	var buf []byte
+	// The text ciphertexts were decoded as they were read (readBatch): a row holds the bytes
+	// sent, unless a note says the text did not decode or decoded to no byte.
 	for i, row := range b.rows {
 		b.out[i] = flat[i*len(s.flds) : (i+1)*len(s.flds) : (i+1)*len(s.flds)]
 		for j, ci := range s.flds {
 			v, o := row[ci], &b.out[i][j]
+			msg, noted := b.notes[i*len(row)+ci]
 			switch {
+			case noted && msg != "":
+				o.code, o.msg = CodeInvalidEncoding, msg
+				continue
 			case v == nil:
 				b.counts.empty++
 				continue
-			case len(v) == 0:
+			case len(v) == 0 && !noted:
 				o.val = v
 				b.counts.empty++
 				continue
 			}
-			ct := v
-			if s.cols[ci].text {
-				if cap(buf)-len(buf) < len(v) {
-					buf = getBuffer(len(v))
-					b.chunks = append(b.chunks, buf)
-				}
-				start := len(buf)
-				var err error
-				if buf, err = r.opts.Decode(buf, v); err != nil {
-					o.code, o.msg = CodeInvalidEncoding, err.Error()
-					continue
-				}
-				ct = buf[start:len(buf):len(buf)]
-			}
-			cts, refs = append(cts, ct), append(refs, o)
+			cts, refs = append(cts, v), append(refs, o)
 		}
 	}
 	if len(cts) > 0 {
@@ -85,7 +74,7 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 		for j := range b.out[i] {
 			if b.out[i][j].code != "" {
 				b.counts.failed++
-			} else if b.out[i][j].val != nil && len(b.rows[i][s.flds[j]]) > 0 {
+			} else if _, noted := b.notes[i*len(b.rows[i])+s.flds[j]]; b.out[i][j].val != nil && (len(b.rows[i][s.flds[j]]) > 0 || noted) {
 				b.counts.decrypted++
 			}
 		}

@@ -22,7 +22,7 @@ func (b *batch) release() {
 	if b.cells != nil {
 		putCells(b.cells)
 	}
-	b.chunks, b.mem, b.rows, b.out, b.cells = nil, nil, nil, nil, nil
+	b.chunks, b.mem, b.rows, b.out, b.cells, b.notes = nil, nil, nil, nil, nil, nil
 }
 
 // maxBatchBytes ends a batch early when its rows hold this much (big ciphertexts): memory
@@ -41,6 +41,9 @@ type batch struct {
 	// cells the slices of its rows and results, given back with them.
 	chunks [][]byte
 	cells  *cells
+	// notes are the text ciphertexts that did not decode (their text kept in rows, the
+	// message here) and those whose text decoded to no byte ("" here), by row*len(cols)+col.
+	notes map[int]string
 	// Filled in by the decryption: per row, per field (Options.Fields order).
 	out    [][]fieldOut
 	counts counts
@@ -63,6 +66,30 @@ func (c *counts) add(o counts) {
 	c.decrypted += o.decrypted
 	c.empty += o.empty
 	c.failed += o.failed
+}
+
+// decodeField appends the bytes of the text ciphertext v (a field's) to b.mem, which has room
+// for v: the text itself when it does not decode, noted at note with the message. The text
+// is not kept: the batch holds the bytes it sends, and copies v once.
+func (s *source) decodeField(b *batch, note int, v []byte) []byte {
+	start := len(b.mem)
+	out, err := s.decode(b.mem, v)
+	switch {
+	case err != nil:
+		b.note(note, err.Error())
+		return append(b.mem[:start], v...)
+	case len(out) == start:
+		b.note(note, "")
+	}
+	return out
+}
+
+// note records a text ciphertext's note (decode errors and empty decodings, both rare).
+func (b *batch) note(at int, msg string) {
+	if b.notes == nil {
+		b.notes = map[int]string{}
+	}
+	b.notes[at] = msg
 }
 
 // readBatch reads up to limit rows of r after its key prev (its start when prev is nil),
@@ -127,7 +154,11 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 				b.chunks = append(b.chunks, b.mem)
 			}
 			start := len(b.mem)
-			b.mem = append(b.mem, v...)
+			if s.cols[i].text && len(v) > 0 {
+				b.mem = s.decodeField(b, len(b.rows)*len(vals)+i, v)
+			} else {
+				b.mem = append(b.mem, v...)
+			}
 			row[i] = b.mem[start:len(b.mem):len(b.mem)]
 			size += len(v)
 		}

@@ -36,6 +36,8 @@ type source struct {
 	flds []int // indexes of the ciphertext columns in cols, in Options.Fields order
 	// qkey is the key column quoted; list the columns' list quoted, for SELECT.
 	qkey, list string
+	// decode is Options.Decode: the text ciphertexts are decoded as they are read.
+	decode func(dst, text []byte) ([]byte, error)
 }
 
 // ident quotes a possibly schema-qualified name ("public.messages") as an SQL identifier.
@@ -44,7 +46,7 @@ func ident(name string) string { return pgx.Identifier(strings.Split(name, "."))
 // describe finds the source's columns and checks the key and the fields: every check of the
 // source is done here, before anything is written. Problems are *ConfigError.
 func describe(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*source, error) {
-	s := &source{pool: pool}
+	s := &source{pool: pool, decode: opts.Decode}
 	if opts.Table != "" {
 		s.from = ident(opts.Table)
 	} else {
