@@ -5,35 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/idvault/idvault/app/apptest/fakeclock"
 )
-
-// codeClock is a settable clock for the store.
-type codeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newCodeClock() *codeClock {
-	return &codeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *codeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *codeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func macOf(code string) []byte {
 	h := sha256.Sum256([]byte("test mac " + code))
@@ -50,11 +29,11 @@ func issue(appID []byte, email, code string, test bool) Issue {
 	return in
 }
 
-func openClocked(t *testing.T) (*Store, *codeClock, string, *MasterKey) {
+func openClocked(t *testing.T) (*Store, *fakeclock.Clock, string, *MasterKey) {
 	t.Helper()
 	mk := newKey(t)
 	s, path := openTemp(t, mk)
-	clk := newCodeClock()
+	clk := fakeclock.New()
 	s.SetClock(clk.Now)
 	return s, clk, path, mk
 }
@@ -66,16 +45,16 @@ func TestCodeLifecycle(t *testing.T) {
 
 	tests := []struct {
 		name string
-		run  func(t *testing.T, s *Store, clk *codeClock)
+		run  func(t *testing.T, s *Store, clk *fakeclock.Clock)
 	}{
-		{"single use", func(t *testing.T, s *Store, _ *codeClock) {
+		{"single use", func(t *testing.T, s *Store, _ *fakeclock.Clock) {
 			_, err := s.IssueCode(issue(app, email, "11111111", false))
 			require.NoError(t, err)
 			require.NoError(t, s.UseCode(app, email, macOf("11111111"), testAttempts))
 			require.ErrorIs(t, s.UseCode(app, email, macOf("11111111"), testAttempts), ErrCodeUsed)
 			require.ErrorIs(t, s.UseCode(app, email, macOf("12345678"), testAttempts), ErrNotFound, "no code pending")
 		}},
-		{"a used code sent again is not a wrong code, and is swept with its code", func(t *testing.T, s *Store, clk *codeClock) {
+		{"a used code sent again is not a wrong code, and is swept with its code", func(t *testing.T, s *Store, clk *fakeclock.Clock) {
 			for _, c := range []string{"21212121", "31313131"} {
 				_, err := s.IssueCode(issue(app, email, c, true))
 				require.NoError(t, err)
@@ -105,7 +84,7 @@ func TestCodeLifecycle(t *testing.T) {
 			}))
 			require.True(t, empty, "the sweep left entries in the codes bucket")
 		}},
-		{"three newest stay valid, the fourth oldest does not", func(t *testing.T, s *Store, _ *codeClock) {
+		{"three newest stay valid, the fourth oldest does not", func(t *testing.T, s *Store, _ *fakeclock.Clock) {
 			for _, c := range []string{"00000001", "00000002", "00000003", "00000004"} {
 				_, err := s.IssueCode(issue(app, email, c, false))
 				require.NoError(t, err)
@@ -115,7 +94,7 @@ func TestCodeLifecycle(t *testing.T) {
 				require.NoError(t, s.UseCode(app, email, macOf(c), testAttempts), c)
 			}
 		}},
-		{"expired code answers expired, then is swept", func(t *testing.T, s *Store, clk *codeClock) {
+		{"expired code answers expired, then is swept", func(t *testing.T, s *Store, clk *fakeclock.Clock) {
 			_, err := s.IssueCode(issue(app, email, "22222222", false))
 			require.NoError(t, err)
 			clk.Add(30 * time.Minute)
@@ -129,7 +108,7 @@ func TestCodeLifecycle(t *testing.T) {
 			require.Equal(t, 1, n)
 			require.ErrorIs(t, s.UseCode(app, email, macOf("22222222"), testAttempts), ErrNotFound)
 		}},
-		{"codes are per address and per app", func(t *testing.T, s *Store, _ *codeClock) {
+		{"codes are per address and per app", func(t *testing.T, s *Store, _ *fakeclock.Clock) {
 			_, err := s.IssueCode(issue(app, email, "33333333", false))
 			require.NoError(t, err)
 			require.ErrorIs(t, s.UseCode(app, "b@example.com", macOf("33333333"), testAttempts), ErrNotFound)
@@ -137,14 +116,14 @@ func TestCodeLifecycle(t *testing.T) {
 			require.ErrorIs(t, s.UseCode(other, email, macOf("33333333"), testAttempts), ErrNotFound)
 			require.NoError(t, s.UseCode(app, email, macOf("33333333"), testAttempts))
 		}},
-		{"withdrawn code is gone", func(t *testing.T, s *Store, _ *codeClock) {
+		{"withdrawn code is gone", func(t *testing.T, s *Store, _ *fakeclock.Clock) {
 			c, err := s.IssueCode(issue(app, email, "44444444", false))
 			require.NoError(t, err)
 			require.NoError(t, s.WithdrawCode(app, email, c.ID))
 			require.NoError(t, s.WithdrawCode(app, email, c.ID), "idempotent")
 			require.ErrorIs(t, s.UseCode(app, email, macOf("44444444"), testAttempts), ErrNotFound)
 		}},
-		{"test code: newest unexpired, else a new one", func(t *testing.T, s *Store, clk *codeClock) {
+		{"test code: newest unexpired, else a new one", func(t *testing.T, s *Store, clk *fakeclock.Clock) {
 			c, issued, err := s.TestCode(issue(app, email, "55555555", true))
 			require.NoError(t, err)
 			require.True(t, issued)
@@ -161,7 +140,7 @@ func TestCodeLifecycle(t *testing.T) {
 			require.True(t, issued)
 			require.Equal(t, "88888888", c.Plain)
 		}},
-		{"lock after wrong codes, even for the right code, and it ends", func(t *testing.T, s *Store, clk *codeClock) {
+		{"lock after wrong codes, even for the right code, and it ends", func(t *testing.T, s *Store, clk *fakeclock.Clock) {
 			_, err := s.IssueCode(issue(app, email, "99999999", false))
 			require.NoError(t, err)
 			for range 3 {
@@ -178,7 +157,7 @@ func TestCodeLifecycle(t *testing.T) {
 			clk.Add(15 * time.Minute)
 			require.NoError(t, s.UseCode(app, email, macOf("99999999"), testAttempts))
 		}},
-		{"success resets the wrong-code count", func(t *testing.T, s *Store, _ *codeClock) {
+		{"success resets the wrong-code count", func(t *testing.T, s *Store, _ *fakeclock.Clock) {
 			for _, c := range []string{"12121212", "13131313"} {
 				_, err := s.IssueCode(issue(app, email, c, false))
 				require.NoError(t, err)

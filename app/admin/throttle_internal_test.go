@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/fakeclock"
 )
 
 func addr(i int) netip.Addr {
@@ -15,18 +17,11 @@ func addr(i int) netip.Addr {
 
 func wrongToken() bool { return true }
 
-// testClock is a clock the test moves (package apptest would import this package).
-type testClock struct{ now time.Time }
-
-func newClock() *testClock               { return &testClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-func (c *testClock) Now() time.Time      { return c.now }
-func (c *testClock) Add(d time.Duration) { c.now = c.now.Add(d) }
-
 // However many addresses guess, the table holds at most its capacity; past it, the addresses
 // it cannot hold share one count, so they cannot guess without limit either.
 func TestThrottleTableStaysBounded(t *testing.T) {
 	t.Parallel()
-	clock := newClock()
+	clock := fakeclock.New()
 	const capacity, maxWrong = 100, 3
 	th := newThrottle(maxWrong, 10*time.Minute, 15*time.Minute, capacity, clock.Now)
 	for i := range capacity {
@@ -60,7 +55,7 @@ func TestThrottleTableStaysBounded(t *testing.T) {
 // A flood from many addresses: the table never passes MaxTrackedClients, and its memory stays
 // within the documented bound (2 MB).
 func TestThrottleMemoryBoundUnderManyAddresses(t *testing.T) {
-	clock := newClock()
+	clock := fakeclock.New()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

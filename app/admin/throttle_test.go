@@ -12,6 +12,7 @@ import (
 
 	"github.com/idvault/idvault/app/admin"
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/fakeclock"
 	"github.com/idvault/idvault/app/server"
 )
 
@@ -20,7 +21,7 @@ import (
 type throttled struct {
 	env   *apptest.Env
 	app   *fiber.App
-	clock *apptest.Clock
+	clock *fakeclock.Clock
 }
 
 const maxWrong, window, lock = 4, 10 * time.Minute, 15 * time.Minute
@@ -29,7 +30,7 @@ func newThrottled(t *testing.T) *throttled { return newThrottledBehind(t, []stri
 
 func newThrottledBehind(t *testing.T, proxies []string) *throttled {
 	env := apptest.New(t)
-	clock := apptest.NewClock()
+	clock := fakeclock.New()
 	app := env.Server(func(d *server.Deps) {
 		d.Server.TrustedProxies = proxies
 		d.Admin = admin.New(env.Apps, env.Store, token, admin.Options{

@@ -11,13 +11,14 @@ import (
 
 	"github.com/idvault/idvault/app/admin"
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/fakeclock"
 	"github.com/idvault/idvault/app/server"
 )
 
 // newThrottledFixture is a console whose admin token throttle (4 wrong tokens → 15 minutes)
 // runs on clock. In-memory requests come from 0.0.0.0, a trusted proxy here, so
 // X-Forwarded-For names the client.
-func newThrottledFixture(t *testing.T, clock *apptest.Clock) *fixture {
+func newThrottledFixture(t *testing.T, clock *fakeclock.Clock) *fixture {
 	env := apptest.New(t)
 	app := env.Server(func(d *server.Deps) {
 		d.Server.TrustedProxies = []string{"0.0.0.0"}
@@ -55,7 +56,7 @@ func requireLockedPage(t *testing.T, r apptest.Response, wait time.Duration, say
 // refuses the right token on both until it ends.
 func TestConsoleAndAPIShareTheWrongTokenCount(t *testing.T) {
 	t.Parallel()
-	clock := apptest.NewClock()
+	clock := fakeclock.New()
 	f := newThrottledFixture(t, clock)
 	const ip = "203.0.113.9"
 	for i := range 2 {
@@ -91,7 +92,7 @@ func TestConsoleAndAPIShareTheWrongTokenCount(t *testing.T) {
 // Console guesses alone lock the admin API too.
 func TestConsoleGuessesLockTheAPI(t *testing.T) {
 	t.Parallel()
-	f := newThrottledFixture(t, apptest.NewClock())
+	f := newThrottledFixture(t, fakeclock.New())
 	for range 4 {
 		require.Equal(t, http.StatusUnauthorized, f.signInFrom(t, "203.0.113.9", "guess").Status)
 	}

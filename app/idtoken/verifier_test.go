@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/fakeclock"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/idtoken"
 	"github.com/idvault/idvault/app/idtoken/idtokentest"
@@ -474,7 +475,7 @@ func TestVerifyProviderDown(t *testing.T) {
 // newClock stands still at the time the test started (tokens are minted on the real time,
 // valid for minutes) and moves only by Add, so the fetch timings do not depend on how fast
 // the machine runs the test.
-func newClock() *apptest.Clock { return apptest.NewClockAt(time.Now()) }
+func newClock() *fakeclock.Clock { return fakeclock.At(time.Now()) }
 
 func randomKid() string {
 	b := make([]byte, 8)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/idvault/idvault/app/apps"
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/fakeclock"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/server"
 	"github.com/idvault/idvault/app/verification"
@@ -73,7 +74,7 @@ type env struct {
 	Mail    *recorder
 	Handler *verification.Handler
 	App     *fiber.App
-	Clock   *apptest.Clock
+	Clock   *fakeclock.Clock
 	setup   setup
 }
 
@@ -93,7 +94,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *env {
 		s.mail.Timeout = 5 * time.Second
 	}
 	base := apptest.New(t)
-	clk := apptest.NewClock()
+	clk := fakeclock.New()
 	base.Store.SetClock(clk.Now)
 	e := &env{Env: base, SMTP: srv, Clock: clk, setup: s}
 	e.build(t, base.Store)
