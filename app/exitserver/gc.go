@@ -9,9 +9,11 @@ import (
 // request leaves a few KB of garbage behind (net/http's request and header maps, mostly), and
 // the process's live heap is a few MB: under GOGC's default of 100 the collector would run each
 // time the heap reaches its floor of 4 MB, dozens of times a second under load, a large share
-// of a 1 KiB decrypt's CPU. At 400 the floor is 16 MB, or five times the live heap; the soft
-// memory limit bounds the heap.
-const GCPercent = 400
+// of a 1 KiB decrypt's CPU. At 200 the floor is 8 MB, or three times the live heap, which gives
+// the 1 KiB decrypts what net/http costs more than fasthttp did; 400 would give them no more
+// and let a server under decrypt-table's batches peak above 64 MiB (exit/README.md, "Garbage
+// collection"). The soft memory limit bounds the heap.
+const GCPercent = 200
 
 // MemoryLimitHeadroom is what the exit server's soft memory limit allows above
 // exit.memory_budget (TuneGC): connections' buffers, the key cache, the runtime.
