@@ -10,7 +10,7 @@ import (
 // the process's live heap is a few MB: under GOGC's default of 100 the collector would run each
 // time the heap reaches its floor of 4 MB, dozens of times a second under load, a large share
 // of a 1 KiB decrypt's CPU. At 200 the floor is 8 MB, or three times the live heap, which gives
-// the 1 KiB decrypts what net/http costs more than fasthttp did; 400 would give them no more
+// the 1 KiB decrypts back what net/http costs per request; 400 would give them no more
 // and let a server under decrypt-table's batches peak above 64 MiB (exit/README.md, "Garbage
 // collection"). The soft memory limit bounds the heap.
 const GCPercent = 200
