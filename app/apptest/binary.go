@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,14 +53,15 @@ func Binary(t testing.TB) string {
 	return buildPath
 }
 
-// FreePort returns a free loopback TCP port. It is free when FreePort returns, not reserved:
-// a test that needs a port nothing answers on uses DeadPort.
+// FreePort returns a free loopback TCP port (external.FreePort: below the ephemeral range, so
+// that no port-0 listener or outgoing connection of a parallel test takes it meanwhile). It is
+// free when FreePort returns, not reserved: a test that needs a port nothing answers on uses
+// DeadPort.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := external.FreePort()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // DeadPort returns a loopback TCP port where connections are refused, as by a server that is

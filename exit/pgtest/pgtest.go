@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -210,7 +209,7 @@ func start() (c *cluster, skip string, err error) {
 
 // run starts postgres on a free port and waits until it accepts connections.
 func (c *cluster) run(cred *syscall.Credential) error {
-	port, err := freePort()
+	port, err := external.FreePort()
 	if err != nil {
 		return err
 	}
@@ -302,15 +301,6 @@ func sweepStale() {
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(b []byte) string {

@@ -93,11 +93,11 @@ func StartMailDev(tb testing.TB) *MailDev {
 }
 
 func startMailDev(tb testing.TB, node, entry string) (*MailDev, error) {
-	smtpPort, err := freePort()
+	smtpPort, err := external.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	webPort, err := freePort()
+	webPort, err := external.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -204,15 +204,6 @@ func (m *MailDev) WaitForEmails(tb testing.TB, n int, timeout time.Duration) []M
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func smtpReady(port int) bool {
