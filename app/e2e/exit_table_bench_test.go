@@ -84,7 +84,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 	if _, err := db.Import(ctx, values); err != nil {
 		b.Fatal(err)
 	}
-	keys := benchSessionKeys(b, db, dumpDir)
+	keys := sessionKeys(b, db, dumpDir)
 	cts, clearBytes := benchCiphertexts(b, keys)
 
 	src := pgtest.NewDB(b)

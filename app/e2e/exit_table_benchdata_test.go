@@ -20,7 +20,7 @@ import (
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/encryption"
-	"github.com/idvault/idvault/exit/exitdb"
+	"github.com/idvault/idvault/exit/pgtest"
 )
 
 // tableBenchDump is a small generated dump (its keys file written), made once and kept in the
@@ -44,38 +44,6 @@ func tableBenchDump(b *testing.B) string {
 	}
 	_ = os.RemoveAll(tmp)
 	return dir
-}
-
-// benchSessionKeys finds four transparent sessions of the dump (formats 9 to 11 that decrypt)
-// whose session key the imported identities reach.
-func benchSessionKeys(b *testing.B, db *exitdb.DB, dir string) map[encryption.SimpleID][]byte {
-	b.Helper()
-	manifest, err := dump.ReadManifest(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	kf := db.KeyFinder(context.Background())
-	out := map[encryption.SimpleID][]byte{}
-	for _, e := range manifest {
-		if e.Expected != dump.ExpectOK || e.Format < 9 || len(out) == 4 {
-			continue
-		}
-		raw, err := base64.StdEncoding.DecodeString(e.ResourceID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rid, err := encryption.ParseResourceID(raw)
-		if err != nil || !rid.Composite {
-			continue
-		}
-		if key, err := kf.FindKey(rid.ID); err == nil {
-			out[rid.ID] = key
-		}
-	}
-	if len(out) == 0 {
-		b.Fatal("no transparent session of the dump opens")
-	}
-	return out
 }
 
 // benchCiphertexts makes benchDistinct ciphertexts (formats 9 and 10 alternating) of 100 to
@@ -144,32 +112,10 @@ func benchSourceTable(b *testing.B, dsn string, cts [][]byte, rows int) int {
 // none).
 func benchSQL(b *testing.B, dsn, sql string) string {
 	b.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		b.Fatal(err)
+	if rows := pgtest.Query(b, dsn, sql); len(rows) > 0 && len(rows[0]) > 0 {
+		return fmt.Sprint(rows[0][0])
 	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, sql)
-	if err != nil {
-		b.Fatalf("%s: %v", sql, err)
-	}
-	defer rows.Close()
-	out := ""
-	if rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(vals) > 0 {
-			out = fmt.Sprint(vals[0])
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		b.Fatalf("%s: %v", sql, err)
-	}
-	return out
+	return ""
 }
 
 // benchRun runs the binary with args to its end (exit 0) and returns its wall time and peak

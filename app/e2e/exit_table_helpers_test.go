@@ -108,18 +108,11 @@ func newTableWorld(t *testing.T, servers, copies int) *tableWorld {
 	return w
 }
 
-// sql runs a query on dsn and returns its rows, one line each, columns separated by "|".
+// tableSQL runs a query on dsn and returns its rows, one line each, columns separated by "|".
 func tableSQL(t *testing.T, dsn, sql string) string {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), sql)
-	require.NoError(t, err)
 	var lines []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		require.NoError(t, err)
+	for _, vals := range pgtest.Query(t, dsn, sql) {
 		parts := make([]string, len(vals))
 		for i, v := range vals {
 			parts[i] = fmt.Sprint(v)
@@ -129,7 +122,6 @@ func tableSQL(t *testing.T, dsn, sql string) string {
 		}
 		lines = append(lines, strings.Join(parts, "|"))
 	}
-	require.NoError(t, rows.Err())
 	return strings.Join(lines, "\n")
 }
 

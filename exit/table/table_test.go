@@ -66,20 +66,13 @@ func exec(t *testing.T, dsn string, sqls ...string) {
 	}
 }
 
+// query runs sql on dsn and returns its rows, one line each, values separated by spaces.
 func query(t *testing.T, dsn, sql string) string {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), sql)
-	require.NoError(t, err)
 	var lines []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		require.NoError(t, err)
+	for _, vals := range pgtest.Query(t, dsn, sql) {
 		lines = append(lines, strings.TrimSuffix(fmt.Sprintln(vals...), "\n"))
 	}
-	require.NoError(t, rows.Err())
 	return strings.Join(lines, "\n")
 }
 
