@@ -163,25 +163,31 @@ func (k *keySet) current(ctx context.Context) ([]jose.JSONWebKey, error) {
 }
 
 // refetch fetches the set again for an unknown kid, unless one such refetch happened within
-// refetchInterval. It reports whether the set was fetched.
+// refetchInterval. It reports whether the set was fetched. A refetch running already is joined:
+// the choice and the call are taken under one lock, so that a fetch ending meanwhile does not
+// make a caller start another.
 func (k *keySet) refetch(ctx context.Context) (bool, error) {
 	k.mu.Lock()
-	joining := k.inflight != nil
-	if !joining {
+	if k.inflight == nil {
 		if !k.lastRefetch.IsZero() && k.now().Sub(k.lastRefetch) < k.refetchInterval {
 			k.mu.Unlock()
 			return false, nil
 		}
 		k.lastRefetch = k.now()
 	}
-	k.mu.Unlock()
-	return true, k.fetch(ctx)
+	return true, k.await(ctx)
 }
 
 // fetch runs one fetch, or waits for the one running; within retryAfterFailure of a failure
 // it returns that failure without asking the provider.
 func (k *keySet) fetch(ctx context.Context) error {
 	k.mu.Lock()
+	return k.await(ctx)
+}
+
+// await is fetch's and refetch's end: with k.mu held (it unlocks it), it joins the fetch
+// running or starts one, and waits for it.
+func (k *keySet) await(ctx context.Context) error {
 	c := k.start()
 	if c == nil {
 		err := k.lastErr
