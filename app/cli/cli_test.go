@@ -17,27 +17,10 @@ import (
 	"github.com/idvault/idvault/app/config"
 )
 
-// The in-process helpers are package clitest's, which app/e2e shares.
-var (
-	embedded = clitest.Embedded
-	env      = clitest.Env
-	run      = clitest.Run
-	runWith  = clitest.RunWith
-	runEnv   = clitest.RunEnv
-	initData = clitest.InitData
-
-	runRecords      = clitest.RunRecords
-	exitWithOneUser = clitest.ExitWithOneUser
-	writeFiles      = clitest.WriteFiles
-	oneLine         = clitest.OneLine
-)
-
-type created = clitest.Created
-
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"version"}, {"--version"}} {
-		out, errOut, code := run(t, t.TempDir(), args...)
+		out, errOut, code := clitest.Run(t, t.TempDir(), args...)
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, out, "idvault v1.2.3-test\n", args)
 		require.Contains(t, out, "commit: abc123\n", args)
@@ -64,24 +47,24 @@ func TestReadBuild(t *testing.T) {
 func TestAppCommandsOnTheDataFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	initData(t, dir)
-	out, errOut, code := run(t, dir, "app", "create", "--name", "shop", "--test", "--json")
+	clitest.InitData(t, dir)
+	out, errOut, code := clitest.Run(t, dir, "app", "create", "--name", "shop", "--test", "--json")
 	require.Equal(t, 0, code, errOut)
-	var c created
+	var c clitest.Created
 	require.NoError(t, json.Unmarshal([]byte(out), &c))
 	require.True(t, c.App.Test)
 	require.Len(t, c.AppSecret, 88, "64-byte secret in base64")
 	require.GreaterOrEqual(t, len(c.AuthToken), 43, "at least 32 random bytes")
 
 	for _, args := range [][]string{{"app", "list"}, {"app", "list", "--json"}, {"app", "show", c.App.ID}, {"app", "show", "--json", c.App.ID}} {
-		out, errOut, code := run(t, dir, args...)
+		out, errOut, code := clitest.Run(t, dir, args...)
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
 		require.Contains(t, out, c.App.ID)
 		require.NotContains(t, out, c.AppSecret, "%v shows the secret", args)
 		require.NotContains(t, out, c.AuthToken, "%v shows the token", args)
 	}
 
-	out, _, code = run(t, dir, "app", "rotate-token", c.App.ID, "--json")
+	out, _, code = clitest.Run(t, dir, "app", "rotate-token", c.App.ID, "--json")
 	require.Equal(t, 0, code)
 	var rot struct {
 		AuthToken string `json:"auth_token"`
@@ -90,19 +73,19 @@ func TestAppCommandsOnTheDataFile(t *testing.T) {
 	require.NotEmpty(t, rot.AuthToken)
 	require.NotEqual(t, c.AuthToken, rot.AuthToken)
 
-	_, _, code = run(t, dir, "app", "delete", c.App.ID)
+	_, _, code = clitest.Run(t, dir, "app", "delete", c.App.ID)
 	require.Equal(t, 0, code)
-	_, errOut, code = run(t, dir, "app", "show", c.App.ID)
+	_, errOut, code = clitest.Run(t, dir, "app", "show", c.App.ID)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "no app with that ID")
-	_, errOut, code = run(t, dir, "app", "show", "not-an-id")
+	_, errOut, code = clitest.Run(t, dir, "app", "show", "not-an-id")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "not an app ID")
-	_, errOut, code = run(t, dir, "app", "delete", c.AppSecret) // the secret pasted for the ID
+	_, errOut, code = clitest.Run(t, dir, "app", "delete", c.AppSecret) // the secret pasted for the ID
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "not an app ID")
 	require.NotContains(t, errOut, c.AppSecret, "an argument that is not an app ID is not quoted")
-	_, errOut, code = run(t, dir, "app", "create")
+	_, errOut, code = clitest.Run(t, dir, "app", "create")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--name is required")
 }
@@ -110,8 +93,8 @@ func TestAppCommandsOnTheDataFile(t *testing.T) {
 func TestHumanOutputOfCreateShowsSecretsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	initData(t, dir)
-	out, _, code := run(t, dir, "app", "create", "--name", "human")
+	clitest.InitData(t, dir)
+	out, _, code := clitest.Run(t, dir, "app", "create", "--name", "human")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "app secret:")
 	require.Contains(t, out, "auth token:")
@@ -121,7 +104,7 @@ func TestHumanOutputOfCreateShowsSecretsOnce(t *testing.T) {
 func TestConfigCheck(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	out, _, code := run(t, dir, "config", "check")
+	out, _, code := clitest.Run(t, dir, "config", "check")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "configuration OK")
 	require.Contains(t, out, "server.listen = 127.0.0.1:8080")
@@ -129,7 +112,7 @@ func TestConfigCheck(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("log:\n  level: loud\nmail:\n  host: smtp.example.com\n  from: a@example.com\n  port: -1\n  username: u\n  password: p4ssw0rd-secret\n"), 0o600))
-	out, _, code = run(t, dir, "config", "check", "--config", bad)
+	out, _, code = clitest.Run(t, dir, "config", "check", "--config", bad)
 	require.Equal(t, 3, code)
 	require.Contains(t, out, "# profile: file "+bad)
 	require.Contains(t, out, "fakeauth.enabled = false")
@@ -146,21 +129,21 @@ func TestConfigCheck(t *testing.T) {
 func TestHugeFilesAreRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	_, errOut, code := run(t, dir, "config", "check", "--config", "/dev/zero")
+	_, errOut, code := clitest.Run(t, dir, "config", "check", "--config", "/dev/zero")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "config: read /dev/zero: file too large")
 	require.Equal(t, 1, strings.Count(errOut, "/dev/zero"), "the path is named once: %s", errOut)
 
 	big := filepath.Join(dir, "big.yaml")
 	require.NoError(t, os.WriteFile(big, append([]byte("log:\n  level: info\n# "), make([]byte, config.MaxFileSize)...), 0o600))
-	_, errOut, code = run(t, dir, "config", "check", "--config", big)
+	_, errOut, code = clitest.Run(t, dir, "config", "check", "--config", big)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "over 4194304 bytes")
 
-	initData(t, dir)
-	e := env(dir)
+	clitest.InitData(t, dir)
+	e := clitest.Env(dir)
 	e.Environ = append(e.Environ, "IDVAULT_STORE__KEY_FILE=/dev/zero")
-	_, errOut, code = runWith(context.Background(), t, e, "backup", "--out", filepath.Join(dir, "b.db"))
+	_, errOut, code = clitest.RunWith(context.Background(), t, e, "backup", "--out", filepath.Join(dir, "b.db"))
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "master key: read /dev/zero: file too large")
 	require.Equal(t, 1, strings.Count(errOut, "/dev/zero"), "the path is named once: %s", errOut)
@@ -171,7 +154,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("server:\n  listen: 0.0.0.0:0\nfakeauth:\n  enabled: true\nverification:\n  enabled: false\n"), 0o600))
-	_, errOut, code := run(t, dir, "serve", "--config", bad)
+	_, errOut, code := clitest.Run(t, dir, "serve", "--config", bad)
 	require.Equal(t, 3, code)
 	require.Contains(t, errOut, "fakeauth.enabled")
 }
@@ -179,15 +162,15 @@ func TestServeRefusesBadConfig(t *testing.T) {
 func TestBackupOfflineWritesAVerifiedCopy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	initData(t, dir)
-	_, _, code := run(t, dir, "app", "create", "--name", "a")
+	clitest.InitData(t, dir)
+	_, _, code := clitest.Run(t, dir, "app", "create", "--name", "a")
 	require.Equal(t, 0, code)
 	out := filepath.Join(dir, "backup.db")
-	stdout, errOut, code := run(t, dir, "backup", "--out", out)
+	stdout, errOut, code := clitest.Run(t, dir, "backup", "--out", out)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, stdout, "backup written")
 	// The copy is a working data file: the app is there when opened as the data file.
-	list, _, code := run(t, dir, "app", "list", "--data", out)
+	list, _, code := clitest.Run(t, dir, "app", "list", "--data", out)
 	require.Equal(t, 0, code)
 	require.Contains(t, list, "a")
 }
@@ -197,7 +180,7 @@ func TestConfigCheckHidesMistypedSecrets(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
 	code := cli.Run(context.Background(), []string{"config", "check"}, &out, &errb, cli.Env{
-		Embedded: embedded(t),
+		Embedded: clitest.Embedded(t),
 		Environ:  []string{"IDVAULT_MAIL__PASSWD=supersecret", "IDVAULT_FAKEAUTH_ENABLED=false"},
 	})
 	require.Equal(t, 3, code)
@@ -213,7 +196,7 @@ func TestAdminTokenFileReadableByOthersIsRefused(t *testing.T) {
 	path := filepath.Join(dir, "admin.token")
 	require.NoError(t, os.WriteFile(path, []byte("0123456789abcdef0123456789abcdef\n"), 0o644))
 	require.NoError(t, os.Chmod(path, 0o644))
-	_, errOut, code := run(t, dir, "serve")
+	_, errOut, code := clitest.Run(t, dir, "serve")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "readable by group or others")
 	require.Contains(t, errOut, "chmod 600")
@@ -235,10 +218,10 @@ func TestAdminTokenFileHoldsAUsableToken(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 		// A server that starts anyway stops once ready, so the test fails rather than hangs.
 		ctx, cancel := context.WithCancel(context.Background())
-		e := env(dir)
+		e := clitest.Env(dir)
 		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
 		e.Ready = func(string) { cancel() }
-		_, errOut, code := runWith(ctx, t, e, "serve")
+		_, errOut, code := clitest.RunWith(ctx, t, e, "serve")
 		cancel()
 		require.Equal(t, 1, code, name)
 		require.Contains(t, errOut, "admin token file "+path, name)
@@ -262,10 +245,10 @@ func TestEmptyFlagValuesAreRefused(t *testing.T) {
 	} {
 		// A server that starts anyway stops once ready, so the test fails rather than hangs.
 		ctx, cancel := context.WithCancel(context.Background())
-		e := env(dir)
+		e := clitest.Env(dir)
 		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
 		e.Ready = func(string) { cancel() }
-		_, errOut, code := runWith(ctx, t, e, args...)
+		_, errOut, code := clitest.RunWith(ctx, t, e, args...)
 		cancel()
 		require.Equal(t, 2, code, "%q", args)
 		require.Contains(t, errOut, "is given an empty value", "%q", args)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
 
 // Only serve creates a data file: every other command run where there is none refuses, names
@@ -22,7 +24,7 @@ func TestCommandsOtherThanServeRefuseAMissingDataFile(t *testing.T) {
 		{"app", "list"}, {"app", "create", "--name", "x"}, {"app", "show", id}, {"app", "rotate-token", id},
 		{"app", "delete", "--yes", id}, {"backup", "--out", filepath.Join(dir, "b.db")},
 	} {
-		out, errOut, code := run(t, dir, args...)
+		out, errOut, code := clitest.Run(t, dir, args...)
 		require.Equal(t, 1, code, "%v", args)
 		require.Empty(t, out, "%v", args)
 		require.Contains(t, errOut, "no data file at "+filepath.Join(dir, "idvault.db"), "%v", args)
@@ -40,9 +42,9 @@ func TestCommandsOtherThanServeRefuseAMissingDataFile(t *testing.T) {
 func TestMissingMasterKeyIsRefusedNotRecreated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	initData(t, dir)
+	clitest.InitData(t, dir)
 	require.NoError(t, os.Rename(filepath.Join(dir, "master.key"), filepath.Join(dir, "master.key.moved")))
-	_, errOut, code := run(t, dir, "app", "list")
+	_, errOut, code := clitest.Run(t, dir, "app", "list")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "no master key at "+filepath.Join(dir, "master.key"))
 	require.Contains(t, errOut, "the data file "+filepath.Join(dir, "idvault.db")+" cannot be read", "both files are named, as serve names them")
@@ -68,7 +70,7 @@ func TestDataThatIsNoDataFileIsNamedAsSuch(t *testing.T) {
 		require.NoError(t, os.Mkdir(sub, 0o700))
 		for path, want := range map[string]string{config: config + " is not an idvault data file", sub: sub + " is a directory"} {
 			for _, args := range [][]string{{"app", "list"}, {"backup", "--out", filepath.Join(dir, "b.db")}} {
-				_, errOut, code := run(t, dir, append(args, "--data", path)...)
+				_, errOut, code := clitest.Run(t, dir, append(args, "--data", path)...)
 				require.Equal(t, 1, code, "%v %s", args, path)
 				require.Contains(t, errOut, want, "%v (key beside: %v)", args, withKey)
 				require.NotContains(t, errOut, "no master key", "%v", args)
@@ -90,18 +92,18 @@ func TestDataThatIsNoDataFileIsNamedAsSuch(t *testing.T) {
 func TestServeRefusesADataFileWithoutItsMasterKey(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	initData(t, dir)
-	_, _, code := run(t, dir, "app", "create", "--name", "kept")
+	clitest.InitData(t, dir)
+	_, _, code := clitest.Run(t, dir, "app", "create", "--name", "kept")
 	require.Equal(t, 0, code)
 	key := filepath.Join(dir, "master.key")
 	require.NoError(t, os.Rename(key, key+".moved"))
 	serve := func() (string, int) { // a server that starts stops at once (and the test fails)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		e := env(dir)
+		e := clitest.Env(dir)
 		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
 		e.Ready = func(string) { cancel() }
-		_, errOut, code := runWith(ctx, t, e, "serve")
+		_, errOut, code := clitest.RunWith(ctx, t, e, "serve")
 		return errOut, code
 	}
 	errOut, code := serve()
@@ -115,13 +117,13 @@ func TestServeRefusesADataFileWithoutItsMasterKey(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "the master key does not open this data file")
 	require.Contains(t, errOut, "the key file given: "+key)
-	_, errOut, code = run(t, dir, "app", "list")
+	_, errOut, code = clitest.Run(t, dir, "app", "list")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "the master key does not open this data file")
 	require.Contains(t, errOut, "the key file given: "+key)
 
 	require.NoError(t, os.Rename(key+".moved", key))
-	out, errOut, code := run(t, dir, "app", "list")
+	out, errOut, code := clitest.Run(t, dir, "app", "list")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "kept", "the right key still opens everything")
 }

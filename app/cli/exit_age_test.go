@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -65,7 +66,7 @@ func ageOpen(t *testing.T, bin, key string, data []byte) []byte {
 func TestExitDecryptToAge(t *testing.T) {
 	t.Parallel()
 	ageBin := apptest.AgeCommand(t)
-	db, who, url := exitWithOneUser(t)
+	db, who, url := clitest.ExitWithOneUser(t)
 	dir := t.TempDir()
 	recipient, key := ageKey(t, dir)
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
@@ -79,7 +80,7 @@ func TestExitDecryptToAge(t *testing.T) {
 		want[name] = clear
 	}
 
-	_, errOut, code := runRecords(t, "", "exit", "decrypt", "--url", url, "--in", in, "--out", out, "--age-recipient", recipient)
+	_, errOut, code := clitest.RunRecords(t, "", "exit", "decrypt", "--url", url, "--in", in, "--out", out, "--age-recipient", recipient)
 	require.Equal(t, 0, code, errOut)
 	var names []string
 	require.NoError(t, filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
@@ -96,7 +97,7 @@ func TestExitDecryptToAge(t *testing.T) {
 		require.False(t, bytes.Contains(sealed, clear[:40]), "no clear text in the age file")
 		require.Equal(t, clear, ageOpen(t, ageBin, key, sealed), name)
 	}
-	_, errOut, code = runRecords(t, "", "exit", "decrypt", "--url", url, "--in", in, "--out", out, "--age-recipient", recipient)
+	_, errOut, code = clitest.RunRecords(t, "", "exit", "decrypt", "--url", url, "--in", in, "--out", out, "--age-recipient", recipient)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "2 already done", "a rerun skips the age files already written")
 
@@ -113,7 +114,7 @@ func TestExitDecryptToAge(t *testing.T) {
 		return base64.StdEncoding.EncodeToString(ct)
 	}
 	records := "id,secret\n1," + enc("first secret") + "\n2,\n3," + enc("third, with comma") + "\n"
-	stdout, errOut, code := runRecords(t, records, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv",
+	stdout, errOut, code := clitest.RunRecords(t, records, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv",
 		"--field", "secret", "--age-recipients-file", recipients)
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, stdout, "first secret")
@@ -132,9 +133,9 @@ func TestExitDecryptToAge(t *testing.T) {
 		"bad recipient":                {"--age-recipient", "age1notakey"},
 		"clear encoding other than 64": {"--age-recipient", recipient, "--clear-encoding", "text"},
 	} {
-		_, errOut, code := runRecords(t, records, append([]string{"exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "secret"}, args...)...)
+		_, errOut, code := clitest.RunRecords(t, records, append([]string{"exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "secret"}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
 	}
-	_, errOut, code = runRecords(t, "", "exit", "decrypt", "--url", url, "--in", in, "--out", filepath.Join(dir, "out2"), "--age-recipients-file", filepath.Join(dir, "none.txt"))
+	_, errOut, code = clitest.RunRecords(t, "", "exit", "decrypt", "--url", url, "--in", in, "--out", filepath.Join(dir, "out2"), "--age-recipients-file", filepath.Join(dir, "none.txt"))
 	require.Equal(t, 2, code, errOut)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitclient/audit"
 	"github.com/idvault/idvault/app/exitserver"
@@ -40,13 +41,13 @@ func TestExitAuditCommand(t *testing.T) {
 	users := filepath.Join(dir, "users.txt") // as a Windows editor saves it: a BOM, CRLF
 	require.NoError(t, os.WriteFile(users, []byte("\xef\xbb\xbfbob@example.com\r\n\nalice@example.com\n"), 0o600))
 
-	out, errOut, code := runRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--users", users)
+	out, errOut, code := clitest.RunRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--users", users)
 	require.Equal(t, 1, code, "missing items: %s", errOut)
 	require.Contains(t, out, "total 4: reachable 1, missing 2, invalid 1")
 	require.Contains(t, out, "bob@example.com (user ID "+base64.StdEncoding.EncodeToString(bobID)+") would open 2 more")
 	require.Contains(t, out, "junk.txt: unknown format 104")
 
-	out, errOut, code = runRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--users", users, "--json")
+	out, errOut, code = clitest.RunRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--users", users, "--json")
 	require.Equal(t, 1, code, errOut)
 	var rep struct {
 		Summary       audit.Summary     `json:"summary"`
@@ -65,7 +66,7 @@ func TestExitAuditCommand(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(in, "junk.txt")))
 	_, err = exitclient.New(url, "").Import(context.Background(), []exitclient.Identity{{Value: bob, Line: 1}}, exitclient.ImportOptions{})
 	require.NoError(t, err)
-	out, errOut, code = runRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--json")
+	out, errOut, code = clitest.RunRecords(t, "", "exit", "audit", "--url", url, "--in", in, "--json")
 	require.Equal(t, 0, code, errOut)
 	require.JSONEq(t, `{"summary": {"total": 3, "reachable": 3, "missing": 0, "invalid": 0}, "missing_by_user": [], "items": []}`, out)
 
@@ -74,7 +75,7 @@ func TestExitAuditCommand(t *testing.T) {
 		"records without field":  {"--in", users},
 		"no such input":          {"--in", filepath.Join(dir, "nope")},
 	} {
-		_, errOut, code := runRecords(t, "", append([]string{"exit", "audit", "--url", url}, args...)...)
+		_, errOut, code := clitest.RunRecords(t, "", append([]string{"exit", "audit", "--url", url}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
 	}
 }

@@ -28,7 +28,7 @@ func TestExitClientsConfigErrors(t *testing.T) {
 	port := strings.TrimPrefix(url, "http://127.0.0.1:")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
-	writeFiles(t, in, 30)
+	clitest.WriteFiles(t, in, 30)
 	ids := filepath.Join(dir, "ids.txt")
 	require.NoError(t, os.WriteFile(ids, []byte("fake-identity-00\nfake-identity-01\n"), 0o600))
 	env := []string{"IDVAULT_EXIT__TOKEN=the-wrong-token-0123"}
@@ -47,14 +47,14 @@ func TestExitClientsConfigErrors(t *testing.T) {
 		stdout, errOut, code := runExit(context.Background(), t, nil, tc.env, nil, "exit", "decrypt", "--url", tc.url, "--in", in, "--out", out)
 		require.Equal(t, 2, code, "%s: %s %s", name, stdout, errOut)
 		require.Empty(t, stdout, name)
-		oneLine(t, errOut)
+		clitest.OneLine(t, errOut)
 		require.Contains(t, errOut, tc.want, name)
 		require.NotContains(t, errOut, "the-wrong-token", name)
 		require.NoDirExists(t, out, "%s: nothing written", name)
 
 		stdout, errOut, code = runExit(context.Background(), t, nil, tc.env, nil, "exit", "import", "--url", tc.url, ids)
 		require.Equal(t, 2, code, "%s: %s %s", name, stdout, errOut)
-		oneLine(t, errOut)
+		clitest.OneLine(t, errOut)
 		require.Contains(t, errOut, tc.want, name)
 	}
 	for _, id := range []string{"fake-identity-00", "fake-identity-01"} {
@@ -66,7 +66,7 @@ func TestExitClientsConfigErrors(t *testing.T) {
 	require.NoError(t, os.Symlink(in, link))
 	_, errOut, code := runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", url, "--in", in, "--out", filepath.Join(link, "clear"))
 	require.Equal(t, 2, code, errOut)
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, "is inside --in")
 	require.NoDirExists(t, filepath.Join(in, "clear"))
 }
@@ -79,7 +79,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	srv := apptest.DyingExit(t, 4)
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	writeFiles(t, in, 80)
+	clitest.WriteFiles(t, in, 80)
 
 	run := func(out string) (string, string, int) {
 		type result struct {
@@ -102,7 +102,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	stdout, errOut, code := run(out)
 	require.Equal(t, 1, code, "%s %s", stdout, errOut)
 	require.Empty(t, stdout, "no file is reported failed for the server's sake")
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, "stopped: no request to the exit server at "+srv.URL+" succeeded for")
 	require.Contains(t, errOut, "80 files: ")
 	require.Contains(t, errOut, "rerun to continue")
@@ -112,7 +112,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	fresh := filepath.Join(dir, "fresh")
 	stdout, errOut, code = run(fresh)
 	require.Equal(t, 1, code, "%s %s", stdout, errOut)
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, srv.URL)
 	require.Contains(t, errOut, "nothing decrypted")
 	require.NoDirExists(t, fresh)
@@ -121,7 +121,7 @@ func TestExitDecryptDeadServer(t *testing.T) {
 	require.NoError(t, os.WriteFile(ids, []byte("fake-identity-00\n"), 0o600))
 	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", srv.URL, "--retry-budget", "200ms", ids)
 	require.Equal(t, 1, code, errOut)
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, srv.URL)
 }
 
@@ -133,7 +133,7 @@ func TestExitDecryptInterrupted(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	writeFiles(t, in, 6)
+	clitest.WriteFiles(t, in, 6)
 	srv := clitest.HangingDecrypt(t, 2)
 	go clitest.CancelWhenPart(out, srv.Hung, cancel)
 	stdout, errOut, code := runExit(ctx, t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
@@ -156,7 +156,7 @@ func TestExitDecryptInterrupted(t *testing.T) {
 	require.NoError(t, os.WriteFile(ids, []byte("fake-identity-00\n"), 0o600))
 	_, errOut, code = runExit(ctx, t, nil, nil, nil, "exit", "import", "--url", imp.URL, ids)
 	require.Equal(t, 130, code, errOut)
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, "interrupted: 0 of 1 identities handled")
 	require.NotContains(t, errOut, "context")
 }
@@ -215,7 +215,7 @@ func TestExitImportBareLines(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(ids[0]+"\n"+strings.Repeat("A", 2<<20)+"\n"), 0o600))
 	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "import", "--url", url, bad)
 	require.Equal(t, 1, code, errOut)
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, "line 2: longer than 65536 bytes")
 	require.NotContains(t, errOut, "token too long")
 
@@ -252,7 +252,7 @@ func TestExitDecryptCaseFoldedNames(t *testing.T) {
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, `"A.bin" and "a.bin"`)
 	require.Contains(t, errOut, "--exact-names")
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.NoDirExists(t, out)
 
 	_, errOut, code = runExit(context.Background(), t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--exact-names")

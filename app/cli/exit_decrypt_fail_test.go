@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/cli"
 )
 
@@ -27,13 +28,13 @@ func TestExitDecryptFailureListOnAFullDisk(t *testing.T) {
 	}, nil)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
-	writeFiles(t, in, 3)
+	clitest.WriteFiles(t, in, 3)
 	stdout, err := os.Create(filepath.Join(mnt, "failures.txt"))
 	require.NoError(t, err)
 	defer stdout.Close()
 	var errb bytes.Buffer
 	code := cli.Run(context.Background(), []string{"exit", "decrypt", "--url", srv.URL, "--in", in, "--out", filepath.Join(dir, "out")},
-		stdout, &errb, cli.Env{Embedded: embedded(t)})
+		stdout, &errb, cli.Env{Embedded: clitest.Embedded(t)})
 	require.Equal(t, 1, code, errb.String())
 	require.Contains(t, errb.String(), "3 failed")
 	require.Contains(t, errb.String(), "the list of the 3 failed files is incomplete")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/exit/pgtest"
 )
 
@@ -22,14 +23,14 @@ func TestExitHelp(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"exit", "--help"}, {"exit", "gen-dump", "--help"}, {"exit", "load-dump", "--help"}} {
-		out, errOut, code := run(t, dir, args...)
+		out, errOut, code := clitest.Run(t, dir, args...)
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
 		require.Contains(t, out, "Usage", "%v", args)
 	}
-	out, _, _ := run(t, dir, "exit", "--help")
+	out, _, _ := clitest.Run(t, dir, "exit", "--help")
 	require.Contains(t, out, "gen-dump")
 	require.Contains(t, out, "load-dump")
-	_, errOut, code := run(t, dir, "exit", "frobnicate")
+	_, errOut, code := clitest.Run(t, dir, "exit", "frobnicate")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unknown subcommand "frobnicate"`)
 }
@@ -47,7 +48,7 @@ func TestGenDumpRejectsBadFlags(t *testing.T) {
 		{[]string{"exit", "gen-dump", "--out", dir, "--app-secret", "c2hvcnQ="}, "64-byte app secret"},
 		{[]string{"exit", "load-dump", dir}, "--db DSN (or IDVAULT_EXIT__DB) and one dump directory"},
 	} {
-		_, errOut, code := run(t, dir, tc.args...)
+		_, errOut, code := clitest.Run(t, dir, tc.args...)
 		require.Equal(t, 2, code, "%v", tc.args)
 		require.Contains(t, errOut, tc.want, "%v", tc.args)
 	}
@@ -59,7 +60,7 @@ func TestGenDumpThenLoadDump(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDB(t)
 	dir := filepath.Join(t.TempDir(), "dump")
-	out, errOut, code := run(t, t.TempDir(), "exit", "gen-dump", "--out", dir, "--users", "5", "--groups", "2",
+	out, errOut, code := clitest.Run(t, t.TempDir(), "exit", "gen-dump", "--out", dir, "--users", "5", "--groups", "2",
 		"--resources", "12", "--formats", "2,9-11", "--decoy-apps", "1", "--seed", "42")
 	require.Equal(t, 0, code, errOut)
 	require.Empty(t, out)
@@ -79,21 +80,21 @@ func TestGenDumpThenLoadDump(t *testing.T) {
 
 	// --app-secret: the same secret gives the same app ID.
 	dir2 := filepath.Join(t.TempDir(), "dump")
-	_, errOut, code = run(t, t.TempDir(), "exit", "gen-dump", "--out", dir2, "--users", "2", "--resources", "3", "--app-secret", app.AppSecret, "--seed", "9")
+	_, errOut, code = clitest.Run(t, t.TempDir(), "exit", "gen-dump", "--out", dir2, "--users", "2", "--resources", "3", "--app-secret", app.AppSecret, "--seed", "9")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "app ID "+app.AppID)
 	_, err = base64.StdEncoding.DecodeString(app.AppSecret)
 	require.NoError(t, err)
 
 	// The DSN from IDVAULT_EXIT__DB, which keeps a password out of the process list.
-	e := env(t.TempDir())
+	e := clitest.Env(t.TempDir())
 	e.Environ = append(e.Environ, "IDVAULT_EXIT__DB="+dsn)
-	_, errOut, code = runWith(context.Background(), t, e, "exit", "load-dump", dir)
+	_, errOut, code = clitest.RunWith(context.Background(), t, e, "exit", "load-dump", dir)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "loaded: 3 files")
 
 	// A second load is refused and says why.
-	_, errOut, code = run(t, t.TempDir(), "exit", "load-dump", dir, "--db", dsn)
+	_, errOut, code = clitest.Run(t, t.TempDir(), "exit", "load-dump", dir, "--db", dsn)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "1_schema.sql line")
 	require.Contains(t, errOut, "already exists")
@@ -111,7 +112,7 @@ func TestGenDumpAppSecretSources(t *testing.T) {
 	appID := func(extra []string, args ...string) string {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "dump")
-		_, errOut, code := runEnv(t, extra, append(append([]string{"exit", "gen-dump", "--out", dir}, small...), args...)...)
+		_, errOut, code := clitest.RunEnv(t, extra, append(append([]string{"exit", "gen-dump", "--out", dir}, small...), args...)...)
 		require.Equal(t, 0, code, errOut)
 		require.NotContains(t, errOut, secret)
 		for _, f := range []string{"app.json", "identities.jsonl", "2_data.sql", "manifest.jsonl", "SHA256SUMS"} {
@@ -153,7 +154,7 @@ func TestGenDumpAppSecretSources(t *testing.T) {
 		{[]string{"IDVAULT_APP_SECRET=" + secret[:20]}, nil, "IDVAULT_APP_SECRET must be the base64 of a 64-byte app secret"},
 	} {
 		dir := filepath.Join(t.TempDir(), "dump")
-		_, errOut, code := runEnv(t, tc.extra, append(append([]string{"exit", "gen-dump", "--out", dir}, small...), tc.args...)...)
+		_, errOut, code := clitest.RunEnv(t, tc.extra, append(append([]string{"exit", "gen-dump", "--out", dir}, small...), tc.args...)...)
 		require.Equal(t, 2, code, "%v %v", tc.extra, tc.args)
 		require.Contains(t, errOut, tc.want)
 		require.NotContains(t, errOut, secret[:20])
@@ -168,7 +169,7 @@ func TestLoadDumpRefusesAHostileDump(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDB(t)
 	dir := filepath.Join(t.TempDir(), "dump")
-	_, errOut, code := run(t, t.TempDir(), "exit", "gen-dump", "--out", dir, "--users", "2", "--resources", "2")
+	_, errOut, code := clitest.Run(t, t.TempDir(), "exit", "gen-dump", "--out", dir, "--users", "2", "--resources", "2")
 	require.Equal(t, 0, code, errOut)
 	marker := filepath.Join(os.TempDir(), "idvault-load-dump-hostile-"+strconv.Itoa(os.Getpid()))
 	t.Cleanup(func() { _ = os.Remove(marker) })
@@ -178,7 +179,7 @@ func TestLoadDumpRefusesAHostileDump(t *testing.T) {
 	line := strings.Count(string(b), "\n") + 1
 	require.NoError(t, os.WriteFile(path, append(b, "COPY (SELECT 1) TO PROGRAM 'touch "+marker+"';\n"...), 0o600))
 
-	_, errOut, code = run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
+	_, errOut, code = clitest.Run(t, t.TempDir(), "exit", "load-dump", "--db", dsn, dir)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "3_indexes.sql line "+strconv.Itoa(line)+": statement refused: COPY of a query")
 	require.Contains(t, errOut, "nothing was run")

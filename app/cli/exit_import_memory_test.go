@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
 
 // `exit import` of a large identities file keeps a few batches in memory, not the file, whose
@@ -101,7 +102,7 @@ func TestExitImportInterruptedMidFile(t *testing.T) {
 	})
 	_, errOut, code := runExit(ctx, t, nil, nil, nil, "exit", "import", "--url", srv.URL, "--batch", "2", "--parallel", "1", file)
 	require.Equal(t, 130, code, errOut)
-	oneLine(t, errOut)
+	clitest.OneLine(t, errOut)
 	require.Contains(t, errOut, "interrupted: ")
 	require.Contains(t, errOut, "of 50 identities handled")
 	require.NotContains(t, errOut, "changed while")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 )
 
@@ -17,7 +18,7 @@ import (
 // is complete. With --key each line names the record's key too.
 func TestExitDecryptRecordsErrorsFileIsSafe(t *testing.T) {
 	t.Parallel()
-	_, _, url := exitWithOneUser(t)
+	_, _, url := clitest.ExitWithOneUser(t)
 	dir := t.TempDir()
 	shared := filepath.Join(dir, "shared")
 	require.NoError(t, os.Mkdir(shared, 0o777))
@@ -31,7 +32,7 @@ func TestExitDecryptRecordsErrorsFileIsSafe(t *testing.T) {
 
 	link := filepath.Join(shared, "errors.jsonl")
 	require.NoError(t, os.Symlink(target, link))
-	out, errOut, code := runRecords(t, "", args(link)...)
+	out, errOut, code := clitest.RunRecords(t, "", args(link)...)
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "--errors")
 	require.Contains(t, errOut, link)
@@ -44,7 +45,7 @@ func TestExitDecryptRecordsErrorsFileIsSafe(t *testing.T) {
 	// A symlink at the part file's name is not followed either.
 	require.NoError(t, os.Remove(link))
 	require.NoError(t, os.Symlink(target, link+outfiles.PartSuffix))
-	out, errOut, code = runRecords(t, "", args(link)...)
+	out, errOut, code = clitest.RunRecords(t, "", args(link)...)
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "refusing to write")
 	require.Contains(t, errOut, "errors.jsonl"+outfiles.PartSuffix)
@@ -58,7 +59,7 @@ func TestExitDecryptRecordsErrorsFileIsSafe(t *testing.T) {
 	// A file planted world-writable: the run's list replaces it, 0600.
 	require.NoError(t, os.WriteFile(link, []byte("planted\n"), 0o666))
 	require.NoError(t, os.Chmod(link, 0o666))
-	out, errOut, code = runRecords(t, "", args(link)...)
+	out, errOut, code = clitest.RunRecords(t, "", args(link)...)
 	require.Equal(t, 1, code, errOut)
 	require.Equal(t, "id,v\n41,not base64!\n42,\n", out)
 	st, err := os.Lstat(link)

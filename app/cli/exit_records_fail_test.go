@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/encryption"
@@ -33,7 +34,7 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 	in, out, errs := filepath.Join(dir, "in.csv"), filepath.Join(dir, "out.csv"), filepath.Join(mnt, "errors.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte("id,v\n1,not base64!\n2,nor this!\n"), 0o600))
 
-	_, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", out, "--field", "v", "--errors", errs)
+	_, errOut, code := clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", out, "--field", "v", "--errors", errs)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "write errors: ")
 	require.Contains(t, errOut, "no space left on device")
@@ -43,7 +44,7 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 
 	// To standard output, the records are all out already: the message says so, and the stop
 	// line after them makes a loader refuse the whole (the failures it holds are not listed).
-	stdout, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", "-", "--field", "v", "--errors", errs)
+	stdout, errOut, code := clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", srv.URL, "--in", in, "--out", "-", "--field", "v", "--errors", errs)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "no space left on device")
 	require.Contains(t, errOut, "every record read was written to standard output, then the stop line")
@@ -57,7 +58,7 @@ func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
 // Nothing is written; a rerun on the finished file decrypts it all.
 func TestExitDecryptRecordsInputChanged(t *testing.T) {
 	t.Parallel()
-	db, who, real := exitWithOneUser(t)
+	db, who, real := clitest.ExitWithOneUser(t)
 	enc := func(clear string) string {
 		ct, err := db.Encrypt(who, encryption.V10, []byte(clear), encryption.EncryptOptions{})
 		require.NoError(t, err)
@@ -69,12 +70,12 @@ func TestExitDecryptRecordsInputChanged(t *testing.T) {
 
 	// The exporter is still writing: the second line lands while the first batch is decrypted.
 	srv := appendOnFirst(t, real, "/v1/decrypt-batch", in, "2,"+enc("two")+"\n")
-	_, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", srv, "--in", in, "--out", out, "--field", "v")
+	_, errOut, code := clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", srv, "--in", in, "--out", out, "--field", "v")
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "changed while it was being read")
 	require.NoFileExists(t, out)
 
-	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", srv, "--in", in, "--out", out, "--field", "v")
+	_, errOut, code = clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", srv, "--in", in, "--out", out, "--field", "v")
 	require.Equal(t, 0, code, errOut)
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func appendOnFirst(t *testing.T, real, route, path, line string) string {
 // counts of neither version of the file.
 func TestExitAuditRecordsInputChanged(t *testing.T) {
 	t.Parallel()
-	db, who, real := exitWithOneUser(t)
+	db, who, real := clitest.ExitWithOneUser(t)
 	ct, err := db.Encrypt(who, encryption.V10, []byte("one"), encryption.EncryptOptions{})
 	require.NoError(t, err)
 	in := filepath.Join(t.TempDir(), "in.jsonl")
@@ -118,10 +119,10 @@ func TestExitAuditRecordsInputChanged(t *testing.T) {
 	require.NoError(t, os.WriteFile(in, []byte(line), 0o600))
 	srv := appendOnFirst(t, real, "/v1/audit", in, line)
 
-	_, errOut, code := runRecords(t, "", "exit", "audit", "--url", srv, "--in", in, "--field", "v")
+	_, errOut, code := clitest.RunRecords(t, "", "exit", "audit", "--url", srv, "--in", in, "--field", "v")
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "changed while it was being read")
-	out, errOut, code := runRecords(t, "", "exit", "audit", "--url", srv, "--in", in, "--field", "v")
+	out, errOut, code := clitest.RunRecords(t, "", "exit", "audit", "--url", srv, "--in", in, "--field", "v")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "total 2: reachable 2")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/app/exitserver"
@@ -27,7 +28,7 @@ import (
 // file appears only once complete.
 func TestExitDecryptRecordsCommand(t *testing.T) {
 	t.Parallel()
-	db, who, url := exitWithOneUser(t)
+	db, who, url := clitest.ExitWithOneUser(t)
 	stranger, _ := db.AddUser()
 	enc := func(identity, clear string) string {
 		ct, err := db.Encrypt(identity, encryption.V10, []byte(clear), encryption.EncryptOptions{})
@@ -35,7 +36,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		return base64.StdEncoding.EncodeToString(ct)
 	}
 	good := "id,email\n1," + enc(who, "a@example.com") + "\n2,\n"
-	out, errOut, code := runRecords(t, good, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "email")
+	out, errOut, code := clitest.RunRecords(t, good, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "email")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "id,email\n1,a@example.com\n2,\n", out)
 	require.Contains(t, errOut, "2 records: 1 fields decrypted, 1 empty or null, 0 failed")
@@ -44,7 +45,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	in, dst, errs := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "errors.jsonl")
 	notMine := enc(stranger, "hidden")
 	require.NoError(t, os.WriteFile(in, []byte(`{"e":"`+enc(who, "x")+`"}`+"\n"+`{"e":"`+notMine+`"}`+"\n"), 0o600))
-	out, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", dst, "--field", "e", "--errors", errs)
+	out, errOut, code = clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", dst, "--field", "e", "--errors", errs)
 	require.Equal(t, 1, code, "a failed field: %s %s", out, errOut)
 	got, err := os.ReadFile(dst)
 	require.NoError(t, err)
@@ -61,7 +62,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	// Without --errors, or with --errors - ("-" is a standard stream, as for --in and --out,
 	// not a file named "-"), the failures go to standard error, as the same JSON lines.
 	for _, args := range [][]string{{}, {"--errors", "-"}} {
-		_, errOut, code = runRecords(t, "", append([]string{"exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e"}, args...)...)
+		_, errOut, code = clitest.RunRecords(t, "", append([]string{"exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "e"}, args...)...)
 		require.Equal(t, 1, code)
 		require.Contains(t, errOut, `{"record":2,"field":"e","code":"key_not_found"`, args)
 	}
@@ -70,7 +71,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 	// temporary file.
 	// A refused token is found by the probe, before anything is written: exit 2.
 	locked, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{Token: "right-token-0123456789"}))
-	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", locked, "--token", "wrong", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
+	_, errOut, code = clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", locked, "--token", "wrong", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
 	require.Equal(t, 2, code, "a refused token is a configuration error: %s", errOut)
 	require.Contains(t, errOut, "refused the token")
 
@@ -86,7 +87,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error": {"status": 503, "code": "database_unavailable", "message": "down", "trace_id": "t"}}`))
 	}))
 	defer down.Close()
-	_, errOut, code = runRecords(t, "", "exit", "decrypt-records", "--url", down.URL, "--retry-budget", "300ms", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
+	_, errOut, code = clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", down.URL, "--retry-budget", "300ms", "--in", in, "--out", filepath.Join(dir, "none.jsonl"), "--field", "e")
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, "stopped")
 	require.Contains(t, errOut, "no output file written")
@@ -108,7 +109,7 @@ func TestExitDecryptRecordsCommand(t *testing.T) {
 		"output a directory":     {"--in", in, "--out", dir, "--field", "e"},
 		"output a symlink":       {"--in", in, "--out", filepath.Join(dir, "link.jsonl"), "--field", "e"},
 	} {
-		_, errOut, code := runRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
+		_, errOut, code := clitest.RunRecords(t, "a,b\n1,2\n", append([]string{"exit", "decrypt-records", "--url", url}, args...)...)
 		require.Equal(t, 2, code, "%s: %s", name, errOut)
 	}
 	kept, err := os.ReadFile(in)
@@ -137,7 +138,7 @@ func TestExitDecryptRecordsNoRecord(t *testing.T) {
 	} {
 		in, dst := filepath.Join(dir, tc.name), filepath.Join(dir, "out-"+tc.name)
 		require.NoError(t, os.WriteFile(in, []byte(tc.content), 0o600))
-		out, errOut, code := runRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", dst, "--format", tc.format, "--field", "email")
+		out, errOut, code := clitest.RunRecords(t, "", "exit", "decrypt-records", "--url", url, "--in", in, "--out", dst, "--format", tc.format, "--field", "email")
 		require.Equal(t, 1, code, "%s: %s", tc.name, errOut)
 		require.Contains(t, errOut, strconv.Quote(in)+" holds no record", tc.name)
 		require.Contains(t, errOut, "nothing written", tc.name)
@@ -145,13 +146,13 @@ func TestExitDecryptRecordsNoRecord(t *testing.T) {
 		require.NoFileExists(t, dst, tc.name)
 		require.NoFileExists(t, dst+outfiles.PartSuffix, tc.name)
 
-		out, errOut, code = runRecords(t, tc.content, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", tc.format, "--field", "email")
+		out, errOut, code = clitest.RunRecords(t, tc.content, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", tc.format, "--field", "email")
 		require.Equal(t, 1, code, "%s on standard input: %s", tc.name, errOut)
 		require.Contains(t, errOut, "standard input holds no record", tc.name)
 		require.Empty(t, out, "%s: nothing reaches standard output", tc.name)
 	}
 	for _, header := range []string{"id,email\r\n", "id,email\n\n\n"} {
-		out, errOut, code := runRecords(t, header, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "email")
+		out, errOut, code := clitest.RunRecords(t, header, "exit", "decrypt-records", "--url", url, "--in", "-", "--out", "-", "--format", "csv", "--field", "email")
 		require.Equal(t, 0, code, errOut)
 		require.Equal(t, header, out, "an empty table's header goes through byte for byte")
 		require.Contains(t, errOut, "0 records")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/cli"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/exitserver"
@@ -27,7 +28,7 @@ var testAppID = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 // runExit runs the program in-process with a fake exit database; ready gets the address.
 func runExit(ctx context.Context, t *testing.T, db *exitfake.DB, environ []string, ready func(string), args ...string) (string, string, int) {
 	t.Helper()
-	return runWith(ctx, t, cli.Env{
+	return clitest.RunWith(ctx, t, cli.Env{
 		Environ: environ, Ready: ready,
 		OpenExitDB: func(context.Context, config.Exit) (exitserver.DB, func(), error) {
 			return db, func() {}, nil

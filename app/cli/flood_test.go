@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/cli"
 	"github.com/idvault/idvault/app/config"
 	"github.com/idvault/idvault/app/exitserver"
@@ -51,8 +52,8 @@ func TestFloodChild(t *testing.T) {
 	defer stop()
 	dir := os.Getenv(floodDirEnv)
 	require.NotEmpty(t, dir, floodDirEnv)
-	e := env(dir)
-	e.Embedded = embedded(t)
+	e := clitest.Env(dir)
+	e.Embedded = clitest.Embedded(t)
 	e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
 	for _, kv := range os.Environ() { // the parent's exit settings, if any
 		if strings.HasPrefix(kv, "IDVAULT_EXIT__") {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
 
 // `idvault init --dir` refuses a directory another account could write to, or that another user
@@ -19,7 +21,7 @@ func TestInitRefusesADirOthersCanChange(t *testing.T) {
 	initIn := func(t *testing.T, etc string, extra ...string) (string, string, int) {
 		t.Helper()
 		args := append([]string{"init", "--dir", etc, "--data", filepath.Join(filepath.Dir(etc), "lib")}, extra...)
-		return run(t, t.TempDir(), args...)
+		return clitest.Run(t, t.TempDir(), args...)
 	}
 	for _, mode := range []os.FileMode{0o770, 0o757, 0o1777} {
 		etc := filepath.Join(t.TempDir(), "etc")
@@ -68,12 +70,12 @@ func TestInitRefusesADirOwnedByAnotherUser(t *testing.T) {
 	require.NoError(t, os.Mkdir(etc, 0o700))
 	require.NoError(t, os.Chown(etc, 65534, 65534))
 	args := []string{"init", "--dir", etc, "--data", filepath.Join(filepath.Dir(etc), "lib")}
-	_, errOut, code := run(t, t.TempDir(), args...)
+	_, errOut, code := clitest.Run(t, t.TempDir(), args...)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "--dir "+etc+" is owned by another user (uid 65534, this is uid 0)")
 	requireEmpty(t, etc)
 
-	out, errOut, code := run(t, t.TempDir(), append(args, "--force-permissions")...)
+	out, errOut, code := clitest.Run(t, t.TempDir(), append(args, "--force-permissions")...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "changed the owner of "+etc+" from uid 65534 to root")
 	st, err := os.Stat(etc)

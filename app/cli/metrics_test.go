@@ -27,7 +27,7 @@ func TestMetricsListenerChecksHostAndWarns(t *testing.T) {
 		metricsAddr := fmt.Sprintf("%s:%d", tc.host, apptest.FreePort(t))
 		scrape := "http://" + strings.Replace(metricsAddr, "0.0.0.0", "127.0.0.1", 1) + "/metrics"
 		ctx, cancel := context.WithCancel(context.Background())
-		e := env(dir)
+		e := clitest.Env(dir)
 		e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false",
 			"IDVAULT_METRICS__LISTEN="+metricsAddr)
 		var rebound, plain int
@@ -44,7 +44,7 @@ func TestMetricsListenerChecksHostAndWarns(t *testing.T) {
 			raw, _ := io.ReadAll(resp.Body)
 			rebound, body = resp.StatusCode, string(raw)
 		}
-		_, errOut, code := runWith(ctx, t, e, "serve")
+		_, errOut, code := clitest.RunWith(ctx, t, e, "serve")
 		require.Equal(t, 0, code, errOut)
 		require.Equal(t, http.StatusOK, plain, metricsAddr)
 		if tc.warn {

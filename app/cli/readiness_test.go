@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/cli"
 	"github.com/idvault/idvault/mail/mailtest"
 )
@@ -29,7 +30,7 @@ func TestHangingSMTPServerDoesNotDelayStartOrReadiness(t *testing.T) {
 	var out, errb bytes.Buffer
 	go func() {
 		done <- cli.Run(ctx, []string{"serve"}, &out, &errb, cli.Env{
-			Embedded: embedded(t), Ready: func(addr string) { ready <- addr },
+			Embedded: clitest.Embedded(t), Ready: func(addr string) { ready <- addr },
 			Environ: []string{
 				"IDVAULT_STORE__PATH=" + filepath.Join(dir, "idvault.db"),
 				"IDVAULT_STORE__KEY_FILE=" + filepath.Join(dir, "master.key"),

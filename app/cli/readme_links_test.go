@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,7 +14,8 @@ import (
 
 // markdownFiles returns every Markdown file of the repository (paths from its root, with
 // slashes): the README and the guides beside the code. Hidden directories, testdata, npm
-// packages and test output are not the repository's documents.
+// packages and test output are not the repository's documents, nor are files git ignores
+// (`make bench` writes bench-exit-table.md at the root) when the tree is a git checkout.
 func markdownFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var docs []string
@@ -33,7 +35,29 @@ func markdownFiles(t *testing.T, root string) []string {
 		}
 		return nil
 	}))
-	return docs
+	return withoutIgnored(root, docs)
+}
+
+// withoutIgnored drops from docs the files git ignores in the checkout at root; docs whole when
+// root is not a checkout or git is missing.
+func withoutIgnored(root string, docs []string) []string {
+	cmd := exec.Command("git", "-C", root, "check-ignore", "--stdin")
+	cmd.Stdin = strings.NewReader(strings.Join(docs, "\n") + "\n")
+	out, err := cmd.Output() // exit 1: none is ignored
+	if err != nil && len(out) == 0 {
+		return docs
+	}
+	ignored := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		ignored[line] = true
+	}
+	var kept []string
+	for _, d := range docs {
+		if !ignored[d] {
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 var (

@@ -10,18 +10,20 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idvault/idvault/app/apptest/clitest"
 )
 
 // serveFails runs `idvault serve` in-process with environ over the embedded profile, expects it
 // to fail, and returns the one line of its error (the last line of stderr).
 func serveFails(t *testing.T, environ []string, args ...string) string {
 	t.Helper()
-	e := env(t.TempDir())
+	e := clitest.Env(t.TempDir())
 	e.Environ = append(e.Environ, environ...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e.Ready = func(string) { t.Error("the server started"); cancel() }
-	_, errOut, code := runWith(ctx, t, e, append([]string{"serve"}, args...)...)
+	_, errOut, code := clitest.RunWith(ctx, t, e, append([]string{"serve"}, args...)...)
 	require.Equal(t, 1, code, errOut)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	return lines[len(lines)-1]
@@ -93,7 +95,7 @@ func TestServeRefusesAMissingDataDirectory(t *testing.T) {
 func TestServeRefusesANewerDataFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	initData(t, dir)
+	clitest.InitData(t, dir)
 	path := filepath.Join(dir, "idvault.db")
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -116,7 +118,7 @@ func TestServeRefusesANewerDataFile(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "no new admin token")
 
 	// The other commands that open the file say the same.
-	_, errOut, code := run(t, dir, "app", "list")
+	_, errOut, code := clitest.Run(t, dir, "app", "list")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "file has 99")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitclient/audit"
 	"github.com/idvault/idvault/app/exitclient/tree"
@@ -30,8 +31,8 @@ import (
 func TestAuditAdviceFollowed(t *testing.T) {
 	t.Parallel()
 	const provOnly = 6
-	l := loadDump(t, gen.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
-	in := serve(t, l, 0)
+	l := exitpgtest.LoadDump(t, gen.Options{Users: 10, Groups: 4, Resources: 60, ProvisionalOnly: provOnly, DecoyApps: 1, Seed: 31})
+	in := exitpgtest.Serve(t, l, 0)
 	idFile := filepath.Join(l.Dir, dump.IdentitiesFile)
 	lines, err := dump.ReadIdentities(l.Dir)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
@@ -27,9 +28,9 @@ func psql(b *testing.B, dsn, sql string) string {
 // bulk client, batches of 500) into a dump of 10 000 users; the exit_* tables are emptied
 // before each iteration. Goal: at least 3 000 identities/s.
 func BenchmarkImport10kUsers(b *testing.B) {
-	l := loadBench(b, benchDump(b, gen.Options{Users: 10_000, Groups: 10, Resources: 10, Seed: 1}))
-	in := serve(b, l, 0)
-	ids := identities(b, l.Dir)
+	l := exitpgtest.LoadBench(b, exitpgtest.BenchDump(b, gen.Options{Users: 10_000, Groups: 10, Resources: 10, Seed: 1}))
+	in := exitpgtest.Serve(b, l, 0)
+	ids := exitpgtest.Identities(b, l.Dir)
 	var rates []float64
 	for b.Loop() {
 		b.StopTimer()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/exit/dump"
 	"github.com/idvault/idvault/exit/dump/gen"
 	"github.com/idvault/idvault/exit/pgtest"
@@ -18,7 +19,7 @@ import (
 // the same server decrypts again, without a restart. Not parallel: it stops the cluster.
 func TestDatabaseDownThenBack(t *testing.T) {
 	// A one-key cache: nearly every decrypt asks the database.
-	l, in := servedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11}, 1)
+	l, in := exitpgtest.ServedWithIdentities(t, gen.Options{Users: 8, Groups: 2, Resources: 30, Seed: 11}, 1)
 	var ok []dump.ManifestEntry
 	for _, e := range l.Manifest {
 		if e.Expected == dump.ExpectOK {
@@ -102,7 +103,7 @@ func TestDatabaseDownThenBack(t *testing.T) {
 	}()
 	waitFor("503 answers while the database is down", func() bool { return count("database_unavailable") > 20 })
 	req, _ := http.NewRequest("GET", in.URL+"/readyz", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+exitpgtest.Token)
 	resp, err := in.HTTP.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idvault/idvault/app/apptest/exitpgtest"
 	"github.com/idvault/idvault/app/exitclient"
 	"github.com/idvault/idvault/app/exitclient/tree"
 	"github.com/idvault/idvault/exit/dump"
@@ -22,9 +23,9 @@ import (
 // through both instances both succeed.
 func TestDumpThroughTwoInstances(t *testing.T) {
 	t.Parallel()
-	l := loadDump(t, gen.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
-	a, b := serve(t, l, 0), serve(t, l, 0)
-	ids := identities(t, l.Dir)
+	l := exitpgtest.LoadDump(t, gen.Options{Users: 24, Groups: 6, Resources: 60, Big: 1, DecoyApps: 2, Seed: 10})
+	a, b := exitpgtest.Serve(t, l, 0), exitpgtest.Serve(t, l, 0)
+	ids := exitpgtest.Identities(t, l.Dir)
 	require.NotEmpty(t, ids)
 	userIDs := userIDsByEmail(t, l)
 
@@ -43,7 +44,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	sums := make([]exitclient.ImportSummary, 2)
 	errs := make([]error, 2)
-	for i, in := range []*instance{a, b} {
+	for i, in := range []*exitpgtest.Instance{a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -113,7 +114,7 @@ func TestDumpThroughTwoInstances(t *testing.T) {
 
 // userIDsByEmail maps each email of identities.jsonl to the base64 user ID of its permanent
 // identity (the identity's "value").
-func userIDsByEmail(t *testing.T, l *loaded) map[string]string {
+func userIDsByEmail(t *testing.T, l *exitpgtest.Loaded) map[string]string {
 	t.Helper()
 	lines, err := dump.ReadIdentities(l.Dir)
 	require.NoError(t, err)
