@@ -193,69 +193,96 @@ func (c *Client) Do(ctx context.Context, mk func() (*http.Request, error)) (*htt
 				return nil, err
 			}
 		}
-		req, err := mk()
-		if err != nil {
-			return nil, err
+		o := c.attempt(ctx, mk)
+		if o.resp != nil || o.err != nil {
+			return o.resp, o.err
 		}
-		started := time.Now()
-		actx, acancel := context.WithCancel(ctx)
-		wd := newWatchdog(c.idle(), acancel)
-		req = req.WithContext(actx)
-		if req.Body != nil && req.Body != http.NoBody {
-			req.Body = wd.watchUpload(req.Body)
-		}
-		if c.Token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.Token)
-		}
-		resp, err := c.HTTP.Do(req)
-		retryAfter = 0
-		switch {
-		case err != nil && ctx.Err() != nil:
-			wd.stop()
-			acancel()
-			return nil, ctx.Err()
-		case err != nil:
-			wd.stop()
-			acancel()
-			if wd.fired.Load() {
-				err = wd.err()
-			}
-			last, unreachable = &errTransport{err}, true
-		case resp.StatusCode < 300:
-			if c.Budget != nil {
-				c.Budget.Success()
-			}
-			resp.Body = &watchedBody{r: resp.Body, wd: wd, cancel: acancel}
-			return resp, nil
-		default:
-			apiErr := readAPIError(resp)
-			wd.stop()
-			resp.Body.Close()
-			acancel()
-			if !apiErr.retryable() {
-				if c.Budget != nil {
-					c.Budget.Success() // the server is there and answered
-				}
-				if apiErr.Status == http.StatusUnauthorized || apiErr.Status == http.StatusForbidden {
-					return nil, &ConfigError{Msg: fmt.Sprintf("the exit server at %s refused the token (%d %s): give the server's token with --token or IDVAULT_EXIT__TOKEN",
-						c.display(), apiErr.Status, apiErr.Code)}
-				}
-				return nil, apiErr
-			}
-			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-				retryAfter = time.Duration(s) * time.Second
-			}
-			last, unreachable = apiErr, apiErr.unavailable()
-		}
+		last, unreachable, retryAfter = o.last, o.unreachable, o.retryAfter
 		if failing.IsZero() {
 			failing = time.Now()
 		}
 		if c.Budget != nil {
-			if err := c.Budget.FailureSince(c.display(), last, started); err != nil {
+			if err := c.Budget.FailureSince(c.display(), last, o.started); err != nil {
 				return nil, err
 			}
 		}
 	}
+}
+
+// outcome is what one attempt of Do came to: a 2xx answer (resp) or an end of Do (err), or
+// else a failure worth another attempt (last).
+type outcome struct {
+	resp        *http.Response
+	err         error
+	last        error
+	unreachable bool          // last is a sign of a server that cannot be reached or cannot serve
+	retryAfter  time.Duration // the answer's Retry-After
+	started     time.Time
+}
+
+// attempt sends the request mk makes once, under the idle watchdog, with the client's token.
+// A 2xx answer keeps the watchdog on its body until the body is closed.
+func (c *Client) attempt(ctx context.Context, mk func() (*http.Request, error)) outcome {
+	req, err := mk()
+	if err != nil {
+		return outcome{err: err}
+	}
+	o := outcome{started: time.Now()}
+	actx, acancel := context.WithCancel(ctx)
+	wd := newWatchdog(c.idle(), acancel)
+	req = req.WithContext(actx)
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = wd.watchUpload(req.Body)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	switch {
+	case err != nil:
+		wd.stop()
+		acancel()
+		if ctx.Err() != nil {
+			o.err = ctx.Err()
+		} else if wd.fired.Load() {
+			o.last, o.unreachable = &errTransport{wd.err()}, true
+		} else {
+			o.last, o.unreachable = &errTransport{err}, true
+		}
+	case resp.StatusCode < 300:
+		if c.Budget != nil {
+			c.Budget.Success()
+		}
+		resp.Body = &watchedBody{r: resp.Body, wd: wd, cancel: acancel}
+		o.resp = resp
+	default:
+		apiErr := readAPIError(resp) // under the watchdog: a body that stalls ends the attempt
+		wd.stop()
+		resp.Body.Close()
+		acancel()
+		c.errorAnswer(resp, apiErr, &o)
+	}
+	return o
+}
+
+// errorAnswer sets o from an answer of 300 or more: an end of Do unless the error is worth
+// another attempt (5xx, 429), with the answer's Retry-After.
+func (c *Client) errorAnswer(resp *http.Response, apiErr *APIError, o *outcome) {
+	if !apiErr.retryable() {
+		if c.Budget != nil {
+			c.Budget.Success() // the server is there and answered
+		}
+		o.err = apiErr
+		if apiErr.Status == http.StatusUnauthorized || apiErr.Status == http.StatusForbidden {
+			o.err = &ConfigError{Msg: fmt.Sprintf("the exit server at %s refused the token (%d %s): give the server's token with --token or IDVAULT_EXIT__TOKEN",
+				c.display(), apiErr.Status, apiErr.Code)}
+		}
+		return
+	}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		o.retryAfter = time.Duration(s) * time.Second
+	}
+	o.last, o.unreachable = apiErr, apiErr.unavailable()
 }
 
 // send is Do for a request whose body is in memory: method on c.URL+path with body, of

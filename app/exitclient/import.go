@@ -75,67 +75,87 @@ func (c *Client) ImportSeq(parent context.Context, total int, read func(yield fu
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	var (
-		mu       sync.Mutex
-		sum      = ImportSummary{Total: total}
-		done     int
-		firstErr error
-	)
-	parts := func(yield func([]Identity) bool) {
-		part := make([]Identity, 0, min(batch, max(total, 1)))
+	r := &importRun{sum: ImportSummary{Total: total}, cancel: cancel, progress: opts.Progress}
+	inParallelSeq(ctx, parallel, r.parts(read, batch, total), func(part []Identity) {
+		var local ImportSummary
+		err := c.importBatch(ctx, part, &local, r.advance)
+		// A batch cut short because the caller gave up is not the run's error.
+		r.add(local, err, ctx.Err() == nil || parent.Err() == nil)
+	})
+	sort.Slice(r.sum.Refused, func(i, j int) bool { return r.sum.Refused[i].Line < r.sum.Refused[j].Line })
+	if r.firstErr == nil {
+		r.firstErr = parent.Err() // batches skipped because the caller gave up
+	}
+	return r.sum, r.firstErr
+}
+
+// importRun is one ImportSeq's summary, progress and first error, shared by the batches sent
+// at once.
+type importRun struct {
+	mu       sync.Mutex
+	sum      ImportSummary
+	done     int
+	firstErr error
+	cancel   context.CancelFunc // ends the run, on its first error
+	progress func(done, total int)
+}
+
+// parts cuts what read hands out into batches of size, for inParallelSeq; an error of read
+// ends the run with that error.
+func (r *importRun) parts(read func(yield func(Identity) bool) error, size, total int) func(yield func([]Identity) bool) {
+	return func(yield func([]Identity) bool) {
+		part := make([]Identity, 0, min(size, max(total, 1)))
 		stopped := false // yield said no more: it may not be called again
 		err := read(func(id Identity) bool {
 			part = append(part, id)
-			if len(part) < batch {
+			if len(part) < size {
 				return true
 			}
 			if stopped = !yield(part); stopped {
 				return false
 			}
-			part = make([]Identity, 0, batch)
+			part = make([]Identity, 0, size)
 			return true
 		})
 		if err != nil {
-			mu.Lock()
-			if firstErr == nil {
-				firstErr = err
+			r.mu.Lock()
+			if r.firstErr == nil {
+				r.firstErr = err
 			}
-			mu.Unlock()
-			cancel()
+			r.mu.Unlock()
+			r.cancel()
 			return
 		}
 		if !stopped && len(part) > 0 {
 			yield(part)
 		}
 	}
-	inParallelSeq(ctx, parallel, parts, func(part []Identity) {
-		var local ImportSummary
-		err := c.importBatch(ctx, part, &local, func(n int) {
-			if n == 0 {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			done += n
-			if opts.Progress != nil {
-				opts.Progress(done, total)
-			}
-		})
-		mu.Lock()
-		defer mu.Unlock()
-		sum.Imported += local.Imported
-		sum.AlreadyImported += local.AlreadyImported
-		sum.Refused = append(sum.Refused, local.Refused...)
-		if err != nil && firstErr == nil && (ctx.Err() == nil || parent.Err() == nil) {
-			firstErr = err
-			cancel()
-		}
-	})
-	sort.Slice(sum.Refused, func(i, j int) bool { return sum.Refused[i].Line < sum.Refused[j].Line })
-	if firstErr == nil {
-		firstErr = parent.Err() // batches skipped because the caller gave up
+}
+
+// advance counts n more identities done and reports the progress.
+func (r *importRun) advance(n int) {
+	if n == 0 {
+		return
 	}
-	return sum, firstErr
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done += n
+	if r.progress != nil {
+		r.progress(r.done, r.sum.Total)
+	}
+}
+
+// add counts a batch's summary, and its error as the run's when it is the first and counts.
+func (r *importRun) add(local ImportSummary, err error, counts bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sum.Imported += local.Imported
+	r.sum.AlreadyImported += local.AlreadyImported
+	r.sum.Refused = append(r.sum.Refused, local.Refused...)
+	if err != nil && r.firstErr == nil && counts {
+		r.firstErr = err
+		r.cancel()
+	}
 }
 
 // importBatch imports part: entries the server refuses are reported and the rest sent again,
