@@ -415,54 +415,9 @@ func (s *Store) SweepCodes(limit int) (int, error) {
 	for {
 		n, more := 0, false
 		err := s.update(func(tx *bolt.Tx) error {
-			now := unixNano(s.now())
-			b := tx.Bucket(bucketCodes)
-			c := b.Cursor()
-			// Visit each app's index: jump from one app-ID prefix to the next.
-			for k, _ := c.First(); k != nil; {
-				if len(k) < 33 {
-					k, _ = c.Next()
-					continue
-				}
-				appID := append([]byte(nil), k[:32]...)
-				idx := append(append([]byte(nil), appID...), kindIndex)
-				var prev []byte
-				for ik, _ := c.Seek(idx); ik != nil && bytes.HasPrefix(ik, idx); ik, _ = c.Seek(idx) {
-					if len(ik) != 33+8+macSize+8 || binary.BigEndian.Uint64(ik[33:]) > now {
-						break
-					}
-					if bytes.Equal(ik, prev) {
-						// A key still there once deleted is a damaged page: the sweep would
-						// delete it again and again.
-						return damaged(s.Path(), "sweep codes: a deleted key is still there")
-					}
-					if n == limit {
-						more = true
-						return nil
-					}
-					ik = append([]byte(nil), ik...)
-					addr, id := ik[41:41+macSize], binary.BigEndian.Uint64(ik[41+macSize:])
-					// The code, or its used entry: one of the two is there.
-					if err := b.Delete(codeKey(appID, addr, id)); err != nil {
-						return err
-					}
-					if err := b.Delete(usedKey(appID, addr, id)); err != nil {
-						return err
-					}
-					if err := b.Delete(ik); err != nil {
-						return err
-					}
-					n++
-					prev = ik
-				}
-				// Past this app's index ('x' is the largest kind byte): the next app's first key.
-				// A key before it (the page's keys out of order) would make the walk go round.
-				past := append(append([]byte(nil), appID...), kindIndex+1)
-				if k, _ = c.Seek(past); k != nil && bytes.Compare(k, past) < 0 {
-					return damaged(s.Path(), "sweep codes: keys out of order")
-				}
-			}
-			return nil
+			var err error
+			n, more, err = s.sweepExpired(tx, limit)
+			return err
 		})
 		deleted += n
 		if err != nil {
@@ -472,4 +427,71 @@ func (s *Store) SweepCodes(limit int) (int, error) {
 			return deleted, nil
 		}
 	}
+}
+
+// sweepExpired is one transaction of SweepCodes: it deletes in tx at most limit codes whose
+// retention ended, app by app. It returns how many it deleted, also when it fails, and whether
+// it stopped at limit with some left.
+func (s *Store) sweepExpired(tx *bolt.Tx, limit int) (int, bool, error) {
+	n := 0
+	now := unixNano(s.now())
+	b := tx.Bucket(bucketCodes)
+	c := b.Cursor()
+	// Visit each app's index: jump from one app-ID prefix to the next.
+	for k, _ := c.First(); k != nil; {
+		if len(k) < 33 {
+			k, _ = c.Next()
+			continue
+		}
+		appID := append([]byte(nil), k[:32]...)
+		swept, more, err := s.sweepAppExpired(b, c, appID, now, limit-n)
+		n += swept
+		if err != nil || more {
+			return n, more, err
+		}
+		// Past this app's index ('x' is the largest kind byte): the next app's first key.
+		// A key before it (the page's keys out of order) would make the walk go round.
+		past := append(append([]byte(nil), appID...), kindIndex+1)
+		if k, _ = c.Seek(past); k != nil && bytes.Compare(k, past) < 0 {
+			return n, false, damaged(s.Path(), "sweep codes: keys out of order")
+		}
+	}
+	return n, false, nil
+}
+
+// sweepAppExpired follows appID's expiry index in b (c its cursor) and deletes the codes whose
+// retention ended by now, each with its index entry, at most budget of them. It returns how
+// many it deleted, also when it fails, and whether it stopped at budget with some left.
+func (s *Store) sweepAppExpired(b *bolt.Bucket, c *bolt.Cursor, appID []byte, now uint64, budget int) (int, bool, error) {
+	n := 0
+	idx := append(append([]byte(nil), appID...), kindIndex)
+	var prev []byte
+	for ik, _ := c.Seek(idx); ik != nil && bytes.HasPrefix(ik, idx); ik, _ = c.Seek(idx) {
+		if len(ik) != 33+8+macSize+8 || binary.BigEndian.Uint64(ik[33:]) > now {
+			break
+		}
+		if bytes.Equal(ik, prev) {
+			// A key still there once deleted is a damaged page: the sweep would
+			// delete it again and again.
+			return n, false, damaged(s.Path(), "sweep codes: a deleted key is still there")
+		}
+		if n == budget {
+			return n, true, nil
+		}
+		ik = append([]byte(nil), ik...)
+		addr, id := ik[41:41+macSize], binary.BigEndian.Uint64(ik[41+macSize:])
+		// The code, or its used entry: one of the two is there.
+		if err := b.Delete(codeKey(appID, addr, id)); err != nil {
+			return n, false, err
+		}
+		if err := b.Delete(usedKey(appID, addr, id)); err != nil {
+			return n, false, err
+		}
+		if err := b.Delete(ik); err != nil {
+			return n, false, err
+		}
+		n++
+		prev = ik
+	}
+	return n, false, nil
 }

@@ -170,33 +170,50 @@ func unpackIdentity(dst, p []byte) ([]byte, error) {
 	if p[0] != packJSON {
 		return nil, errPacked
 	}
-	type member struct {
-		key, val []byte
-		b64      bool
+	var buf [12]packedMember
+	members, size, err := unpackMembers(buf[:0], p[1:])
+	if err != nil {
+		return nil, err
 	}
-	var buf [12]member
-	members := buf[:0]
+	// The JSON holds the secrets in clear: it is made at its size, so no copy is left behind by
+	// a growing buffer, and wiped once encoded.
+	doc := appendMembersJSON(make([]byte, 0, size), members)
+	dst = base64.StdEncoding.AppendEncode(dst, doc)
+	clear(doc)
+	return dst, nil
+}
+
+// packedMember is one member of a packed identity, its bytes still in the packed plaintext:
+// its value is the bytes whose base64 it is when b64 is set.
+type packedMember struct {
+	key, val []byte
+	b64      bool
+}
+
+// unpackMembers appends to members those of a packJSON plaintext (rest, past its layout byte)
+// and returns them with the size of the JSON object they make.
+func unpackMembers(members []packedMember, rest []byte) ([]packedMember, int, error) {
 	size := 2 // the braces
-	for rest := p[1:]; len(rest) > 0; {
-		var m member
+	for len(rest) > 0 {
+		var m packedMember
 		if k := int(rest[0]); k > 0 {
 			if k > len(packKeys) {
-				return nil, errPacked
+				return nil, 0, errPacked
 			}
 			m.key, rest = unsafe.Slice(unsafe.StringData(packKeys[k-1]), len(packKeys[k-1])), rest[1:] // only read
 		} else {
 			var err error
 			if m.key, rest, err = packedBytes(rest[1:]); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		if len(rest) == 0 || rest[0] > packB64 {
-			return nil, errPacked
+			return nil, 0, errPacked
 		}
 		m.b64 = rest[0] == packB64
 		var err error
 		if m.val, rest, err = packedBytes(rest[1:]); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		size += len(m.key) + 6 // "k":"v",
 		if m.b64 {
@@ -206,9 +223,12 @@ func unpackIdentity(dst, p []byte) ([]byte, error) {
 		}
 		members = append(members, m)
 	}
-	// The JSON holds the secrets in clear: it is made at its size, so no copy is left behind by
-	// a growing buffer, and wiped once encoded.
-	doc := make([]byte, 0, size)
+	return members, size, nil
+}
+
+// appendMembersJSON appends members to doc as a JSON object, {"k":"v",...}, the values with
+// b64 set encoded back to base64.
+func appendMembersJSON(doc []byte, members []packedMember) []byte {
 	doc = append(doc, '{')
 	for i, m := range members {
 		if i > 0 {
@@ -222,10 +242,7 @@ func unpackIdentity(dst, p []byte) ([]byte, error) {
 		}
 		doc = append(doc, '"')
 	}
-	doc = append(doc, '}')
-	dst = base64.StdEncoding.AppendEncode(dst, doc)
-	clear(doc)
-	return dst, nil
+	return append(doc, '}')
 }
 
 // packedBytes reads uvarint(length) || bytes.

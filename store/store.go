@@ -102,6 +102,38 @@ func Open(opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	db, err := openBolt(opts, statErr)
+	if err != nil {
+		return nil, err
+	}
+	opened, err := os.Stat(opts.Path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
+	}
+	seal, err := newSealer(opts.MasterKey)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
+	s.group.check, s.group.damage, s.group.noLinger = s.writable, &s.damage, opts.NoLinger
+	if err := guard(opts.Path, s.init); err != nil {
+		db.Close()
+		if errors.Is(err, ErrWrongMasterKey) {
+			return nil, fmt.Errorf("%w (%s): use the key file made with it", err, opts.Path)
+		}
+		return nil, err
+	}
+	removeStaleSnapshots(filepath.Dir(opts.Path))
+	return s, nil
+}
+
+// openBolt opens the data file with bbolt, its freelist as opts says, and names why it cannot:
+// ErrDamaged, ErrLocked when another process holds it, or what CheckDataFile finds wrong with
+// it. statErr is the data file's Lstat error before the open: a file the open created and
+// failed to write is removed.
+func openBolt(opts Options, statErr error) (*bolt.DB, error) {
 	// NoFreelistSync: a commit does not write the free page list (bbolt rebuilds it by scanning
 	// when the file opens), which saves pages and time on every commit; committed data is
 	// fsynced exactly as before. The map freelist keeps frees fast as the file grows.
@@ -127,27 +159,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
-	opened, err := os.Stat(opts.Path)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
-	}
-	seal, err := newSealer(opts.MasterKey)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s := &Store{db: db, seal: seal, group: newGroupCommit(db), now: time.Now, cache: newRecordCache(opts.RecordCacheBytes), opened: opened}
-	s.group.check, s.group.damage, s.group.noLinger = s.writable, &s.damage, opts.NoLinger
-	if err := guard(opts.Path, s.init); err != nil {
-		db.Close()
-		if errors.Is(err, ErrWrongMasterKey) {
-			return nil, fmt.Errorf("%w (%s): use the key file made with it", err, opts.Path)
-		}
-		return nil, err
-	}
-	removeStaleSnapshots(filepath.Dir(opts.Path))
-	return s, nil
+	return db, nil
 }
 
 // precheck checks the pages of an existing data file (checkPages) under a shared lock, before

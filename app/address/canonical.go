@@ -75,32 +75,14 @@ func isASCII(s string) bool {
 	return true
 }
 
+// The Bootstring parameters of punycode (RFC 3492 section 5).
+const (
+	punyBase, punyTmin, punyTmax, punySkew, punyDamp = 36, 1, 26, 38, 700
+	punyInitialBias, punyInitialN                    = 72, 128
+)
+
 // punycode encodes a label with the Bootstring parameters of RFC 3492 section 5.
 func punycode(label string) string {
-	const (
-		base, tmin, tmax, skew, damp = 36, 1, 26, 38, 700
-		initialBias, initialN        = 72, 128
-	)
-	digit := func(d int) byte {
-		if d < 26 {
-			return byte('a' + d)
-		}
-		return byte('0' + d - 26)
-	}
-	adapt := func(delta, numPoints int, first bool) int {
-		if first {
-			delta /= damp
-		} else {
-			delta /= 2
-		}
-		delta += delta / numPoints
-		k := 0
-		for delta > ((base-tmin)*tmax)/2 {
-			delta /= base - tmin
-			k += base
-		}
-		return k + (base-tmin+1)*delta/(delta+skew)
-	}
 	runes := []rune(label)
 	var out []byte
 	for _, r := range runes {
@@ -113,7 +95,7 @@ func punycode(label string) string {
 	if b > 0 {
 		out = append(out, '-')
 	}
-	n, delta, bias := initialN, 0, initialBias
+	n, delta, bias := punyInitialN, 0, punyInitialBias
 	for h < len(runes) {
 		m := int(^uint(0) >> 1)
 		for _, r := range runes {
@@ -130,22 +112,8 @@ func punycode(label string) string {
 			if int(r) != n {
 				continue
 			}
-			q := delta
-			for k := base; ; k += base {
-				t := k - bias
-				if t < tmin {
-					t = tmin
-				} else if t > tmax {
-					t = tmax
-				}
-				if q < t {
-					break
-				}
-				out = append(out, digit(t+(q-t)%(base-t)))
-				q = (q - t) / (base - t)
-			}
-			out = append(out, digit(q))
-			bias = adapt(delta, h+1, h == b)
+			out = appendPunyDelta(out, delta, bias)
+			bias = punyAdapt(delta, h+1, h == b)
 			delta = 0
 			h++
 		}
@@ -153,6 +121,51 @@ func punycode(label string) string {
 		n++
 	}
 	return string(out)
+}
+
+// appendPunyDelta appends delta as a generalized variable-length integer, whose digit
+// thresholds follow bias (RFC 3492 section 6.3).
+func appendPunyDelta(out []byte, delta, bias int) []byte {
+	q := delta
+	for k := punyBase; ; k += punyBase {
+		t := k - bias
+		if t < punyTmin {
+			t = punyTmin
+		} else if t > punyTmax {
+			t = punyTmax
+		}
+		if q < t {
+			break
+		}
+		out = append(out, punyDigit(t+(q-t)%(punyBase-t)))
+		q = (q - t) / (punyBase - t)
+	}
+	return append(out, punyDigit(q))
+}
+
+// punyDigit is the basic code point of digit d: a to z for 0 to 25, 0 to 9 for 26 to 35.
+func punyDigit(d int) byte {
+	if d < 26 {
+		return byte('a' + d)
+	}
+	return byte('0' + d - 26)
+}
+
+// punyAdapt is the bias after a delta is encoded (RFC 3492 section 6.1): first is the first
+// delta of the label, numPoints the number of code points encoded so far.
+func punyAdapt(delta, numPoints int, first bool) int {
+	if first {
+		delta /= punyDamp
+	} else {
+		delta /= 2
+	}
+	delta += delta / numPoints
+	k := 0
+	for delta > ((punyBase-punyTmin)*punyTmax)/2 {
+		delta /= punyBase - punyTmin
+		k += punyBase
+	}
+	return k + (punyBase-punyTmin+1)*delta/(delta+punySkew)
 }
 
 // Routable reports whether addr, an address as Deliverable gives it (ASCII domain), is at a

@@ -77,28 +77,8 @@ func (c *checkingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	// The request body goes to the transport untouched when it is in memory (GetBody gives the
-	// check its own copy), so that the exchange is the same as without the check; a stream
-	// passes through a reader that keeps its start for the check.
 	var sent sentBodies
-	switch {
-	case req.Body == nil || req.Body == http.NoBody:
-	case req.GetBody != nil:
-		sent.get = req.GetBody
-	default:
-		clone := req.Clone(req.Context())
-		clone.Body = sent.wrap(req.Body)
-		if get := req.GetBody; get != nil {
-			clone.GetBody = func() (io.ReadCloser, error) {
-				rc, err := get()
-				if err != nil {
-					return nil, err
-				}
-				return sent.wrap(rc), nil
-			}
-		}
-		req = clone
-	}
+	req = sent.track(req)
 	resp, err := c.next.RoundTrip(req)
 	if err != nil {
 		return resp, err
@@ -108,6 +88,39 @@ func (c *checkingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		x.RequestBody, x.RequestBodyPartial = sent.snapshot(req.ContentLength)
 		return d.Check(x)
 	}
+	return checkAnswer(d, req, resp, check)
+}
+
+// track sets s up to see the body of req, and returns the request to send in its place.
+// The request body goes to the transport untouched when it is in memory (GetBody gives the
+// check its own copy), so that the exchange is the same as without the check; a stream
+// passes through a reader that keeps its start for the check.
+func (s *sentBodies) track(req *http.Request) *http.Request {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+	case req.GetBody != nil:
+		s.get = req.GetBody
+	default:
+		clone := req.Clone(req.Context())
+		clone.Body = s.wrap(req.Body)
+		if get := req.GetBody; get != nil {
+			clone.GetBody = func() (io.ReadCloser, error) {
+				rc, err := get()
+				if err != nil {
+					return nil, err
+				}
+				return s.wrap(rc), nil
+			}
+		}
+		req = clone
+	}
+	return req
+}
+
+// checkAnswer has check run on the answer resp to req: at once on its headers for a binary
+// answer, at once on the whole body for a small one of known length, or else at the end of
+// the body as the test reads it. A failed check at once is the request's error.
+func checkAnswer(d *APIDoc, req *http.Request, resp *http.Response, check func(body []byte) error) (*http.Response, error) {
 	if !d.bodyMatters(req, resp.StatusCode, resp.Header) {
 		// A binary answer: checked at its headers, the body passes through unread.
 		if err := check(nil); err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,98 +52,6 @@ func (p *prog) withBackend(cf configFlags, fn func(appBackend) error) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-func appCreate(c *cmdline) runFunc {
-	var cf configFlags
-	cf.register(c)
-	var req admin.CreateRequest
-	c.StringVar(&req.Name, "name", "", "app `NAME`")
-	c.require("name")
-	c.BoolVar(&req.Test, "test", false, "test mode: enables fake authentication and /verification/email/code")
-	c.BoolVar(&req.LegacyErrors, "legacy-errors", false, "flat error bodies on the verification send route")
-	c.BoolVar(&req.RegisteredUsersOnly, "registered-users-only", false, "send verification mail only to registered users")
-	asJSON := c.Bool("json", false, "print JSON")
-	asEnv := c.Bool("env", false, "print shell variable assignments (APP_ID, URL_ID, APP_SECRET, AUTH_TOKEN) to source with '.'")
-	out := c.String("out", "", "write the output to `FILE` (created with mode 0600: it holds the app secret) instead of stdout")
-	force := c.Bool("force", false, "with --out, replace an existing file")
-	c.nonEmpty("name", "out", "identity-server-env")
-	idEnv := c.String("identity-server-env", "", "also write `FILE` (0600), an environment file that turns the identity server on for this app with a new bearer token (idvault.service from \"idvault init\" reads it; restart the service)")
-	return func(_ context.Context, args []string) int {
-		if len(args) > 0 {
-			return c.usageError("unexpected argument %q", args[0])
-		}
-		if *asJSON && *asEnv {
-			return c.usageError("--json and --env exclude each other")
-		}
-		if *out != "" {
-			// Checked before the app exists, so a refusal loses no secret.
-			l, code, ok := c.p.load(cf, nil)
-			if !ok {
-				return code
-			}
-			if err := checkOutFile("--out", *out, *force, ownFiles(cf, l.Config)); err != nil {
-				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
-				return exitFail
-			}
-		}
-		if *idEnv != "" {
-			if err := checkOutFile("--identity-server-env", *idEnv, false, nil); err != nil {
-				fmt.Fprintf(c.p.stderr, "idvault app create: %v\n", err)
-				return exitFail
-			}
-		}
-		return c.p.withBackend(cf, func(b appBackend) error {
-			cr, err := b.create(req)
-			if err != nil {
-				return err
-			}
-			if *idEnv != "" {
-				if err := writeIdentityServerEnv(*idEnv, cr); err != nil {
-					return fmt.Errorf("app %s created (ID %s), but %w", printable(cr.App.Name), cr.App.ID, err)
-				}
-				fmt.Fprintf(c.p.stderr, "the identity server is on for app %s once the server restarts with %s (its bearer token is in that file)\n", printable(cr.App.Name), *idEnv)
-			}
-			var buf bytes.Buffer
-			switch {
-			case *asJSON:
-				err = writeJSON(&buf, cr)
-			case *asEnv:
-				writeEnv(&buf, cr)
-			default:
-				writeCreated(&buf, cr, *out != "")
-			}
-			if err != nil {
-				return err
-			}
-			if *out == "" {
-				_, err = c.p.stdout.Write(buf.Bytes())
-				return err
-			}
-			if err := writePrivateFile(*out, buf.Bytes(), *force); err != nil {
-				// The app exists now: its secret must not be lost with the file.
-				c.p.stdout.Write(buf.Bytes())
-				return fmt.Errorf("app created, but %v: its secret and token are printed above, once", err)
-			}
-			fmt.Fprintf(c.p.stdout, "app %s created (ID %s); its app secret and auth token are in %s (mode 0600)\n", printable(cr.App.Name), cr.App.ID, *out)
-			return nil
-		})
-	}
-}
-
-func writeCreated(w io.Writer, cr admin.CreateResponse, toFile bool) {
-	fmt.Fprintf(w, "app created: %s\n\n  app ID:     %s\n  URL ID:     %s\n  app secret: %s\n  auth token: %s\n  test mode:  %t\n\n",
-		printable(cr.App.Name), cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken, cr.App.Test)
-	if !toFile {
-		fmt.Fprintln(w, "The app secret and the auth token are shown only now: store them safely.")
-	}
-}
-
-// writeEnv writes the app's values as shell assignments; every value is base64, so single
-// quotes are safe.
-func writeEnv(w io.Writer, cr admin.CreateResponse) {
-	fmt.Fprintf(w, "# idvault app %q: keep this file private, it holds the app secret and the auth token\n", cr.App.Name)
-	fmt.Fprintf(w, "APP_ID='%s'\nURL_ID='%s'\nAPP_SECRET='%s'\nAUTH_TOKEN='%s'\n", cr.App.ID, cr.App.URLID, cr.AppSecret, cr.AuthToken)
 }
 
 // checkOutFile refuses the output file of flag (--out, --identity-server-env) when it cannot be

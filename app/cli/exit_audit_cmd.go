@@ -14,11 +14,19 @@ import (
 	"github.com/idvault/idvault/app/exitclient/records"
 )
 
+// exitAuditCommand is `idvault exit audit`: which ciphertexts the imported identities open, and
+// whose identities would open the others, read from the ciphertexts' headers alone.
 func exitAuditCommand() *command {
 	return &command{
 		name:    "audit",
 		summary: "say which ciphertexts the imported identities open, and who holds the others, without decrypting",
-		help: `Reads only the header of each ciphertext (its format and resource or session ID) from a tree of
+		help:    exitAuditHelp,
+		setup:   exitAuditSetup,
+	}
+}
+
+// exitAuditHelp is the help of exit audit, under its usage line.
+const exitAuditHelp = `Reads only the header of each ciphertext (its format and resource or session ID) from a tree of
 files (--in DIR) or from the --field columns of records (--in FILE, or - for standard input with
 --format; CSV or JSON lines, as for decrypt-records), asks the exit server which keys the
 imported identities reach, and prints a summary (total, reachable, missing, invalid) and the
@@ -37,71 +45,95 @@ identity is kept or printed.
 --json prints one object: {"summary", "missing_by_user", "items"}, items listing every item that
 is not reachable with its holders, each {"user_id", "user", "line"} or {"provisional", "user",
 "line"} (user and line when known). Exit status: 0 when every item is reachable, 1 when some
-are missing or invalid (or the audit stopped), 2 for a usage or configuration error.`,
-		setup: func(c *cmdline) runFunc {
-			server := addExitServerFlags(c.FlagSet)
-			in := c.String("in", "", "a `DIR` of ciphertext files (read recursively), a FILE of records, or - for records on standard input")
-			var fields listFlag
-			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")
-			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
-			encoding := c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
-			key := c.String("key", "", "column or top-level key `NAME` of records whose value each --json item carries as \"key\" (a primary key)")
-			users := c.String("users", "", "`FILE` of plain app user IDs, and email:ADDRESS lines, one per line, to name the holders")
-			idFile := c.String("identities", "", "`FILE` of the private identities one would import, to name the holders by their line")
-			asJSON := c.Bool("json", false, "print one JSON object on standard output")
-			c.require("in")
-			c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users", "identities", "key")...)
-			return func(ctx context.Context, args []string) int {
-				p := c.p
-				if len(args) > 0 {
-					return c.usageError("unexpected argument %q", args[0])
-				}
-				input, err := openAuditInput(p, *in)
-				if err != nil {
-					return c.usageError("--in: %v", err)
-				}
-				defer input.close()
-				isDir := input.isDir
-				opts := audit.Options{Fields: fields, Encoding: *encoding, Key: *key}
-				if !isDir {
-					opts.Format = *format
-					if opts.Format == "" {
-						opts.Format = recordFormatOf(*in)
-					}
-					if opts.Format == "" || len(fields) == 0 {
-						return c.usageError("a file of records needs --field and --format csv or jsonl (or a .csv or .jsonl name)")
-					}
-				} else if len(fields) > 0 || *key != "" {
-					return c.usageError("--field and --key are for records: --in names a directory")
-				}
-				if *users != "" {
-					if opts.Users, err = readUserIDs(*users); err != nil {
-						return c.usageError("--users: %v", err)
-					}
-				}
-				if *idFile != "" {
-					f, err := os.Open(*idFile)
-					if err != nil {
-						return c.usageError("--identities: %v", err)
-					}
-					defer f.Close()
-					opts.Identities = f
-				}
-				cl := server.client(p)
-				run := func(ctx context.Context, opts audit.Options) (audit.Report, error) {
-					if isDir {
-						return audit.Tree(ctx, cl, *in, opts)
-					}
-					rep, err := audit.Records(ctx, cl, input.records, opts)
-					if err == nil {
-						err = input.unchanged() // a file cut short or grown: the counts are of neither version
-					}
-					return rep, err
-				}
-				return p.audit(ctx, cl, run, opts, *asJSON, *idFile)
-			}
-		},
+are missing or invalid (or the audit stopped), 2 for a usage or configuration error.`
+
+// auditFlags are the flags of exit audit.
+type auditFlags struct {
+	server                                   exitServerFlags
+	in, format, encoding, key, users, idFile *string
+	fields                                   listFlag
+	asJSON                                   *bool
+}
+
+// exitAuditSetup declares the flags of exit audit and returns its run function.
+func exitAuditSetup(c *cmdline) runFunc {
+	f := &auditFlags{server: addExitServerFlags(c.FlagSet)}
+	f.in = c.String("in", "", "a `DIR` of ciphertext files (read recursively), a FILE of records, or - for records on standard input")
+	c.Var(&f.fields, "field", "column or top-level key `NAME` holding ciphertexts, for records (repeat for several)")
+	f.format = c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
+	f.encoding = c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM` in records: base64 or hex")
+	f.key = c.String("key", "", "column or top-level key `NAME` of records whose value each --json item carries as \"key\" (a primary key)")
+	f.users = c.String("users", "", "`FILE` of plain app user IDs, and email:ADDRESS lines, one per line, to name the holders")
+	f.idFile = c.String("identities", "", "`FILE` of the private identities one would import, to name the holders by their line")
+	f.asJSON = c.Bool("json", false, "print one JSON object on standard output")
+	c.require("in")
+	c.nonEmpty(exitNonEmpty("in", "field", "format", "encoding", "users", "identities", "key")...)
+	return func(ctx context.Context, args []string) int {
+		if len(args) > 0 {
+			return c.usageError("unexpected argument %q", args[0])
+		}
+		return f.run(ctx, c)
 	}
+}
+
+// run opens --in and --identities, then audits them (prog.audit).
+func (f *auditFlags) run(ctx context.Context, c *cmdline) int {
+	p := c.p
+	input, err := openAuditInput(p, *f.in)
+	if err != nil {
+		return c.usageError("--in: %v", err)
+	}
+	defer input.close()
+	isDir := input.isDir
+	opts, code, ok := f.options(c, isDir)
+	if !ok {
+		return code
+	}
+	if *f.idFile != "" {
+		idf, err := os.Open(*f.idFile)
+		if err != nil {
+			return c.usageError("--identities: %v", err)
+		}
+		defer idf.Close()
+		opts.Identities = idf
+	}
+	cl := f.server.client(p)
+	run := func(ctx context.Context, opts audit.Options) (audit.Report, error) {
+		if isDir {
+			return audit.Tree(ctx, cl, *f.in, opts)
+		}
+		rep, err := audit.Records(ctx, cl, input.records, opts)
+		if err == nil {
+			err = input.unchanged() // a file cut short or grown: the counts are of neither version
+		}
+		return rep, err
+	}
+	return p.audit(ctx, cl, run, opts, *f.asJSON, *f.idFile)
+}
+
+// options checks the flags that depend on what --in is (records need --field and a format, a
+// directory takes neither --field nor --key), reads --users, and returns the audit's options;
+// on a usage error it returns the exit code.
+func (f *auditFlags) options(c *cmdline, isDir bool) (audit.Options, int, bool) {
+	opts := audit.Options{Fields: f.fields, Encoding: *f.encoding, Key: *f.key}
+	if !isDir {
+		opts.Format = *f.format
+		if opts.Format == "" {
+			opts.Format = recordFormatOf(*f.in)
+		}
+		if opts.Format == "" || len(f.fields) == 0 {
+			return opts, c.usageError("a file of records needs --field and --format csv or jsonl (or a .csv or .jsonl name)"), false
+		}
+	} else if len(f.fields) > 0 || *f.key != "" {
+		return opts, c.usageError("--field and --key are for records: --in names a directory"), false
+	}
+	if *f.users != "" {
+		var err error
+		if opts.Users, err = readUserIDs(*f.users); err != nil {
+			return opts, c.usageError("--users: %v", err), false
+		}
+	}
+	return opts, exitOK, true
 }
 
 // auditInput is --in of exit audit, opened and examined once: the records to read, or a

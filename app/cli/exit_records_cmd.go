@@ -24,11 +24,19 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// exitRecordsCommand is `idvault exit decrypt-records`: the ciphertext fields of CSV or JSON
+// lines records replaced by their clear values, every record written in input order.
 func exitRecordsCommand() *command {
 	return &command{
 		name:    "decrypt-records",
 		summary: "decrypt ciphertext columns of CSV or JSON lines records through an exit server",
-		help: `Reads records (CSV with a header row, RFC 4180, or one JSON object per line), replaces each
+		help:    exitRecordsHelp,
+		setup:   exitRecordsSetup,
+	}
+}
+
+// exitRecordsHelp is the help of exit decrypt-records, under its usage line.
+const exitRecordsHelp = `Reads records (CSV with a header row, RFC 4180, or one JSON object per line), replaces each
 --field holding a ciphertext's text by its clear value, and writes every record in input order
 with everything else unchanged. Empty and null fields pass through. A field that does not
 decrypt keeps its ciphertext and gets one JSON line in --errors (or on standard error):
@@ -38,72 +46,98 @@ standard output; a file output, and --errors, are written under a temporary name
 Ctrl-C, SIGTERM, a write error), standard output ends on a whole record, then one line that
 holds no clear byte and that a loader fails on (an unterminated CSV quote, not JSON), so that
 psql's \copy ... FROM STDIN loads nothing. Exit status: 0 when every field decrypted, 1 when
-some failed (every record is still written) or the run stopped, 2 for a usage error.`,
-		setup: func(c *cmdline) runFunc {
-			server := addExitServerFlags(c.FlagSet)
-			in := c.String("in", "", "records to read: a `FILE`, or - for standard input")
-			out := c.String("out", "", "records to write: a `FILE`, or - for standard output")
-			var fields listFlag
-			c.Var(&fields, "field", "column or top-level key `NAME` holding ciphertexts (repeat for several)")
-			format := c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
-			encoding := c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
-			clearEnc := c.String("clear-encoding", records.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
-			errorsFile := c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
-			key := c.String("key", "", "column or top-level key `NAME` whose value each --errors line carries as \"key\" (a primary key)")
-			jobs := c.Int("jobs", 4, "`N` batches in flight at once")
-			var ageTo listFlag
-			c.Var(&ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
-			ageFile := c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
-			c.require("in", "out", "field")
-			c.nonEmpty(exitNonEmpty("in", "out", "field", "format", "encoding", "clear-encoding", "errors", "key", "age-recipient", "age-recipients-file")...)
-			return func(ctx context.Context, args []string) int {
-				p := c.p
-				if len(args) > 0 {
-					return c.usageError("unexpected argument %q", args[0])
-				}
-				f := *format
-				if f == "" {
-					f = recordFormatOf(*in)
-				}
-				if f == "" {
-					return c.usageError("--format csv or jsonl is needed: %q has no .csv or .jsonl extension", *in)
-				}
-				if *jobs < 1 {
-					return c.usageError("--jobs must be at least 1")
-				}
-				if st, err := os.Lstat(*out); *out != "-" && err == nil && !st.Mode().IsRegular() {
-					return c.usageError("--out %q exists and is not a regular file (a directory, a symlink, a device): name a file, or - for standard output", *out)
-				}
-				if st, err := os.Lstat(*errorsFile); *errorsFile != "-" && err == nil && !st.Mode().IsRegular() {
-					return c.usageError("--errors %q exists and is not a regular file (a directory, a symlink, a device): it is not followed nor replaced; name a file, or - for standard error", *errorsFile)
-				}
-				if *in != "-" && *out != "-" && sameFile(*in, *out) {
-					return c.usageError("--in and --out name the same file")
-				}
-				// --errors on --in would replace the records once the run ends, on --out the output
-				// would replace the failures.
-				for _, other := range []struct{ flag, name string }{{"--in", *in}, {"--out", *out}} {
-					if *errorsFile != "" && *errorsFile != "-" && other.name != "-" && samePath(*errorsFile, other.name) {
-						return c.usageError("--errors and %s name the same file", other.flag)
-					}
-				}
-				opts := records.Options{Format: f, Fields: fields, Encoding: *encoding, ClearEncoding: *clearEnc, Jobs: *jobs, Key: *key}
-				if len(ageTo) > 0 || *ageFile != "" {
-					recipients, err := outfiles.AgeRecipients(ageTo, *ageFile)
-					if err != nil {
-						return c.usageError("%s", printable(err.Error()))
-					}
-					clearSet := false
-					c.Visit(func(fl *flag.Flag) { clearSet = clearSet || fl.Name == "clear-encoding" })
-					if clearSet && *clearEnc != records.EncodingBase64 {
-						return c.usageError("with age, each field is written as the base64 of its age file: --clear-encoding can only be base64")
-					}
-					opts.Seal, opts.ClearEncoding = outfiles.AgeSeal(recipients), records.EncodingBase64
-				}
-				return p.decryptRecords(ctx, server.client(p), *in, *out, *errorsFile, opts)
-			}
-		},
+some failed (every record is still written) or the run stopped, 2 for a usage error.`
+
+// recordsFlags are the flags of exit decrypt-records.
+type recordsFlags struct {
+	server                                                        exitServerFlags
+	in, out, format, encoding, clearEnc, errorsFile, key, ageFile *string
+	fields, ageTo                                                 listFlag
+	jobs                                                          *int
+}
+
+// exitRecordsSetup declares the flags of exit decrypt-records and returns its run function.
+func exitRecordsSetup(c *cmdline) runFunc {
+	f := &recordsFlags{server: addExitServerFlags(c.FlagSet)}
+	f.in = c.String("in", "", "records to read: a `FILE`, or - for standard input")
+	f.out = c.String("out", "", "records to write: a `FILE`, or - for standard output")
+	c.Var(&f.fields, "field", "column or top-level key `NAME` holding ciphertexts (repeat for several)")
+	f.format = c.String("format", "", "record `FORMAT`: csv or jsonl (default: from --in's extension; required with -)")
+	f.encoding = c.String("encoding", records.EncodingBase64, "the ciphertexts' text `FORM`: base64 (standard or URL-safe, padded or not) or hex")
+	f.clearEnc = c.String("clear-encoding", records.EncodingText, "the clear values' `FORM`: text (must be UTF-8), base64 or hex")
+	f.errorsFile = c.String("errors", "", "write failed fields as JSON lines to `FILE` (default, or -: standard error)")
+	f.key = c.String("key", "", "column or top-level key `NAME` whose value each --errors line carries as \"key\" (a primary key)")
+	f.jobs = c.Int("jobs", 4, "`N` batches in flight at once")
+	c.Var(&f.ageTo, "age-recipient", "encrypt each clear value with age to recipient `R` (repeatable) and write the base64 of the age file")
+	f.ageFile = c.String("age-recipients-file", "", "age recipients, one per line, from `FILE` (as --age-recipient)")
+	c.require("in", "out", "field")
+	c.nonEmpty(exitNonEmpty("in", "out", "field", "format", "encoding", "clear-encoding", "errors", "key", "age-recipient", "age-recipients-file")...)
+	return func(ctx context.Context, args []string) int {
+		p := c.p
+		if len(args) > 0 {
+			return c.usageError("unexpected argument %q", args[0])
+		}
+		opts, code, ok := f.options(c)
+		if !ok {
+			return code
+		}
+		return p.decryptRecords(ctx, f.server.client(p), *f.in, *f.out, *f.errorsFile, opts)
 	}
+}
+
+// options checks the flags (checkFiles for the files they name) and returns the options of
+// records.Decrypt; on a usage error it returns the exit code.
+func (f *recordsFlags) options(c *cmdline) (records.Options, int, bool) {
+	format := *f.format
+	if format == "" {
+		format = recordFormatOf(*f.in)
+	}
+	if format == "" {
+		return records.Options{}, c.usageError("--format csv or jsonl is needed: %q has no .csv or .jsonl extension", *f.in), false
+	}
+	if *f.jobs < 1 {
+		return records.Options{}, c.usageError("--jobs must be at least 1"), false
+	}
+	if code, ok := f.checkFiles(c); !ok {
+		return records.Options{}, code, false
+	}
+	opts := records.Options{Format: format, Fields: f.fields, Encoding: *f.encoding, ClearEncoding: *f.clearEnc, Jobs: *f.jobs, Key: *f.key}
+	if len(f.ageTo) > 0 || *f.ageFile != "" {
+		recipients, err := outfiles.AgeRecipients(f.ageTo, *f.ageFile)
+		if err != nil {
+			return opts, c.usageError("%s", printable(err.Error())), false
+		}
+		clearSet := false
+		c.Visit(func(fl *flag.Flag) { clearSet = clearSet || fl.Name == "clear-encoding" })
+		if clearSet && *f.clearEnc != records.EncodingBase64 {
+			return opts, c.usageError("with age, each field is written as the base64 of its age file: --clear-encoding can only be base64"), false
+		}
+		opts.Seal, opts.ClearEncoding = outfiles.AgeSeal(recipients), records.EncodingBase64
+	}
+	return opts, exitOK, true
+}
+
+// checkFiles refuses an --out or --errors that is not a regular file, and files named twice;
+// on a usage error it returns the exit code.
+func (f *recordsFlags) checkFiles(c *cmdline) (int, bool) {
+	in, out, errorsFile := *f.in, *f.out, *f.errorsFile
+	if st, err := os.Lstat(out); out != "-" && err == nil && !st.Mode().IsRegular() {
+		return c.usageError("--out %q exists and is not a regular file (a directory, a symlink, a device): name a file, or - for standard output", out), false
+	}
+	if st, err := os.Lstat(errorsFile); errorsFile != "-" && err == nil && !st.Mode().IsRegular() {
+		return c.usageError("--errors %q exists and is not a regular file (a directory, a symlink, a device): it is not followed nor replaced; name a file, or - for standard error", errorsFile), false
+	}
+	if in != "-" && out != "-" && sameFile(in, out) {
+		return c.usageError("--in and --out name the same file"), false
+	}
+	// --errors on --in would replace the records once the run ends, on --out the output
+	// would replace the failures.
+	for _, other := range []struct{ flag, name string }{{"--in", in}, {"--out", out}} {
+		if errorsFile != "" && errorsFile != "-" && other.name != "-" && samePath(errorsFile, other.name) {
+			return c.usageError("--errors and %s name the same file", other.flag), false
+		}
+	}
+	return exitOK, true
 }
 
 // recordFormatOf guesses the record format from a file name.

@@ -23,19 +23,12 @@ const (
 	initIdentityEnv = "identity-server.env"
 )
 
+// initCommand is `idvault init`: the files a production server starts from, written once.
 func initCommand() *command {
 	return &command{
 		name:    "init",
 		summary: "write a production config, its master key, its admin token and a hardened systemd unit",
-		help: `Writes, in --dir: config.yaml (a production profile: fake authentication off, the
-identity server and the verification API off until configured, JSON logs, the data file in
---data), master.key and admin.token (mode 0600), and idvault.service, a systemd unit that runs
-"BIN serve --config DIR/config.yaml" sandboxed: it can write only --data, and reads the key
-and the token as systemd credentials. "idvault serve --config DIR/config.yaml" is ready at
-once. Existing files are never replaced. An existing --dir writable by group or others, or
-owned by another user, is refused (another account could swap the unit, the config or the key
-before they are installed), as is a directory above it that another account could rename it
-through; --force-permissions fixes --dir itself.`,
+		help:    initHelp,
 		setup: func(c *cmdline) runFunc {
 			dir := c.String("dir", "", "`DIR` to write config.yaml, master.key, admin.token and idvault.service into (created 0700 if missing)")
 			c.require("dir")
@@ -84,6 +77,17 @@ or as a service:
 		},
 	}
 }
+
+// initHelp is the help of init, under its usage line.
+const initHelp = `Writes, in --dir: config.yaml (a production profile: fake authentication off, the
+identity server and the verification API off until configured, JSON logs, the data file in
+--data), master.key and admin.token (mode 0600), and idvault.service, a systemd unit that runs
+"BIN serve --config DIR/config.yaml" sandboxed: it can write only --data, and reads the key
+and the token as systemd credentials. "idvault serve --config DIR/config.yaml" is ready at
+once. Existing files are never replaced. An existing --dir writable by group or others, or
+owned by another user, is refused (another account could swap the unit, the config or the key
+before they are installed), as is a directory above it that another account could rename it
+through; --force-permissions fixes --dir itself.`
 
 // initFiles are the absolute paths `idvault init` works with.
 type initFiles struct {

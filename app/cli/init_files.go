@@ -13,7 +13,13 @@ import (
 // check --config FILE` prints the rest.
 func (p *initFiles) configYAML() string {
 	q := strconv.Quote
-	return fmt.Sprintf(`# idvault production configuration, written by "idvault init". It replaces the embedded
+	return fmt.Sprintf(initConfigFormat, p.config, q(p.listen), q(filepath.Join(p.data, "idvault.db")), q(p.key), q(p.token), p.identity)
+}
+
+// initConfigFormat is config.yaml for configYAML's Sprintf: %[1]s the config file, %[2]s the
+// listen address, %[3]s the data file, %[4]s the master key, %[5]s the admin token (those four
+// quoted) and %[6]s the identity server's environment file.
+const initConfigFormat = `# idvault production configuration, written by "idvault init". It replaces the embedded
 # local-dev profile: every key left out takes its built-in default (fake authentication off,
 # mail over mandatory STARTTLS). "idvault config check --config %[1]s" prints them all.
 
@@ -80,8 +86,7 @@ mail:
   password: ""
   from: no-reply@example.com
   from_name: idvault
-`, p.config, q(p.listen), q(filepath.Join(p.data, "idvault.db")), q(p.key), q(p.token), p.identity)
-}
+`
 
 // unitUser is the user the unit runs as when --data is outside /var/lib ("" inside it: a
 // dynamic user with a systemd-managed state directory).
@@ -117,78 +122,94 @@ func (p *initFiles) under(roots ...string) bool {
 // its master key and admin token as credentials (copied by systemd, before the sandbox
 // applies, into a directory only the service can read), so the files in --dir stay root's.
 func (p *initFiles) systemdUnit() string {
-	esc := func(s string) string { return strings.ReplaceAll(s, "%", "%%") }
-	arg := func(s string) string {
-		s = esc(s)
-		if strings.ContainsAny(s, " \t") {
-			return `"` + s + `"`
-		}
-		return s
-	}
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	w("# Written by \"idvault init\". Install: install -m 0644 %s /etc/systemd/system/", esc(p.unit))
-	w("[Unit]")
-	w("Description=idvault (identities and verification codes for end-to-end encrypted apps)")
-	w("After=network-online.target")
-	w("Wants=network-online.target")
-	w("")
-	w("[Service]")
-	w("Type=exec")
-	w("ExecStart=%s serve --config %s", arg(p.bin), arg(p.config))
-	w("Restart=on-failure")
-	w("# A stray kill -HUP stops idvault cleanly, then it ends by SIGHUP: restart it then too.")
-	w("RestartForceExitStatus=SIGHUP")
-	w("RestartSec=2s")
-	w("# The key and the token stay 0600 in %s; the service reads its own copies.", esc(p.dir))
-	w("LoadCredential=master.key:%s", esc(p.key))
-	w("LoadCredential=admin.token:%s", esc(p.token))
-	w("Environment=IDVAULT_STORE__KEY_FILE=%%d/master.key")
-	w("Environment=IDVAULT_ADMIN__TOKEN_FILE=%%d/admin.token")
-	w("# Written by \"idvault app create --identity-server-env\" (absent until then).")
-	w("EnvironmentFile=-%s", esc(p.identity))
+	var u unitText
+	u.line("# Written by \"idvault init\". Install: install -m 0644 %s /etc/systemd/system/", unitEscape(p.unit))
+	u.line("[Unit]")
+	u.line("Description=idvault (identities and verification codes for end-to-end encrypted apps)")
+	u.line("After=network-online.target")
+	u.line("Wants=network-online.target")
+	u.line("")
+	u.line("[Service]")
+	u.line("Type=exec")
+	u.line("ExecStart=%s serve --config %s", unitArg(p.bin), unitArg(p.config))
+	u.line("Restart=on-failure")
+	u.line("# A stray kill -HUP stops idvault cleanly, then it ends by SIGHUP: restart it then too.")
+	u.line("RestartForceExitStatus=SIGHUP")
+	u.line("RestartSec=2s")
+	u.line("# The key and the token stay 0600 in %s; the service reads its own copies.", unitEscape(p.dir))
+	u.line("LoadCredential=master.key:%s", unitEscape(p.key))
+	u.line("LoadCredential=admin.token:%s", unitEscape(p.token))
+	u.line("Environment=IDVAULT_STORE__KEY_FILE=%%d/master.key")
+	u.line("Environment=IDVAULT_ADMIN__TOKEN_FILE=%%d/admin.token")
+	u.line("# Written by \"idvault app create --identity-server-env\" (absent until then).")
+	u.line("EnvironmentFile=-%s", unitEscape(p.identity))
+	p.unitSandbox(&u)
+	u.line("")
+	u.line("[Install]")
+	u.line("WantedBy=multi-user.target")
+	return u.String()
+}
+
+// unitSandbox writes the [Service] lines of idvault.service that say who the service runs as,
+// where it may write, and what else it is denied.
+func (p *initFiles) unitSandbox(u *unitText) {
 	if rel, ok := p.stateDirectory(); ok {
-		w("DynamicUser=yes")
-		w("StateDirectory=%s", esc(rel))
-		w("StateDirectoryMode=0700")
+		u.line("DynamicUser=yes")
+		u.line("StateDirectory=%s", unitEscape(rel))
+		u.line("StateDirectoryMode=0700")
 	} else {
-		w("User=%s", p.unitUser())
-		w("ReadWritePaths=%s", arg(p.data))
+		u.line("User=%s", p.unitUser())
+		u.line("ReadWritePaths=%s", unitArg(p.data))
 	}
-	w("UMask=0077")
-	w("NoNewPrivileges=yes")
-	w("ProtectSystem=strict")
+	u.line("UMask=0077")
+	u.line("NoNewPrivileges=yes")
+	u.line("ProtectSystem=strict")
 	switch {
 	case p.under("/home", "/root", "/run/user"):
-		w("ProtectHome=read-only")
+		u.line("ProtectHome=read-only")
 	default:
-		w("ProtectHome=yes")
+		u.line("ProtectHome=yes")
 	}
 	if !p.under("/tmp", "/var/tmp") {
-		w("PrivateTmp=yes")
+		u.line("PrivateTmp=yes")
 	}
-	w("PrivateDevices=yes")
-	w("ProtectKernelTunables=yes")
-	w("ProtectKernelModules=yes")
-	w("ProtectKernelLogs=yes")
-	w("ProtectControlGroups=yes")
-	w("ProtectClock=yes")
-	w("ProtectHostname=yes")
-	w("ProtectProc=invisible")
-	w("RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX")
-	w("RestrictNamespaces=yes")
-	w("RestrictRealtime=yes")
-	w("RestrictSUIDSGID=yes")
-	w("LockPersonality=yes")
-	w("MemoryDenyWriteExecute=yes")
-	w("RemoveIPC=yes")
-	w("CapabilityBoundingSet=")
-	w("AmbientCapabilities=")
-	w("SystemCallArchitectures=native")
-	w("SystemCallFilter=@system-service")
-	w("SystemCallFilter=~@privileged @resources")
-	w("")
-	w("[Install]")
-	w("WantedBy=multi-user.target")
-	return b.String()
+	u.line("PrivateDevices=yes")
+	u.line("ProtectKernelTunables=yes")
+	u.line("ProtectKernelModules=yes")
+	u.line("ProtectKernelLogs=yes")
+	u.line("ProtectControlGroups=yes")
+	u.line("ProtectClock=yes")
+	u.line("ProtectHostname=yes")
+	u.line("ProtectProc=invisible")
+	u.line("RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX")
+	u.line("RestrictNamespaces=yes")
+	u.line("RestrictRealtime=yes")
+	u.line("RestrictSUIDSGID=yes")
+	u.line("LockPersonality=yes")
+	u.line("MemoryDenyWriteExecute=yes")
+	u.line("RemoveIPC=yes")
+	u.line("CapabilityBoundingSet=")
+	u.line("AmbientCapabilities=")
+	u.line("SystemCallArchitectures=native")
+	u.line("SystemCallFilter=@system-service")
+	u.line("SystemCallFilter=~@privileged @resources")
+}
+
+// unitText is a systemd unit being written, line by line.
+type unitText struct{ strings.Builder }
+
+// line writes one line of the unit: format with a, then a newline.
+func (u *unitText) line(format string, a ...any) { fmt.Fprintf(&u.Builder, format+"\n", a...) }
+
+// unitEscape doubles the % of s, which systemd would otherwise take for a specifier.
+func unitEscape(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+
+// unitArg is s as one argument of a systemd command line: escaped (unitEscape), and quoted
+// when it holds a space or a tab.
+func unitArg(s string) string {
+	s = unitEscape(s)
+	if strings.ContainsAny(s, " \t") {
+		return `"` + s + `"`
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -20,64 +21,20 @@ import (
 // Validate returns every problem in the configuration, each naming its key.
 func (c Config) Validate() []error {
 	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
-
 	host, err := checkListen(c.Server.Listen)
 	if err != nil {
-		bad("server.listen", "%v", err)
+		errs = append(errs, fmt.Errorf("server.listen: %v", err))
 	}
 	errs = append(errs, c.checkDurations()...)
-	switch {
-	case c.Server.BodyLimit < 1024:
-		bad("server.body_limit", "must be at least 1024 bytes")
-	case c.Server.BodyLimit > MaxBodyLimit:
-		// Every body is held in memory whole, by each of up to server.max_connections requests.
-		bad("server.body_limit", "must be at most %d bytes (16 MiB): a request body is held in memory whole", MaxBodyLimit)
-	}
-	for i, p := range c.Server.TrustedProxies {
-		if _, err := ParseProxy(p); err != nil {
-			bad(fmt.Sprintf("server.trusted_proxies[%d]", i), "%q is not an IP address or CIDR", p)
-		}
-	}
-	errs = append(errs, checkHosts("server.allowed_hosts", c.Server.AllowedHosts)...)
-	errs = append(errs, checkConns("server", c.Server.MaxConnections, c.Server.MaxConnectionsPerIP)...)
-	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
-		bad("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
-	}
-	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
-		bad("log.format", "want text or json, got %q", c.Log.Format)
-	}
-	if strings.TrimSpace(c.Store.Path) == "" {
-		bad("store.path", "must not be empty")
-	}
-	if c.Store.RecordCacheMiB < 0 || c.Store.RecordCacheMiB > 65536 {
-		bad("store.record_cache_mib", "must be between 0 (off) and 65536")
-	}
+	errs = append(errs, c.Server.validate()...)
+	errs = append(errs, c.Log.validate()...)
+	errs = append(errs, c.Store.validate()...)
 	errs = append(errs, c.checkPaths()...)
 	errs = append(errs, c.Admin.validate()...)
 
 	remote := err == nil && !loopback.IsHost(host)
-	if c.FakeAuth.MaxEmails < 1 || c.FakeAuth.MaxEmails > 10000 {
-		bad("fakeauth.max_emails", "must be between 1 and 10000")
-	}
-	if c.FakeAuth.Enabled && remote && !c.FakeAuth.AllowRemote {
-		bad("fakeauth.enabled", "fake authentication hands out identities without authentication; it refuses a non-loopback server.listen (%s) unless fakeauth.allow_remote is true", c.Server.Listen)
-	}
-	if c.IdentityServer.Enabled {
-		if id, err := decodeB64(c.IdentityServer.AppID); err != nil || len(id) != 32 {
-			bad("identity_server.app_id", "must be the base64 of a 32-byte app ID")
-		}
-		if remote && c.IdentityServer.Token == "" && !c.IdentityServer.AllowUnauthenticated && !c.IdentityServer.OIDC.On() {
-			bad("identity_server.token", "required when server.listen is not loopback (or set identity_server.allow_unauthenticated: true)")
-		}
-	}
-	if c.IdentityServer.Token != "" {
-		if err := CheckBearerToken(c.IdentityServer.Token); err != nil {
-			bad("identity_server.token", "%v", err)
-		}
-	}
+	errs = append(errs, c.FakeAuth.validate(c.Server.Listen, remote)...)
+	errs = append(errs, c.IdentityServer.checkAccess(remote)...)
 	errs = append(errs, c.IdentityServer.validate()...)
 	errs = append(errs, c.Console.validate()...)
 	errs = append(errs, c.Metrics.validate(c.Server.Listen)...)
@@ -86,11 +43,105 @@ func (c Config) Validate() []error {
 	if c.Verification.Enabled {
 		errs = append(errs, splitJoined(c.Mail.Validate())...)
 	}
-	// An app declared twice (the same secret, so the same app ID) stops serve; two names equal
-	// but for case are refused as app create refuses them. Both are reported here, for config
-	// check.
+	return append(errs, validateApps(c.Apps)...)
+}
+
+// validate checks the server section but for its listen address and durations, which
+// Validate checks first.
+func (s Server) validate() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	switch {
+	case s.BodyLimit < 1024:
+		bad("server.body_limit", "must be at least 1024 bytes")
+	case s.BodyLimit > MaxBodyLimit:
+		// Every body is held in memory whole, by each of up to server.max_connections requests.
+		bad("server.body_limit", "must be at most %d bytes (16 MiB): a request body is held in memory whole", MaxBodyLimit)
+	}
+	for i, p := range s.TrustedProxies {
+		if _, err := ParseProxy(p); err != nil {
+			bad(fmt.Sprintf("server.trusted_proxies[%d]", i), "%q is not an IP address or CIDR", p)
+		}
+	}
+	errs = append(errs, checkHosts("server.allowed_hosts", s.AllowedHosts)...)
+	return append(errs, checkConns("server", s.MaxConnections, s.MaxConnectionsPerIP)...)
+}
+
+// validate checks the log section.
+func (l Log) validate() []error {
+	var errs []error
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, l.Level) {
+		errs = append(errs, fmt.Errorf("log.level: want debug, info, warn or error, got %q", l.Level))
+	}
+	if !slices.Contains([]string{"text", "json"}, l.Format) {
+		errs = append(errs, fmt.Errorf("log.format: want text or json, got %q", l.Format))
+	}
+	return errs
+}
+
+// validate checks the store section but for its lock timeout (checkDurations) and its files
+// (checkPaths).
+func (s Store) validate() []error {
+	var errs []error
+	if strings.TrimSpace(s.Path) == "" {
+		errs = append(errs, errors.New("store.path: must not be empty"))
+	}
+	if s.RecordCacheMiB < 0 || s.RecordCacheMiB > 65536 {
+		errs = append(errs, errors.New("store.record_cache_mib: must be between 0 (off) and 65536"))
+	}
+	return errs
+}
+
+// validate checks the fakeauth section; remote tells whether listen, server.listen, is
+// reachable from other machines.
+func (f FakeAuth) validate(listen string, remote bool) []error {
+	var errs []error
+	if f.MaxEmails < 1 || f.MaxEmails > 10000 {
+		errs = append(errs, errors.New("fakeauth.max_emails: must be between 1 and 10000"))
+	}
+	if f.Enabled && remote && !f.AllowRemote {
+		errs = append(errs, fmt.Errorf("fakeauth.enabled: fake authentication hands out identities without authentication; it refuses a non-loopback server.listen (%s) unless fakeauth.allow_remote is true", listen))
+	}
+	return errs
+}
+
+// checkAccess checks the app ID and token of the identity server (validate checks the rest);
+// remote tells whether server.listen is reachable from other machines, where the server
+// needs a token or OIDC unless allow_unauthenticated says otherwise.
+func (s IdentityServer) checkAccess(remote bool) []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	if s.Enabled {
+		if id, err := decodeB64(s.AppID); err != nil || len(id) != 32 {
+			bad("identity_server.app_id", "must be the base64 of a 32-byte app ID")
+		}
+		if remote && s.Token == "" && !s.AllowUnauthenticated && !s.OIDC.On() {
+			bad("identity_server.token", "required when server.listen is not loopback (or set identity_server.allow_unauthenticated: true)")
+		}
+	}
+	if s.Token != "" {
+		if err := CheckBearerToken(s.Token); err != nil {
+			bad("identity_server.token", "%v", err)
+		}
+	}
+	return errs
+}
+
+// validateApps checks the declared apps: each name, secret and auth token.
+// An app declared twice (the same secret, so the same app ID) stops serve; two names equal
+// but for case are refused as app create refuses them. Both are reported here, for config
+// check.
+func validateApps(apps []DeclaredApp) []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
 	secrets := map[string]int{}
-	for i, a := range c.Apps {
+	for i, a := range apps {
 		key := fmt.Sprintf("apps[%d]", i)
 		switch {
 		case strings.TrimSpace(a.Name) == "":
@@ -101,7 +152,7 @@ func (c Config) Validate() []error {
 			// app create trims a name: " Shop" would pass for another app's "Shop".
 			bad(key+".name", "must not begin or end with a space, got %q", a.Name)
 		}
-		for j, prev := range c.Apps[:i] {
+		for j, prev := range apps[:i] {
 			if strings.TrimSpace(a.Name) != "" && strings.EqualFold(a.Name, prev.Name) {
 				bad(key+".name", "%q is the name of apps[%d] (app names are compared case-insensitively)", a.Name, j)
 				break
@@ -114,20 +165,29 @@ func (c Config) Validate() []error {
 		} else {
 			secrets[string(s)] = i
 		}
-		switch {
-		case a.AuthToken != "" && a.AuthTokenSHA256 != "":
-			bad(key+".auth_token", "set auth_token or auth_token_sha256, not both")
-		case a.AuthToken != "" && len(a.AuthToken) < 16:
-			bad(key+".auth_token", "must be at least 16 characters")
-		case a.AuthTokenSHA256 != "":
-			if h, err := hex.DecodeString(a.AuthTokenSHA256); err != nil || len(h) != 32 {
-				bad(key+".auth_token_sha256", "must be 64 hex digits")
-			}
-		case a.AuthToken == "":
-			bad(key+".auth_token", "set auth_token or auth_token_sha256")
+		if err := a.checkAuthToken(key); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errs
+}
+
+// checkAuthToken checks that the app declared under key has either an auth token of at least
+// 16 characters or the SHA-256 of one.
+func (a DeclaredApp) checkAuthToken(key string) error {
+	switch {
+	case a.AuthToken != "" && a.AuthTokenSHA256 != "":
+		return fmt.Errorf("%s.auth_token: set auth_token or auth_token_sha256, not both", key)
+	case a.AuthToken != "" && len(a.AuthToken) < 16:
+		return fmt.Errorf("%s.auth_token: must be at least 16 characters", key)
+	case a.AuthTokenSHA256 != "":
+		if h, err := hex.DecodeString(a.AuthTokenSHA256); err != nil || len(h) != 32 {
+			return fmt.Errorf("%s.auth_token_sha256: must be 64 hex digits", key)
+		}
+	case a.AuthToken == "":
+		return fmt.Errorf("%s.auth_token: set auth_token or auth_token_sha256", key)
+	}
+	return nil
 }
 
 // shownName is an app name for an error message: quoted, with what does not print escaped

@@ -67,15 +67,29 @@ func (s *Server) decryptBatch(x *exchange) error {
 	limits := encryption.WithLimits(encryption.Limits{MaxChunkSize: s.cfg.MaxChunkSize, MaxSimpleSize: DecryptBatchBytes})
 	// Allocated at its bound, so that appending never grows it past what was reserved.
 	out := batchBuffers.get(int(batchAnswerBound(int64(len(raw)), int64(len(items)))))[:0]
-	// Each item opens into the answer's spare room, past the longest length prefix it may
-	// need, and moves back once its length is known: no buffer per item. The bound leaves
-	// that room (a clear item takes less than its ciphertext and batchErrorMax); hi is how far
-	// clear bytes may have been written.
-	hi := 0
+	hi := 0 // how far clear bytes may have been written
 	defer func() {
 		clear(out[:hi]) // clear text must neither linger nor reach another answer
 		batchBuffers.put(out)
 	}()
+	if out, hi, err = appendBatchItems(out, keys, items, limits); err != nil {
+		return err
+	}
+	batchBodies.put(raw)
+	raw, items = nil, nil
+	return x.send(http.StatusOK, octetStream, out)
+}
+
+// appendBatchItems appends to out, allocated at the answer's bound, the entry of each item, and
+// returns it with how far in its spare room clear bytes may have been written (hi), for the
+// caller to wipe, also when it fails. An item whose error is the server's stops it with that
+// error, for the whole batch.
+//
+// Each item opens into the answer's spare room, past the longest length prefix it may need,
+// and moves back once its length is known: no buffer per item. The bound leaves that room (a
+// clear item takes less than its ciphertext and batchErrorMax).
+func appendBatchItems(out []byte, keys encryption.KeyFinder, items [][]byte, limits encryption.Option) ([]byte, int, error) {
+	hi := 0
 	for _, item := range items {
 		at := min(len(out)+1+binary.MaxVarintLen64, cap(out))
 		hi = max(hi, min(at+len(item), cap(out)))
@@ -90,14 +104,12 @@ func (s *Server) decryptBatch(x *exchange) error {
 		}
 		e := apierr.As(classifyDecryptError(err))
 		if e == nil || e.Code.Status >= 500 {
-			return classifyDecryptError(err)
+			return out, hi, classifyDecryptError(err)
 		}
 		out = appendBatchError(out, e)
 		hi = max(hi, len(out))
 	}
-	batchBodies.put(raw)
-	raw, items = nil, nil
-	return x.send(http.StatusOK, octetStream, out)
+	return out, hi, nil
 }
 
 // Bounds of a batch answer's error item: its status byte, then its code and message, each

@@ -85,23 +85,7 @@ func (f *fastFormat) appendLine(b []byte, t time.Time, level slog.Level, msg str
 	if y := t.Year(); t.IsZero() || y < 0 || y >= 10000 || !plain(msg) {
 		return b, false
 	}
-	levelName := level.String()
-	if f.json {
-		b = append(b, `{"time":"`...)
-		b = f.clock.appendTime(b, t, true)
-		b = append(b, `","level":"`...)
-		b = append(b, levelName...)
-		b = append(b, `","msg":"`...)
-		b = append(b, msg...)
-		b = append(b, '"')
-	} else {
-		b = append(b, "time="...)
-		b = f.clock.appendTime(b, t, false)
-		b = append(b, " level="...)
-		b = append(b, levelName...)
-		b = append(b, " msg="...)
-		b = append(b, msg...)
-	}
+	b = f.appendHeader(b, t, level.String(), msg)
 	for _, a := range attrs {
 		if !plain(a.Key) {
 			return b, false
@@ -149,6 +133,25 @@ func (f *fastFormat) appendLine(b []byte, t time.Time, level slog.Level, msg str
 		b = append(b, '}')
 	}
 	return append(b, '\n'), true
+}
+
+// appendHeader appends what starts every line: its time, level and message.
+func (f *fastFormat) appendHeader(b []byte, t time.Time, levelName, msg string) []byte {
+	if f.json {
+		b = append(b, `{"time":"`...)
+		b = f.clock.appendTime(b, t, true)
+		b = append(b, `","level":"`...)
+		b = append(b, levelName...)
+		b = append(b, `","msg":"`...)
+		b = append(b, msg...)
+		return append(b, '"')
+	}
+	b = append(b, "time="...)
+	b = f.clock.appendTime(b, t, false)
+	b = append(b, " level="...)
+	b = append(b, levelName...)
+	b = append(b, " msg="...)
+	return append(b, msg...)
 }
 
 // appendMillis appends x as strconv.AppendFloat(b, x, 'g', -1, 64) would when x is a whole number

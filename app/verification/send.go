@@ -67,30 +67,44 @@ func oneLine(field, v string, limit int) *apierr.Error {
 
 // validate checks d (see doc.go for the rules). legacy apps' reply-to fields are ignored.
 func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
+	if err := h.checkContent(d); err != nil {
+		return draft{}, err
+	}
+	to, key, rcpt, err := recipient(*d.ToEmail)
+	if err != nil {
+		return draft{}, err
+	}
+	out := draft{to: to, key: key, msg: mail.Message{
+		FromName: str(d.FromName), To: rcpt, ToName: str(d.ToName),
+		Subject: *d.Subject, HTML: str(d.HTML), Text: str(d.Text),
+	}}
+	if legacy {
+		return out, nil
+	}
+	if err := setReplyTo(&out.msg, d); err != nil {
+		return draft{}, err
+	}
+	return out, nil
+}
+
+// checkContent checks what d must hold (a subject, a recipient, html or text), the placeholder
+// in html and text, and the one-line fields, in that order: the first problem is the answer.
+func (h *Handler) checkContent(d *emailData) *apierr.Error {
 	if d == nil {
-		return draft{}, apierr.InvalidBody.Msg("email_data is required")
+		return apierr.InvalidBody.Msg("email_data is required")
 	}
 	if d.Subject == nil || strings.TrimSpace(*d.Subject) == "" {
-		return draft{}, apierr.InvalidBody.Msg("email_data.subject is required")
+		return apierr.InvalidBody.Msg("email_data.subject is required")
 	}
 	if d.ToEmail == nil {
-		return draft{}, apierr.InvalidBody.Msg("email_data.to_email is required")
+		return apierr.InvalidBody.Msg("email_data.to_email is required")
 	}
 	html, text := str(d.HTML), str(d.Text)
 	if html == "" && text == "" {
-		return draft{}, apierr.InvalidBody.Msg("email_data needs html, text or both")
+		return apierr.InvalidBody.Msg("email_data needs html, text or both")
 	}
-	names := strings.Join(h.tmpl.names, " or ")
-	if html != "" {
-		if !h.tmpl.has(html) {
-			return draft{}, apierr.InvalidBody.Msg("email_data.html must contain the placeholder %s", names)
-		}
-		if err := checkHTML(html); err != nil {
-			return draft{}, apierr.InvalidBody.Msg("email_data.html is not valid HTML: %s", strings.TrimPrefix(err.Error(), "html: "))
-		}
-	}
-	if text != "" && !h.tmpl.has(text) {
-		return draft{}, apierr.InvalidBody.Msg("email_data.text must contain the placeholder %s", names)
+	if err := h.checkBodies(html, text); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name  string
@@ -101,34 +115,56 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 		{"to_name", str(d.ToName), maxName}, {"reply_to_name", str(d.ReplyToName), maxName},
 	} {
 		if err := oneLine(f.name, f.v, f.limit); err != nil {
-			return draft{}, err
+			return err
 		}
 	}
-	to, err := address.Normalize(*d.ToEmail)
+	return nil
+}
+
+// checkBodies checks that html and text, those not empty, hold a placeholder, and that html
+// is HTML that mail clients render as written (checkHTML).
+func (h *Handler) checkBodies(html, text string) *apierr.Error {
+	names := strings.Join(h.tmpl.names, " or ")
+	if html != "" {
+		if !h.tmpl.has(html) {
+			return apierr.InvalidBody.Msg("email_data.html must contain the placeholder %s", names)
+		}
+		if err := checkHTML(html); err != nil {
+			return apierr.InvalidBody.Msg("email_data.html is not valid HTML: %s", strings.TrimPrefix(err.Error(), "html: "))
+		}
+	}
+	if text != "" && !h.tmpl.has(text) {
+		return apierr.InvalidBody.Msg("email_data.text must contain the placeholder %s", names)
+	}
+	return nil
+}
+
+// recipient checks to_email and returns it normalised (as identity records keep it), its
+// canonical form (the key of its code and send limits) and the address the mail goes to.
+func recipient(toEmail string) (to, key, rcpt string, _ *apierr.Error) {
+	to, err := address.Normalize(toEmail)
 	// Codes and send limits are kept under the canonical address (case-folded, punycoded
 	// domain); the mail goes to the local part as written at that same domain, not one the
 	// relay maps, and a domain that maps to no valid domain ("x.\u200b" to "x.") is refused.
 	// The canonical form is computed once, here, for both.
-	var key, rcpt string
 	if err == nil {
 		key, rcpt = address.CanonicalAndDeliverable(to)
 		_, err = address.Normalize(rcpt)
 	}
 	if err != nil {
-		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email is not a valid email address")
+		return "", "", "", apierr.InvalidEmail.Msg("email_data.to_email is not a valid email address")
 	}
 	// The relay would deliver a domain literal, or a name it resolves on its own network, to
 	// hosts inside it: only public domain names are mailed (address.Routable).
 	if !address.Routable(rcpt) {
-		return draft{}, apierr.InvalidEmail.Msg("email_data.to_email must be at a public domain name (not an IP address, a single-label name such as localhost, or a .localhost name)")
+		return "", "", "", apierr.InvalidEmail.Msg("email_data.to_email must be at a public domain name (not an IP address, a single-label name such as localhost, or a .localhost name)")
 	}
-	out := draft{to: to, key: key, msg: mail.Message{
-		FromName: str(d.FromName), To: rcpt, ToName: str(d.ToName),
-		Subject: *d.Subject, HTML: html, Text: text,
-	}}
-	if legacy {
-		return out, nil
-	}
+	return to, key, rcpt, nil
+}
+
+// setReplyTo puts d's reply-to address, checked, and name in msg; a reply-to name needs an
+// address.
+func setReplyTo(msg *mail.Message, d *emailData) *apierr.Error {
 	if str(d.ReplyToEmail) != "" {
 		rt, err := address.Normalize(*d.ReplyToEmail)
 		if err == nil {
@@ -137,13 +173,13 @@ func (h *Handler) validate(d *emailData, legacy bool) (draft, *apierr.Error) {
 			_, err = address.Normalize(rt)
 		}
 		if err != nil {
-			return draft{}, apierr.InvalidEmail.Msg("email_data.reply_to_email is not a valid email address")
+			return apierr.InvalidEmail.Msg("email_data.reply_to_email is not a valid email address")
 		}
-		out.msg.ReplyTo, out.msg.ReplyToName = rt, str(d.ReplyToName)
+		msg.ReplyTo, msg.ReplyToName = rt, str(d.ReplyToName)
 	} else if str(d.ReplyToName) != "" {
-		return draft{}, apierr.InvalidBody.Msg("email_data.reply_to_name requires email_data.reply_to_email")
+		return apierr.InvalidBody.Msg("email_data.reply_to_name requires email_data.reply_to_email")
 	}
-	return out, nil
+	return nil
 }
 
 // Send: POST /verification/email. It issues a code for email_data.to_email and mails it inside

@@ -76,11 +76,7 @@ var rawText = map[atom.Atom]bool{
 // error names the problem and at most a tag name, never the content.
 func checkHTML(s string) error {
 	z := html.NewTokenizer(strings.NewReader(s))
-	type open struct {
-		name string
-		a    atom.Atom
-	}
-	var stack []open
+	var stack []openElement
 	consumed := 0
 	for {
 		tt := z.Next()
@@ -108,22 +104,13 @@ func checkHTML(s string) error {
 				return fmt.Errorf("html: unknown element <%s>", short(tok.Data))
 			}
 			if tt == html.StartTagToken && !voidElements[tok.DataAtom] {
-				stack = append(stack, open{tok.Data, tok.DataAtom})
+				stack = append(stack, openElement{tok.Data, tok.DataAtom})
 			}
 		case html.EndTagToken:
-			if voidElements[tok.DataAtom] {
-				return fmt.Errorf("html: end tag for the void element <%s>", short(tok.Data))
+			var err error
+			if stack, err = closeElement(stack, tok); err != nil {
+				return err
 			}
-			i := len(stack) - 1
-			for ; i >= 0 && stack[i].name != tok.Data; i-- {
-				if !optionalEnd[stack[i].a] {
-					return fmt.Errorf("html: </%s> closes <%s>, which is still open", short(tok.Data), short(stack[i].name))
-				}
-			}
-			if i < 0 {
-				return fmt.Errorf("html: </%s> without a matching start tag", short(tok.Data))
-			}
-			stack = stack[:i]
 		}
 	}
 	if consumed != len(s) {
@@ -135,6 +122,31 @@ func checkHTML(s string) error {
 		}
 	}
 	return nil
+}
+
+// openElement is an element checkHTML has met the start tag of and not yet the end tag.
+type openElement struct {
+	name string
+	a    atom.Atom
+}
+
+// closeElement is stack once the end tag tok has closed its element, and the elements opened
+// inside it that may be left open; an error when tok closes a void element, an element whose
+// end tag is required is still open inside it, or nothing on stack matches it.
+func closeElement(stack []openElement, tok html.Token) ([]openElement, error) {
+	if voidElements[tok.DataAtom] {
+		return stack, fmt.Errorf("html: end tag for the void element <%s>", short(tok.Data))
+	}
+	i := len(stack) - 1
+	for ; i >= 0 && stack[i].name != tok.Data; i-- {
+		if !optionalEnd[stack[i].a] {
+			return stack, fmt.Errorf("html: </%s> closes <%s>, which is still open", short(tok.Data), short(stack[i].name))
+		}
+	}
+	if i < 0 {
+		return stack, fmt.Errorf("html: </%s> without a matching start tag", short(tok.Data))
+	}
+	return stack[:i], nil
 }
 
 // short bounds a tag name quoted in an error.

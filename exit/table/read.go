@@ -95,34 +95,7 @@ func (b *batch) note(at int, msg string) {
 // readBatch reads up to limit rows of r after its key prev (its start when prev is nil),
 // stopping early after maxBatchBytes.
 func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit int) (*batch, error) {
-	var (
-		where  string
-		params [][]byte
-		oids   []uint32
-	)
-	keyOID := s.cols[s.key].oid
-	lo := prev
-	if lo == nil {
-		lo = r.lo
-	}
-	if lo != nil {
-		params, oids = append(params, lo), append(oids, keyOID)
-		where = fmt.Sprintf(" WHERE %s > $1", s.qkey)
-	}
-	if r.hi != nil {
-		params, oids = append(params, r.hi), append(oids, keyOID)
-		if where == "" {
-			where = " WHERE "
-		} else {
-			where += " AND "
-		}
-		where += fmt.Sprintf("%s <= $%d", s.qkey, len(params))
-	}
-	formats := make([]int16, len(params))
-	for i := range formats {
-		formats[i] = pgx.BinaryFormatCode
-	}
-	sql := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", s.list, s.from, where, s.qkey, limit)
+	sql, params, oids, formats := s.batchQuery(r, prev, limit)
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the source: %s", pgMessage(err))
@@ -143,25 +116,7 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 		}
 		row := slab[:len(vals):len(vals)]
 		slab = slab[len(vals):]
-		for i, v := range vals {
-			if v == nil {
-				continue
-			}
-			// Buffers of the batch: a new one when full (the old one stays referenced); one
-			// at the first value, so that an empty value is an empty slice, not nil (NULL).
-			if cap(b.mem)-len(b.mem) < len(v) || b.mem == nil {
-				b.mem = getBuffer(max(memChunk, len(v)))
-				b.chunks = append(b.chunks, b.mem)
-			}
-			start := len(b.mem)
-			if s.cols[i].text && len(v) > 0 {
-				b.mem = s.decodeField(b, len(b.rows)*len(vals)+i, v)
-			} else {
-				b.mem = append(b.mem, v...)
-			}
-			row[i] = b.mem[start:len(b.mem):len(b.mem)]
-			size += len(v)
-		}
+		size += s.copyRow(b, row, vals)
 		b.rows = append(b.rows, row)
 		c.rows = b.rows
 		if size >= maxBatchBytes {
@@ -178,4 +133,62 @@ func (s *source) readBatch(ctx context.Context, r *keyRange, prev []byte, limit 
 	}
 	b.end = !cut && len(b.rows) < limit
 	return b, nil
+}
+
+// batchQuery is the SELECT of up to limit rows of r after its key prev (its start when prev
+// is nil), in key order, with its parameters (the bounds, binary), their types and formats.
+func (s *source) batchQuery(r *keyRange, prev []byte, limit int) (sql string, params [][]byte, oids []uint32, formats []int16) {
+	var where string
+	keyOID := s.cols[s.key].oid
+	lo := prev
+	if lo == nil {
+		lo = r.lo
+	}
+	if lo != nil {
+		params, oids = append(params, lo), append(oids, keyOID)
+		where = fmt.Sprintf(" WHERE %s > $1", s.qkey)
+	}
+	if r.hi != nil {
+		params, oids = append(params, r.hi), append(oids, keyOID)
+		if where == "" {
+			where = " WHERE "
+		} else {
+			where += " AND "
+		}
+		where += fmt.Sprintf("%s <= $%d", s.qkey, len(params))
+	}
+	formats = make([]int16, len(params))
+	for i := range formats {
+		formats[i] = pgx.BinaryFormatCode
+	}
+	sql = fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", s.list, s.from, where, s.qkey, limit)
+	return sql, params, oids, formats
+}
+
+// copyRow copies the values of the batch's next row (vals, which the reader reuses) into its
+// buffers, text ciphertexts decoded, and points row's cells at them (nil: NULL). It returns
+// the bytes read.
+func (s *source) copyRow(b *batch, row, vals [][]byte) int {
+	size := 0
+	first := len(b.rows) * len(vals) // the row's first cell, by which decodeField notes
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		// Buffers of the batch: a new one when full (the old one stays referenced); one
+		// at the first value, so that an empty value is an empty slice, not nil (NULL).
+		if cap(b.mem)-len(b.mem) < len(v) || b.mem == nil {
+			b.mem = getBuffer(max(memChunk, len(v)))
+			b.chunks = append(b.chunks, b.mem)
+		}
+		start := len(b.mem)
+		if s.cols[i].text && len(v) > 0 {
+			b.mem = s.decodeField(b, first+i, v)
+		} else {
+			b.mem = append(b.mem, v...)
+		}
+		row[i] = b.mem[start:len(b.mem):len(b.mem)]
+		size += len(v)
+	}
+	return size
 }

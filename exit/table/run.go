@@ -116,6 +116,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	return rep, err
 }
 
+// runOpts does Run's work: it connects, checks the source and the destination, takes the
+// destination's lock and runs the ranges left.
 func runOpts(ctx context.Context, opts Options) (Report, error) {
 	var rep Report
 	if err := opts.check(); err != nil {
@@ -136,42 +138,13 @@ func runOpts(ctx context.Context, opts Options) (Report, error) {
 	if r.src, err = describe(ctx, srcPool, &opts); err != nil {
 		return rep, err
 	}
-	r.fieldPos = make([]int, len(r.src.cols))
-	for i := range r.fieldPos {
-		r.fieldPos[i] = -1
-	}
-	for j, ci := range r.src.flds {
-		r.fieldPos[ci] = j
-	}
+	r.fieldPos = fieldPositions(r.src)
 	r.dst = newDest(dstPool, opts.ToTable, r.src)
-
-	// One run at a time on a destination: a session lock, released when this process ends
-	// however it ends.
-	lock, err := dstPool.Acquire(ctx)
+	lock, err := lockDest(ctx, dstPool, r.dst.table, &opts)
 	if err != nil {
-		return rep, configErrorf("connect to the destination (--to): %s", pgMessage(err))
+		return rep, err
 	}
 	defer lock.Release()
-	// A run killed a moment ago may still hold it until its server session notices: wait a
-	// little before refusing.
-	wait := opts.LockWait
-	if wait <= 0 {
-		wait = 15 * time.Second
-	}
-	if _, err := lock.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", wait.Milliseconds())); err != nil {
-		return rep, configErrorf("lock the destination: %s", pgMessage(err))
-	}
-	_, err = lock.Exec(ctx, "SELECT pg_advisory_lock(hashtext('idvault decrypt-table ' || current_database() || ' ' || $1))", r.dst.table)
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.Code == "55P03" { // lock_not_available
-		return rep, &ConfigError{Msg: ErrLocked.Error() + " (" + opts.ToTable + ")"}
-	}
-	if err != nil {
-		return rep, configErrorf("lock the destination: %s", pgMessage(err))
-	}
-	if _, err := lock.Exec(ctx, "RESET lock_timeout"); err != nil {
-		return rep, configErrorf("lock the destination: %s", pgMessage(err))
-	}
 	ranges, resumed, err := r.prepare(ctx)
 	if err != nil {
 		return rep, err
@@ -186,14 +159,70 @@ func runOpts(ctx context.Context, opts Options) (Report, error) {
 	if ferr := r.dst.flush(ctx); err == nil && ctx.Err() == nil {
 		err = ferr
 	}
-	r.mu.Lock()
-	rep.Rows, rep.Decrypted, rep.Empty, rep.Failed = r.done.rows, r.done.decrypted, r.done.empty, r.done.failed
-	rep.ThisRun, rep.Total = r.thisRn, r.total
-	r.mu.Unlock()
+	r.report(&rep)
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}
 	return rep, err
+}
+
+// fieldPositions is, per column of src, its index in src.flds, or -1.
+func fieldPositions(src *source) []int {
+	pos := make([]int, len(src.cols))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for j, ci := range src.flds {
+		pos[ci] = j
+	}
+	return pos
+}
+
+// lockDest takes the lock of the destination table on a connection of pool, and returns
+// that connection: one run at a time on a destination. It is a session lock, released when
+// this process ends however it ends.
+func lockDest(ctx context.Context, pool *pgxpool.Pool, table string, opts *Options) (*pgxpool.Conn, error) {
+	lock, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, configErrorf("connect to the destination (--to): %s", pgMessage(err))
+	}
+	if err := advisoryLock(ctx, lock, table, opts); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return lock, nil
+}
+
+// advisoryLock takes the lock of table on conn, waiting Options.LockWait at most: a run
+// killed a moment ago may still hold it until its server session notices.
+func advisoryLock(ctx context.Context, conn *pgxpool.Conn, table string, opts *Options) error {
+	wait := opts.LockWait
+	if wait <= 0 {
+		wait = 15 * time.Second
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", wait.Milliseconds())); err != nil {
+		return configErrorf("lock the destination: %s", pgMessage(err))
+	}
+	_, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext('idvault decrypt-table ' || current_database() || ' ' || $1))", table)
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "55P03" { // lock_not_available
+		return &ConfigError{Msg: ErrLocked.Error() + " (" + opts.ToTable + ")"}
+	}
+	if err != nil {
+		return configErrorf("lock the destination: %s", pgMessage(err))
+	}
+	if _, err := conn.Exec(ctx, "RESET lock_timeout"); err != nil {
+		return configErrorf("lock the destination: %s", pgMessage(err))
+	}
+	return nil
+}
+
+// report fills in rep's counts from the run's.
+func (r *run) report(rep *Report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep.Rows, rep.Decrypted, rep.Empty, rep.Failed = r.done.rows, r.done.decrypted, r.done.empty, r.done.failed
+	rep.ThisRun, rep.Total = r.thisRn, r.total
 }
 
 func (o *Options) check() error {
@@ -325,6 +354,45 @@ func (r *run) prepare(ctx context.Context) ([]*keyRange, bool, error) {
 		return nil, false, err
 	}
 	d := r.dst
+	ranges, tableThere, err := r.checkDest(ctx, cmd)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := d.create(ctx, r.want(), r.src.cols[r.src.key], !tableThere); err != nil {
+		return nil, false, err
+	}
+	resumed := len(ranges) > 0 && !r.opts.Restart
+	// A fresh run counts the rows: the ranges are split on the count (a stale estimate would
+	// put nearly every row in the last range). A resumed run's progress takes the estimate.
+	count := *r.opts
+	count.Count = count.Count || !resumed
+	if r.total, err = r.src.estimate(ctx, &count); err != nil {
+		return nil, false, err
+	}
+	if !resumed {
+		bounds, err := r.src.boundaries(ctx, r.total, r.opts.Workers*rangesPerWorker)
+		if err != nil {
+			return nil, false, err
+		}
+		if ranges, err = d.start(ctx, bounds, cmd, len(ranges) > 0); err != nil {
+			return nil, false, err
+		}
+	}
+	var left []*keyRange
+	for _, rg := range ranges {
+		r.done.add(rg.committed)
+		if !rg.finished {
+			left = append(left, rg)
+		}
+	}
+	return left, resumed, nil
+}
+
+// checkDest checks what the destination holds: a progress only of the command cmd (unless
+// Options.Restart), and a table with the columns wanted that is empty or one runs wrote to.
+// It returns the progress's ranges and whether the table exists.
+func (r *run) checkDest(ctx context.Context, cmd string) ([]*keyRange, bool, error) {
+	d := r.dst
 	tableThere, err := exists(ctx, d.pool, d.table)
 	if err != nil {
 		return nil, false, configErrorf("read the destination: %s", pgMessage(err))
@@ -357,34 +425,7 @@ func (r *run) prepare(ctx context.Context) ([]*keyRange, bool, error) {
 			}
 		}
 	}
-	if err := d.create(ctx, r.want(), r.src.cols[r.src.key], !tableThere); err != nil {
-		return nil, false, err
-	}
-	resumed := len(ranges) > 0 && !r.opts.Restart
-	// A fresh run counts the rows: the ranges are split on the count (a stale estimate would
-	// put nearly every row in the last range). A resumed run's progress takes the estimate.
-	count := *r.opts
-	count.Count = count.Count || !resumed
-	if r.total, err = r.src.estimate(ctx, &count); err != nil {
-		return nil, false, err
-	}
-	if !resumed {
-		bounds, err := r.src.boundaries(ctx, r.total, r.opts.Workers*rangesPerWorker)
-		if err != nil {
-			return nil, false, err
-		}
-		if ranges, err = d.start(ctx, bounds, cmd, len(ranges) > 0); err != nil {
-			return nil, false, err
-		}
-	}
-	var left []*keyRange
-	for _, rg := range ranges {
-		r.done.add(rg.committed)
-		if !rg.finished {
-			left = append(left, rg)
-		}
-	}
-	return left, resumed, nil
+	return ranges, tableThere, nil
 }
 
 // describeCommand is a stored command for a message: its source, key and fields.

@@ -66,6 +66,27 @@ func describe(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*source, 
 		}
 		return nil, configErrorf("read the source (%s): %s", what, pgMessage(err))
 	}
+	names, err := s.readColumns(ctx, conn, fds, opts.Key)
+	if err != nil {
+		return nil, err
+	}
+	if s.key < 0 {
+		return nil, configErrorf("--key %s is not a column of the source (columns: %s)", opts.Key, strings.Join(colNames(s.cols), ", "))
+	}
+	if err := s.markFields(opts.Fields); err != nil {
+		return nil, err
+	}
+	s.qkey, s.list = pgx.Identifier{opts.Key}.Sanitize(), strings.Join(names, ", ")
+	if err := s.checkKey(ctx, conn, opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readColumns sets the source's columns from their descriptions fds, with their types as
+// format_type names them, and the key's index (-1 when no column is named key). It returns
+// the columns' names quoted.
+func (s *source) readColumns(ctx context.Context, conn *pgxpool.Conn, fds []pgconn.FieldDescription, key string) ([]string, error) {
 	s.key = -1
 	seen := map[string]bool{}
 	var names []string
@@ -80,52 +101,59 @@ func describe(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*source, 
 		}
 		s.cols = append(s.cols, column{name: fd.Name, oid: fd.DataTypeOID, typ: typ})
 		names = append(names, pgx.Identifier{fd.Name}.Sanitize())
-		if fd.Name == opts.Key {
+		if fd.Name == key {
 			s.key = i
 		}
 	}
-	if s.key < 0 {
-		return nil, configErrorf("--key %s is not a column of the source (columns: %s)", opts.Key, strings.Join(colNames(s.cols), ", "))
-	}
-	for _, f := range opts.Fields {
+	return names, nil
+}
+
+// markFields checks the ciphertext columns (Options.Fields) and marks them in s.cols, in
+// s.flds in their order.
+func (s *source) markFields(fields []string) error {
+	for _, f := range fields {
 		i := indexOf(s.cols, f)
 		switch {
 		case i < 0:
-			return nil, configErrorf("--field %s is not a column of the source (columns: %s)", f, strings.Join(colNames(s.cols), ", "))
+			return configErrorf("--field %s is not a column of the source (columns: %s)", f, strings.Join(colNames(s.cols), ", "))
 		case i == s.key:
-			return nil, configErrorf("--field %s is the key: the key stays as it is", f)
+			return configErrorf("--field %s is the key: the key stays as it is", f)
 		case s.cols[i].field:
-			return nil, configErrorf("--field %s is given twice", f)
+			return configErrorf("--field %s is given twice", f)
 		}
 		switch s.cols[i].oid {
 		case oidText, oidVarchar:
 			s.cols[i].text = true
 		case oidBytea:
 		default:
-			return nil, configErrorf("--field %s is of type %s: a ciphertext column is text or varchar (base64 or hex) or bytea (raw)", f, s.cols[i].typ)
+			return configErrorf("--field %s is of type %s: a ciphertext column is text or varchar (base64 or hex) or bytea (raw)", f, s.cols[i].typ)
 		}
 		s.cols[i].field = true
 		s.flds = append(s.flds, i)
 	}
-	s.qkey, s.list = pgx.Identifier{opts.Key}.Sanitize(), strings.Join(names, ", ")
-	// The key is read in order and resumed after: it must be orderable, and (for a table,
-	// where the catalog tells) unique and NOT NULL, or rows would be skipped.
+	return nil
+}
+
+// checkKey checks the key: it is read in order and resumed after, so it must be orderable,
+// and (for a table, where the catalog tells) unique and NOT NULL, or rows would be skipped.
+func (s *source) checkKey(ctx context.Context, conn *pgxpool.Conn, opts *Options) error {
 	if _, err := conn.Exec(ctx, "SELECT "+s.qkey+" FROM "+s.from+" ORDER BY 1 LIMIT 0"); err != nil {
-		return nil, configErrorf("--key %s cannot be ordered: %s", opts.Key, pgMessage(err))
+		return configErrorf("--key %s cannot be ordered: %s", opts.Key, pgMessage(err))
 	}
-	if opts.Table != "" {
-		var unique, notNull bool
-		err := conn.QueryRow(ctx, `SELECT a.attnotnull, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid
+	if opts.Table == "" {
+		return nil
+	}
+	var unique, notNull bool
+	err := conn.QueryRow(ctx, `SELECT a.attnotnull, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid
 			AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum)
 			FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attname = $2`, s.from, opts.Key).Scan(&notNull, &unique)
-		if err != nil {
-			return nil, configErrorf("read the source's key: %s", pgMessage(err))
-		}
-		if !notNull || !unique {
-			return nil, configErrorf("--key %s is not a unique NOT NULL column of %s (a primary key, or a unique index on it alone and NOT NULL): rows would be missed", opts.Key, opts.Table)
-		}
+	if err != nil {
+		return configErrorf("read the source's key: %s", pgMessage(err))
 	}
-	return s, nil
+	if !notNull || !unique {
+		return configErrorf("--key %s is not a unique NOT NULL column of %s (a primary key, or a unique index on it alone and NOT NULL): rows would be missed", opts.Key, opts.Table)
+	}
+	return nil
 }
 
 func colNames(cols []column) []string {

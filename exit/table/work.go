@@ -62,63 +62,78 @@ func (r *run) doRange(ctx context.Context, rg *keyRange) error {
 	pending := make(chan *batch, queued)
 	work := make(chan *batch)
 	var wg sync.WaitGroup
-	wg.Go(func() { // reader
-		defer close(pending)
-		defer close(work)
-		prev := rg.last
-		for {
-			b, err := r.src.readBatch(ctx, rg, prev, r.opts.BatchRows)
-			if err != nil {
-				fail(err)
-				return
-			}
-			b.done = make(chan struct{})
-			select {
-			case pending <- b:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case work <- b:
-			case <-ctx.Done():
-				return
-			}
-			if b.end {
-				return
-			}
-			prev = b.last
-		}
-	})
+	wg.Go(func() { r.readRange(ctx, rg, pending, work, fail) })
 	for range inFlight {
-		wg.Go(func() {
-			for b := range work {
-				if err := r.decrypt(ctx, b); err != nil {
-					fail(err)
-				}
-				close(b.done)
-			}
-		})
+		wg.Go(func() { r.decryptAll(ctx, work, fail) })
 	}
-	for b := range pending { // writer, in key order
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		if err := r.write(ctx, b); err != nil {
-			fail(err)
-			break
-		}
-		r.committed(b)
-		b.release()
-	}
+	r.writeInOrder(ctx, pending, fail)
 	stop.cancel()
 	for range pending {
 	}
 	wg.Wait()
 	return stop.err()
+}
+
+// readRange reads rg's batches from its last committed key to its end, and hands each to
+// pending (the writer's queue) and then to work (the decryptions), until the first error or
+// ctx ends. It closes both when it returns.
+func (r *run) readRange(ctx context.Context, rg *keyRange, pending, work chan<- *batch, fail func(error)) {
+	defer close(pending)
+	defer close(work)
+	prev := rg.last
+	for {
+		b, err := r.src.readBatch(ctx, rg, prev, r.opts.BatchRows)
+		if err != nil {
+			fail(err)
+			return
+		}
+		b.done = make(chan struct{})
+		select {
+		case pending <- b:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case work <- b:
+		case <-ctx.Done():
+			return
+		}
+		if b.end {
+			return
+		}
+		prev = b.last
+	}
+}
+
+// decryptAll decrypts the batches of work until it is closed, closing each one's done
+// whether or not its decryption failed.
+func (r *run) decryptAll(ctx context.Context, work <-chan *batch, fail func(error)) {
+	for b := range work {
+		if err := r.decrypt(ctx, b); err != nil {
+			fail(err)
+		}
+		close(b.done)
+	}
+}
+
+// writeInOrder writes the batches of pending in their order (the keys'), each once it is
+// decrypted, and counts them, until the first error or ctx ends.
+func (r *run) writeInOrder(ctx context.Context, pending <-chan *batch, fail func(error)) {
+	for b := range pending {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err := r.write(ctx, b); err != nil {
+			fail(err)
+			return
+		}
+		r.committed(b)
+		b.release()
+	}
 }
 
 // committed counts a written batch and reports the progress.

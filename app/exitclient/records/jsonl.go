@@ -45,29 +45,12 @@ func (j *jsonlReader) setKey(name string) error {
 	return nil
 }
 
+// next reads the next record (io.EOF at the end).
 func (j *jsonlReader) next() (*record, error) {
-	var raw []byte
 	j.line++
-	for first := true; ; first = false {
-		line, err := j.br.ReadSlice('\n')
-		if len(raw)+len(line) > maxRecord {
-			return nil, fmt.Errorf("read records: line %d is over %d MiB", j.line, maxRecord>>20)
-		}
-		if first && err == nil && j.mem != nil {
-			raw = j.mem.copy(line) // the usual line, read whole at once
-			break
-		}
-		raw = append(raw, line...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF && len(raw) == 0 {
-			return nil, io.EOF
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("read records: %w", err)
-		}
-		break
+	raw, err := j.readLine()
+	if err != nil {
+		return nil, err
 	}
 	rec := &record{raw: raw}
 	rec.fields = rec.inline[:0]
@@ -94,15 +77,54 @@ func (j *jsonlReader) next() (*record, error) {
 		rec.bad = "the line is not a JSON object"
 		return rec, nil
 	}
-	// The line is valid JSON, so the scan below can trust its structure.
-	i = skipSpace(body, i+1)
+	// The line is valid JSON, so the scan can trust its structure.
+	j.scanMembers(rec, body, skipSpace(body, i+1), off)
+	return rec, nil
+}
+
+// readLine reads one line, its line end included (io.EOF at the end of the input). The usual
+// line, whole in the reader's buffer, is copied once into the arena; any other goes to
+// readLineRest.
+func (j *jsonlReader) readLine() ([]byte, error) {
+	line, err := j.br.ReadSlice('\n')
+	if err == nil && j.mem != nil && len(line) <= maxRecord {
+		return j.mem.copy(line), nil
+	}
+	return j.readLineRest(line, err)
+}
+
+// readLineRest reads the line whose first part ReadSlice returned as line with err, when it is
+// not the usual one: longer than the reader's buffer, the input's last, cut by a read error, or
+// read with no arena (one allocation each).
+func (j *jsonlReader) readLineRest(line []byte, err error) ([]byte, error) {
+	var raw []byte
+	for {
+		if len(raw)+len(line) > maxRecord {
+			return nil, fmt.Errorf("read records: line %d is over %d MiB", j.line, maxRecord>>20)
+		}
+		raw = append(raw, line...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			line, err = j.br.ReadSlice('\n')
+			continue
+		case err == io.EOF && len(raw) == 0:
+			return nil, io.EOF
+		case err != nil && err != io.EOF:
+			return nil, fmt.Errorf("read records: %w", err)
+		}
+		return raw, nil
+	}
+}
+
+// scanMembers reads into rec the members of a JSON object from body[i], its first member or
+// its closing brace: the record's key, and the fields to decrypt, at their positions in the
+// line (off is where body starts in it). body is valid JSON: its structure is trusted.
+func (j *jsonlReader) scanMembers(rec *record, body []byte, i, off int) {
 	for body[i] != '}' {
 		kend := scanString(body, i)
 		key := body[i+1 : kend-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			var s string
-			_ = json.Unmarshal(body[i:kend], &s)
-			key = []byte(s)
+			key = unescapeJSON(body[i:kend])
 		}
 		i = skipSpace(body, kend)
 		i = skipSpace(body, i+1) // the colon
@@ -111,29 +133,40 @@ func (j *jsonlReader) next() (*record, error) {
 			rec.key = jsonKeyValue(body[i:vend])
 		}
 		if j.want[string(key)] {
-			f := field{name: string(key), start: off + i, end: off + vend}
-			switch body[i] {
-			case '"':
-				f.text = body[i+1 : vend-1]
-				if bytes.IndexByte(f.text, '\\') >= 0 {
-					var s string
-					_ = json.Unmarshal(body[i:vend], &s)
-					f.text = []byte(s)
-				}
-				f.null = len(f.text) == 0
-			case 'n':
-				f.null = true
-			default:
-				f.bad = "the value is not a JSON string"
-			}
-			rec.fields = append(rec.fields, f)
+			rec.fields = append(rec.fields, jsonField(string(key), body, i, vend, off))
 		}
 		i = skipSpace(body, vend)
 		if body[i] == ',' {
 			i = skipSpace(body, i+1)
 		}
 	}
-	return rec, nil
+}
+
+// jsonField is the field name whose value is body[i:vend], a string to decrypt, or null, or
+// any other value, which is not a ciphertext.
+func jsonField(name string, body []byte, i, vend, off int) field {
+	f := field{name: name, start: off + i, end: off + vend}
+	switch body[i] {
+	case '"':
+		f.text = body[i+1 : vend-1]
+		if bytes.IndexByte(f.text, '\\') >= 0 {
+			f.text = unescapeJSON(body[i:vend])
+		}
+		f.null = len(f.text) == 0
+	case 'n':
+		f.null = true
+	default:
+		f.bad = "the value is not a JSON string"
+	}
+	return f
+}
+
+// unescapeJSON is the text of the JSON string s (quotes included) with its escapes decoded:
+// the rare key or value written with a backslash.
+func unescapeJSON(s []byte) []byte {
+	var v string
+	_ = json.Unmarshal(s, &v) // the line is valid JSON
+	return []byte(v)
 }
 
 // jsonKeyValue is a key's value as FieldError.Key gives it: a string's text, other values

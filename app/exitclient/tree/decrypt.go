@@ -294,77 +294,103 @@ func decryptFile(ctx context.Context, c *exitclient.Client, tree *outfiles.Tree,
 	if done, err := tree.Exists(rel); done || err != nil {
 		return 0, done, err
 	}
-	// Opened once, without following a symlink (one may have replaced the file since the
-	// listing) and without blocking on a named pipe; every attempt reads this same file.
-	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return 0, false, &notRegularError{reason: NotRegularReason(fs.ModeSymlink)}
-	}
+	f, st, err := openInput(src)
 	if err != nil {
 		return 0, false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, false, err
-	}
-	if !st.Mode().IsRegular() {
-		return 0, false, &notRegularError{reason: NotRegularReason(st.Mode().Type())}
-	}
 	changed := func() bool {
 		now, err := f.Stat()
 		return err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime())
 	}
+	resp, err := postInput(ctx, c, f, st.Size(), changed)
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	err = tree.Write(rel, func(w io.Writer) error { return writeClear(ctx, w, resp.Body, seal, changed) })
+	if err != nil {
+		return 0, false, err
+	}
+	return st.Size(), false, nil
+}
+
+// openInput opens the input file src once, without following a symlink (one may have replaced
+// the file since the listing) and without blocking on a named pipe, and checks that it is a
+// regular file: every attempt to send it reads this same file. It returns the file with its
+// state as opened.
+func openInput(src string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, &notRegularError{reason: NotRegularReason(fs.ModeSymlink)}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &notRegularError{reason: NotRegularReason(st.Mode().Type())}
+	}
+	return f, st, nil
+}
+
+// postInput sends the size bytes of f to the exit server c (POST /v1/decrypt, retried as c.Do
+// retries) and returns its answer, whose body streams the clear bytes. changed reports whether
+// f was written to since it was opened: such a file fails, exitclient.ErrInputChanged.
+func postInput(ctx context.Context, c *exitclient.Client, f *os.File, size int64, changed func() bool) (*http.Response, error) {
 	resp, err := c.Do(ctx, func() (*http.Request, error) {
 		// A file written to meanwhile would be sent with another length than announced, a
 		// transport error retried as if the server were down: it fails on its own account.
 		if changed() {
 			return nil, exitclient.ErrInputChanged
 		}
-		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", io.NopCloser(io.NewSectionReader(f, 0, st.Size())))
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/v1/decrypt", io.NopCloser(io.NewSectionReader(f, 0, size)))
 		if err != nil {
 			return nil, err
 		}
-		req.ContentLength = st.Size()
+		req.ContentLength = size
 		req.Header.Set("Content-Type", "application/octet-stream")
 		return req, nil
 	})
 	if errors.As(err, new(*exitclient.APIError)) && changed() {
 		// Written to while it was sent: the server judged bytes that are neither the old
 		// file nor the new one (a file still being written reads as cut short, not as bad).
-		return 0, false, exitclient.ErrInputChanged
+		return nil, exitclient.ErrInputChanged
 	}
-	if err != nil {
-		return 0, false, err
+	return resp, err
+}
+
+// writeClear copies the clear bytes of body to w, the output file's writer, through seal when
+// set. A stream cut short is exitclient.ErrStreamAborted, or exitclient.ErrInputChanged when
+// the input changed meanwhile (changed); a write error (the disk's) and the run's end are
+// returned as they are.
+func writeClear(ctx context.Context, w io.Writer, body io.Reader, seal func(io.Writer) (io.WriteCloser, error), changed func() bool) error {
+	var sealer io.WriteCloser
+	if seal != nil {
+		var err error
+		if sealer, err = seal(w); err != nil {
+			return err
+		}
+		w = struct{ io.Writer }{sealer}
 	}
-	defer resp.Body.Close()
-	err = tree.Write(rel, func(w io.Writer) error {
-		var sealer io.WriteCloser
-		if seal != nil {
-			var err error
-			if sealer, err = seal(w); err != nil {
-				return err
-			}
-			w = struct{ io.Writer }{sealer}
-		}
-		_, err := io.CopyBuffer(w, resp.Body, make([]byte, 256<<10))
-		switch {
-		case ctx.Err() != nil, errors.As(err, new(*outfiles.OutputError)):
-			// The run ended, or the disk failed (a write error is the disk's, not the stream's).
-		case changed():
-			err = exitclient.ErrInputChanged // the clear bytes are of what was sent, no longer the file
-		case err != nil:
-			err = fmt.Errorf("%w: %v", exitclient.ErrStreamAborted, err)
-		}
-		if err == nil && sealer != nil {
-			err = sealer.Close()
-		}
-		return err
-	})
-	if err != nil {
-		return 0, false, err
+	_, err := io.CopyBuffer(w, body, make([]byte, 256<<10))
+	switch {
+	case ctx.Err() != nil, errors.As(err, new(*outfiles.OutputError)):
+		// The run ended, or the disk failed (a write error is the disk's, not the stream's).
+	case changed():
+		err = exitclient.ErrInputChanged // the clear bytes are of what was sent, no longer the file
+	case err != nil:
+		err = fmt.Errorf("%w: %v", exitclient.ErrStreamAborted, err)
 	}
-	return st.Size(), false, nil
+	if err == nil && sealer != nil {
+		err = sealer.Close()
+	}
+	return err
 }
 
 // lock takes outfiles.Lock on the output directory dir (out as the operator gave it): another

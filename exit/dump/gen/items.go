@@ -43,6 +43,15 @@ func (a *app) user(i int) (userRec, error) {
 	return u, nil
 }
 
+// record is u as userRecs holds it: userRecSize bytes.
+func (u userRec) record() []byte {
+	rec := make([]byte, 0, userRecSize)
+	rec = append(rec, u.userID[:]...)
+	rec = append(rec, u.userPub[:]...)
+	rec = append(rec, u.devID[:]...)
+	return append(rec, u.devSig...)
+}
+
 type provRec struct {
 	appSigPub, tankerSigPub, appEncPub, tankerEncPub [32]byte
 }
@@ -94,92 +103,130 @@ func (g *gen) userItem(a *app, i int, s *sink) error {
 	if err != nil {
 		return err
 	}
-	id, err := identity.ParsePermanent(secretIdentity, a.id[:], a.secret[32:])
-	if err != nil {
-		return err
-	}
-	ghostSig, err := signingKey(r)
-	if err != nil {
-		return err
-	}
-	ghostEnc, err := keys.NewEncryptionKeyPair(r)
-	if err != nil {
-		return err
-	}
-	userKey, err := keys.NewEncryptionKeyPair(r)
+	u, err := newUserDraft(a, secretIdentity, r)
 	if err != nil {
 		return err
 	}
 	when := at(1, i)
+	if err := g.ghostDevice(s, a, u, r, when); err != nil {
+		return err
+	}
+	first, err := g.physicalDevices(s, a, u, r, when)
+	if err != nil {
+		return err
+	}
+	vk := keys.VerificationKey{PrivateEncryptionKey: u.ghostEnc.Private}
+	copy(vk.PrivateSignatureKey[:], u.ghostSig)
+	encVK, err := keys.EncryptVerificationKey(vk, u.id.UserSecret, r)
+	if err != nil {
+		return err
+	}
+	s.add(tUsers, s.rowFor(tUsers).bytea(a.id[:]).bytea(u.id.UserID).bytea(encVK).timestamp(when).end())
+	if a.main {
+		s.identities = appendJSONLine(s.identities, dump.IdentityLine{Email: email, Identity: secretIdentity})
+	}
+	return a.userRecs.put(i, first.record())
+}
 
-	// Ghost device: author is the trustchain, signed with the identity's ephemeral key.
+// userDraft is a user being made: its identity, the keys its devices are made with and,
+// once written, its ghost device, which delegates the physical ones.
+type userDraft struct {
+	id                *identity.Permanent
+	ghostSig          ed25519.PrivateKey
+	ghostEnc, userKey keys.EncryptionKeyPair
+	ghost             *block.DeviceCreationAction
+	ghostID           block.Hash
+}
+
+// newUserDraft parses the user's secret identity and draws the ghost device's keys and the
+// user key.
+func newUserDraft(a *app, secretIdentity string, r *rng) (*userDraft, error) {
+	id, err := identity.ParsePermanent(secretIdentity, a.id[:], a.secret[32:])
+	if err != nil {
+		return nil, err
+	}
+	u := &userDraft{id: id}
+	if u.ghostSig, err = signingKey(r); err != nil {
+		return nil, err
+	}
+	if u.ghostEnc, err = keys.NewEncryptionKeyPair(r); err != nil {
+		return nil, err
+	}
+	if u.userKey, err = keys.NewEncryptionKeyPair(r); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// ghostDevice writes u's ghost device: its author is the trustchain, and it is signed with
+// the identity's ephemeral key.
+func (g *gen) ghostDevice(s *sink, a *app, u *userDraft, r *rng, when time.Time) error {
 	ghost := &block.DeviceCreationAction{Version: 3, IsGhostDevice: true}
-	copy(ghost.EphemeralPublicSignatureKey[:], id.EphemeralPublicSignatureKey)
-	copy(ghost.UserID[:], id.UserID)
-	copy(ghost.DelegationSignature[:], id.DelegationSignature)
-	copy(ghost.PublicSignatureKey[:], ghostSig[32:])
-	ghost.PublicEncryptionKey = ghostEnc.Public
-	ghost.UserPublicEncryptionKey = userKey.Public
-	if err := sealInto(ghost.SealedUserPrivateEncryptionKey[:], userKey.Private[:], &ghostEnc.Public, r); err != nil {
+	copy(ghost.EphemeralPublicSignatureKey[:], u.id.EphemeralPublicSignatureKey)
+	copy(ghost.UserID[:], u.id.UserID)
+	copy(ghost.DelegationSignature[:], u.id.DelegationSignature)
+	copy(ghost.PublicSignatureKey[:], u.ghostSig[32:])
+	ghost.PublicEncryptionKey = u.ghostEnc.Public
+	ghost.UserPublicEncryptionKey = u.userKey.Public
+	if err := sealInto(ghost.SealedUserPrivateEncryptionKey[:], u.userKey.Private[:], &u.ghostEnc.Public, r); err != nil {
 		return err
 	}
 	ghostBlock := block.New(a.id, ghost, a.id)
-	ghostBlock.Sign(id.EphemeralPrivateSignatureKey)
-	ghostID := ghostBlock.Hash()
-	g.deviceRow(s, a, ghostID, ghost, ghostBlock, when)
+	ghostBlock.Sign(u.id.EphemeralPrivateSignatureKey)
+	u.ghost, u.ghostID = ghost, ghostBlock.Hash()
+	g.deviceRow(s, a, u.ghostID, ghost, ghostBlock, when)
+	return nil
+}
 
+// physicalDevices writes u's one or two physical devices and returns u's record, whose
+// device (the first) authors the blocks later items make for the user.
+func (g *gen) physicalDevices(s *sink, a *app, u *userDraft, r *rng, when time.Time) (userRec, error) {
 	var first userRec
-	copy(first.userID[:], id.UserID)
-	first.userPub = userKey.Public
+	copy(first.userID[:], u.id.UserID)
+	first.userPub = u.userKey.Public
 	devices := 1 + r.intn(2)
 	for d := 0; d < devices; d++ {
-		eph, err := signingKey(r)
+		devID, devSig, err := g.physicalDevice(s, a, u, r, when.Add(time.Duration(d+1)*time.Millisecond))
 		if err != nil {
-			return err
+			return userRec{}, err
 		}
-		devSig, err := signingKey(r)
-		if err != nil {
-			return err
-		}
-		devEnc, err := keys.NewEncryptionKeyPair(r)
-		if err != nil {
-			return err
-		}
-		dev := &block.DeviceCreationAction{Version: 3}
-		copy(dev.EphemeralPublicSignatureKey[:], eph[32:])
-		dev.UserID = ghost.UserID
-		copy(dev.DelegationSignature[:], ed25519.Sign(ghostSig, append(append([]byte{}, eph[32:]...), id.UserID...)))
-		copy(dev.PublicSignatureKey[:], devSig[32:])
-		dev.PublicEncryptionKey = devEnc.Public
-		dev.UserPublicEncryptionKey = userKey.Public
-		if err := sealInto(dev.SealedUserPrivateEncryptionKey[:], userKey.Private[:], &devEnc.Public, r); err != nil {
-			return err
-		}
-		devBlock := block.New(a.id, dev, ghostID)
-		devBlock.Sign(eph)
-		devID := devBlock.Hash()
-		g.deviceRow(s, a, devID, dev, devBlock, when.Add(time.Duration(d+1)*time.Millisecond))
 		if d == 0 {
 			first.devID, first.devSig = devID, devSig
 		}
 	}
+	return first, nil
+}
 
-	vk := keys.VerificationKey{PrivateEncryptionKey: ghostEnc.Private}
-	copy(vk.PrivateSignatureKey[:], ghostSig)
-	encVK, err := keys.EncryptVerificationKey(vk, id.UserSecret, r)
+// physicalDevice writes a physical device of u, delegated by its ghost device and signed
+// with an ephemeral key, and returns its ID and private signature key.
+func (g *gen) physicalDevice(s *sink, a *app, u *userDraft, r *rng, when time.Time) (block.Hash, ed25519.PrivateKey, error) {
+	eph, err := signingKey(r)
 	if err != nil {
-		return err
+		return block.Hash{}, nil, err
 	}
-	s.add(tUsers, s.rowFor(tUsers).bytea(a.id[:]).bytea(id.UserID).bytea(encVK).timestamp(when).end())
-	if a.main {
-		s.identities = appendJSONLine(s.identities, dump.IdentityLine{Email: email, Identity: secretIdentity})
+	devSig, err := signingKey(r)
+	if err != nil {
+		return block.Hash{}, nil, err
 	}
-	rec := make([]byte, 0, userRecSize)
-	rec = append(rec, first.userID[:]...)
-	rec = append(rec, first.userPub[:]...)
-	rec = append(rec, first.devID[:]...)
-	rec = append(rec, first.devSig...)
-	return a.userRecs.put(i, rec)
+	devEnc, err := keys.NewEncryptionKeyPair(r)
+	if err != nil {
+		return block.Hash{}, nil, err
+	}
+	dev := &block.DeviceCreationAction{Version: 3}
+	copy(dev.EphemeralPublicSignatureKey[:], eph[32:])
+	dev.UserID = u.ghost.UserID
+	copy(dev.DelegationSignature[:], ed25519.Sign(u.ghostSig, append(append([]byte{}, eph[32:]...), u.id.UserID...)))
+	copy(dev.PublicSignatureKey[:], devSig[32:])
+	dev.PublicEncryptionKey = devEnc.Public
+	dev.UserPublicEncryptionKey = u.userKey.Public
+	if err := sealInto(dev.SealedUserPrivateEncryptionKey[:], u.userKey.Private[:], &devEnc.Public, r); err != nil {
+		return block.Hash{}, nil, err
+	}
+	devBlock := block.New(a.id, dev, u.ghostID)
+	devBlock.Sign(eph)
+	devID := devBlock.Hash()
+	g.deviceRow(s, a, devID, dev, devBlock, when)
+	return devID, devSig, nil
 }
 
 func (g *gen) deviceRow(s *sink, a *app, id block.Hash, d *block.DeviceCreationAction, b *block.Block, when time.Time) {
@@ -279,103 +326,147 @@ func (g *gen) groupItem(a *app, i int, s *sink) error {
 		return nil
 	}
 	r := itemRNG(g.opts.Seed, a.label+"/group", i)
-	version := 1 + i%3
-	gSig, err := signingKey(r)
+	d, err := newGroupDraft(a, r, 1+i%3)
 	if err != nil {
 		return err
 	}
-	gEnc, err := keys.NewEncryptionKeyPair(r)
-	if err != nil {
-		return err
-	}
-	picked := map[int]bool{}
-	pickUsers := func(n int) []int {
-		var out []int
-		for tries := 0; len(out) < n && tries < 4*n; tries++ {
-			u := r.intn(a.users)
-			if !picked[u] {
-				picked[u] = true
-				out = append(out, u)
-			}
-		}
-		return out
-	}
-	members := func(idx []int) ([]block.GroupMember, error) {
-		out := make([]block.GroupMember, 0, len(idx))
-		for _, ui := range idx {
-			u, err := a.user(ui)
-			if err != nil {
-				return nil, err
-			}
-			m := block.GroupMember{UserID: u.userID, UserPublicEncryptionKey: u.userPub}
-			if err := sealInto(m.SealedPrivateEncryptionKey[:], gEnc.Private[:], &u.userPub, r); err != nil {
-				return nil, err
-			}
-			out = append(out, m)
-		}
-		return out, nil
-	}
-	provMembers := func() ([]block.GroupProvisionalMember, error) {
-		if version < 2 || !r.chance(60) {
-			return nil, nil
-		}
-		pi := a.pickProv(r)
-		if pi < 0 {
-			return nil, nil
-		}
-		p, err := a.prov(pi)
-		if err != nil {
-			return nil, err
-		}
-		m := block.GroupProvisionalMember{AppPublicSignatureKey: p.appSigPub, TankerPublicSignatureKey: p.tankerSigPub}
-		if version >= 3 {
-			m.AppPublicEncryptionKey, m.TankerPublicEncryptionKey = p.appEncPub, p.tankerEncPub
-		}
-		sealed, err := keys.SealTwice(gEnc.Private[:], &p.appEncPub, &p.tankerEncPub, r)
-		if err != nil {
-			return nil, err
-		}
-		copy(m.TwoTimesSealedPrivateEncryptionKey[:], sealed)
-		return []block.GroupProvisionalMember{m}, nil
-	}
-
-	idx := pickUsers(1 + r.intn(min(4, a.users)))
+	idx := d.pickUsers(1 + r.intn(min(4, a.users)))
 	creator, err := a.user(idx[0])
 	if err != nil {
 		return err
 	}
-	creation := &block.UserGroupCreationAction{Version: version, PublicEncryptionKey: gEnc.Public}
-	copy(creation.PublicSignatureKey[:], gSig[32:])
-	if err := sealInto(creation.SealedPrivateSignatureKey[:], gSig, &gEnc.Public, r); err != nil {
+	creation, cb, err := d.creation(idx, creator)
+	if err != nil {
 		return err
 	}
-	if creation.Members, err = members(idx); err != nil {
-		return err
-	}
-	if creation.ProvisionalMembers, err = provMembers(); err != nil {
-		return err
-	}
-	creation.SelfSign(gSig)
-	cb := block.New(a.id, creation, creator.devID)
-	cb.Sign(creator.devSig)
-	g.groupRows(s, a, creation.PublicSignatureKey, gEnc.Public, cb, creation.Members, creation.ProvisionalMembers, version, at(3, 2*i))
-
+	g.groupRows(s, a, creation.PublicSignatureKey, d.enc.Public, cb, creation.Members, creation.ProvisionalMembers, d.version, at(3, 2*i))
 	if i%2 == 0 {
-		add := &block.UserGroupAdditionAction{Version: version, GroupID: creation.PublicSignatureKey, PreviousGroupBlockHash: cb.Hash()}
-		if add.Members, err = members(pickUsers(1 + r.intn(2))); err != nil {
+		if err := g.groupAddition(s, d, creation.PublicSignatureKey, cb.Hash(), creator, at(3, 2*i+1)); err != nil {
 			return err
-		}
-		if add.ProvisionalMembers, err = provMembers(); err != nil {
-			return err
-		}
-		if len(add.Members)+len(add.ProvisionalMembers) > 0 {
-			add.SelfSign(gSig)
-			ab := block.New(a.id, add, creator.devID)
-			ab.Sign(creator.devSig)
-			g.groupRows(s, a, add.GroupID, gEnc.Public, ab, add.Members, add.ProvisionalMembers, version, at(3, 2*i+1))
 		}
 	}
-	return a.groupRecs.put(i, gEnc.Public[:])
+	return a.groupRecs.put(i, d.enc.Public[:])
+}
+
+// groupDraft is a group being made: its version, its keys, and the users already picked as
+// members (each is added once).
+type groupDraft struct {
+	a       *app
+	r       *rng
+	version int
+	sig     ed25519.PrivateKey
+	enc     keys.EncryptionKeyPair
+	picked  map[int]bool
+}
+
+// newGroupDraft draws the keys of a group of the version given.
+func newGroupDraft(a *app, r *rng, version int) (*groupDraft, error) {
+	d := &groupDraft{a: a, r: r, version: version, picked: map[int]bool{}}
+	var err error
+	if d.sig, err = signingKey(r); err != nil {
+		return nil, err
+	}
+	if d.enc, err = keys.NewEncryptionKeyPair(r); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// pickUsers picks up to n users not picked yet (fewer when 4n draws do not find them).
+func (d *groupDraft) pickUsers(n int) []int {
+	var out []int
+	for tries := 0; len(out) < n && tries < 4*n; tries++ {
+		u := d.r.intn(d.a.users)
+		if !d.picked[u] {
+			d.picked[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// members makes users idx members: the group's private encryption key sealed for each.
+func (d *groupDraft) members(idx []int) ([]block.GroupMember, error) {
+	out := make([]block.GroupMember, 0, len(idx))
+	for _, ui := range idx {
+		u, err := d.a.user(ui)
+		if err != nil {
+			return nil, err
+		}
+		m := block.GroupMember{UserID: u.userID, UserPublicEncryptionKey: u.userPub}
+		if err := sealInto(m.SealedPrivateEncryptionKey[:], d.enc.Private[:], &u.userPub, d.r); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// provMembers makes, from version 2 on and often, a provisional identity a member: the
+// group's private encryption key sealed for its app and Tanker halves.
+func (d *groupDraft) provMembers() ([]block.GroupProvisionalMember, error) {
+	if d.version < 2 || !d.r.chance(60) {
+		return nil, nil
+	}
+	pi := d.a.pickProv(d.r)
+	if pi < 0 {
+		return nil, nil
+	}
+	p, err := d.a.prov(pi)
+	if err != nil {
+		return nil, err
+	}
+	m := block.GroupProvisionalMember{AppPublicSignatureKey: p.appSigPub, TankerPublicSignatureKey: p.tankerSigPub}
+	if d.version >= 3 {
+		m.AppPublicEncryptionKey, m.TankerPublicEncryptionKey = p.appEncPub, p.tankerEncPub
+	}
+	sealed, err := keys.SealTwice(d.enc.Private[:], &p.appEncPub, &p.tankerEncPub, d.r)
+	if err != nil {
+		return nil, err
+	}
+	copy(m.TwoTimesSealedPrivateEncryptionKey[:], sealed)
+	return []block.GroupProvisionalMember{m}, nil
+}
+
+// creation makes the group's creation block, with users idx as members, authored by the
+// creator's device.
+func (d *groupDraft) creation(idx []int, creator userRec) (*block.UserGroupCreationAction, *block.Block, error) {
+	creation := &block.UserGroupCreationAction{Version: d.version, PublicEncryptionKey: d.enc.Public}
+	copy(creation.PublicSignatureKey[:], d.sig[32:])
+	if err := sealInto(creation.SealedPrivateSignatureKey[:], d.sig, &d.enc.Public, d.r); err != nil {
+		return nil, nil, err
+	}
+	var err error
+	if creation.Members, err = d.members(idx); err != nil {
+		return nil, nil, err
+	}
+	if creation.ProvisionalMembers, err = d.provMembers(); err != nil {
+		return nil, nil, err
+	}
+	creation.SelfSign(d.sig)
+	cb := block.New(d.a.id, creation, creator.devID)
+	cb.Sign(creator.devSig)
+	return creation, cb, nil
+}
+
+// groupAddition writes an addition block of group groupID after its block prev, with one or
+// two new users and maybe a provisional identity: written only when it adds a member.
+func (g *gen) groupAddition(s *sink, d *groupDraft, groupID [32]byte, prev block.Hash, creator userRec, when time.Time) error {
+	add := &block.UserGroupAdditionAction{Version: d.version, GroupID: groupID, PreviousGroupBlockHash: prev}
+	var err error
+	if add.Members, err = d.members(d.pickUsers(1 + d.r.intn(2))); err != nil {
+		return err
+	}
+	if add.ProvisionalMembers, err = d.provMembers(); err != nil {
+		return err
+	}
+	if len(add.Members)+len(add.ProvisionalMembers) > 0 {
+		add.SelfSign(d.sig)
+		ab := block.New(d.a.id, add, creator.devID)
+		ab.Sign(creator.devSig)
+		g.groupRows(s, d.a, add.GroupID, d.enc.Public, ab, add.Members, add.ProvisionalMembers, d.version, when)
+	}
+	return nil
 }
 
 func (g *gen) groupRows(s *sink, a *app, groupID, encPub [32]byte, b *block.Block, members []block.GroupMember,

@@ -48,53 +48,18 @@ func runItems(ctx context.Context, workers, n, chunk int, item func(i int, s *si
 	if chunk <= 0 {
 		chunk = 1
 	}
-	type result struct {
-		s   *sink
-		err error
-	}
-	type job struct {
-		from, to int
-		out      chan result
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pool := sync.Pool{New: func() any { return &sink{natures: map[int]int{}} }}
-	pending := make(chan chan result, 2*workers)
-	jobs := make(chan job)
-	go func() {
-		defer close(pending)
-		defer close(jobs)
-		for from := 0; from < n; from += chunk {
-			out := make(chan result, 1)
-			select {
-			case pending <- out:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- job{from, min(from+chunk, n), out}:
-			case <-ctx.Done():
-				out <- result{err: ctx.Err()} // queued, never handed out: its result is the interrupt
-				return
-			}
-		}
-	}()
+	pool := &sync.Pool{New: func() any { return &sink{natures: map[int]int{}} }}
+	pending := make(chan chan chunkResult, 2*workers)
+	jobs := make(chan chunkJob)
+	go queueChunks(ctx, n, chunk, pending, jobs)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				s := pool.Get().(*sink)
-				s.reset()
-				var err error
-				for i := j.from; i < j.to && err == nil; i++ {
-					if err = ctx.Err(); err == nil {
-						err = item(i, s)
-					}
-				}
-				j.out <- result{s, err}
-			}
+			makeChunks(ctx, jobs, pool, item)
 		}()
 	}
 	defer wg.Wait()
@@ -113,6 +78,56 @@ func runItems(ctx context.Context, workers, n, chunk int, item func(i int, s *si
 		pool.Put(r.s)
 	}
 	return ctx.Err()
+}
+
+// chunkResult is a chunk of items made, or why it could not be.
+type chunkResult struct {
+	s   *sink
+	err error
+}
+
+// chunkJob is a chunk to make: items from..to-1, whose result goes to out.
+type chunkJob struct {
+	from, to int
+	out      chan chunkResult
+}
+
+// queueChunks cuts items 0..n-1 into chunks and hands each to a worker on jobs, its result
+// channel queued first on pending, so that the writer takes the results in index order; a
+// full pending holds the work back. It closes both when done or when ctx ends.
+func queueChunks(ctx context.Context, n, chunk int, pending chan<- chan chunkResult, jobs chan<- chunkJob) {
+	defer close(pending)
+	defer close(jobs)
+	for from := 0; from < n; from += chunk {
+		out := make(chan chunkResult, 1)
+		select {
+		case pending <- out:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case jobs <- chunkJob{from, min(from+chunk, n), out}:
+		case <-ctx.Done():
+			out <- chunkResult{err: ctx.Err()} // queued, never handed out: its result is the interrupt
+			return
+		}
+	}
+}
+
+// makeChunks makes the chunks of jobs with item(), each in a sink from pool, until jobs is
+// closed; a chunk stops at its first error (ctx ending is one).
+func makeChunks(ctx context.Context, jobs <-chan chunkJob, pool *sync.Pool, item func(i int, s *sink) error) {
+	for j := range jobs {
+		s := pool.Get().(*sink)
+		s.reset()
+		var err error
+		for i := j.from; i < j.to && err == nil; i++ {
+			if err = ctx.Err(); err == nil {
+				err = item(i, s)
+			}
+		}
+		j.out <- chunkResult{s, err}
+	}
 }
 
 // records is a file of fixed-size records, one per item, that later phases read back (the

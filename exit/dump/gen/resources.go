@@ -53,105 +53,137 @@ func (g *gen) resourceItem(a *app, i int, s *sink) error {
 		return nil
 	}
 	r := itemRNG(g.opts.Seed, a.label+"/res", i)
-	v := g.format(i)
-	creatorIdx := r.intn(a.users)
-	var sess session
-	if isSession(v) {
-		sess = g.session(a, i/sessionSpan)
-		creatorIdx = sess.creator
-	}
-	creator, err := a.user(creatorIdx)
-	if err != nil {
-		return err
-	}
-	opts := encryption.EncryptOptions{Rand: r, Padding: pickPadding(v, r)}
-	size := pickSize(r)
-	if isStream(v) && r.chance(50) {
-		opts.ChunkSize = 256 + r.intn(4096)
-		size = opts.ChunkSize*2 + r.intn(opts.ChunkSize*3) // several chunks
-	}
-	clear := r.bytes(size)
-	key := r.bytes(32)
-	if isSession(v) {
-		key = sess.key
-		opts.SessionID = &sess.id
-	}
-	ct, rid, err := encryption.Encrypt(v, key, clear, opts)
+	res, err := g.encryptResource(a, i, r)
 	if err != nil {
 		return err
 	}
 	when := at(4, i)
-
-	share := func(k []byte, id encryption.SimpleID) error {
-		if err := g.publishToUser(s, a, creator, id, k, creator.userPub, r, when); err != nil {
-			return err
-		}
-		for n := r.intn(5); n > 0; n-- { // 0 to 4 other users, 2 on average
-			u, err := a.user(r.intn(a.users))
-			if err != nil {
-				return err
-			}
-			if err := g.publishToUser(s, a, creator, id, k, u.userPub, r, when); err != nil {
-				return err
-			}
-		}
-		if a.groups > 0 && r.chance(40) {
-			gi := r.intn(a.groups)
-			gk, err := a.groupRecs.get(gi)
-			if err != nil {
-				return err
-			}
-			if err := g.publishToGroup(s, a, creator, id, k, [32]byte(gk), r, when); err != nil {
-				return err
-			}
-		}
-		if r.chance(25) {
-			if pi := a.pickProv(r); pi >= 0 {
-				p, err := a.prov(pi)
-				if err != nil {
-					return err
-				}
-				if err := g.publishToProvisional(s, a, creator, id, k, p, r, when); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-
-	dataKey := key
-	if isSession(v) {
-		if dataKey, err = encryption.DeriveSubkey(sess.key, rid.Seed); err != nil {
-			return err
-		}
-		if g.firstInSession(i) {
-			if err := share(sess.key, sess.id); err != nil {
-				return err
-			}
-		}
-		if r.chance(25) { // shared alone: the subkey under the seed
-			u, err := a.user(r.intn(a.users))
-			if err != nil {
-				return err
-			}
-			if err := g.publishToUser(s, a, creator, rid.Seed, dataKey, u.userPub, r, when); err != nil {
-				return err
-			}
-		}
-	} else if err := share(key, rid.ID); err != nil {
+	dataKey, err := g.publishResource(s, a, i, res, r, when)
+	if err != nil {
 		return err
 	}
-
 	if !a.main {
 		return nil
 	}
 	if len(g.decoys) > 0 && i%5 == 0 {
-		if err := g.plantDecoy(s, g.decoys[i%len(g.decoys)], rid.Lookups()[0], creator.userPub, r, when); err != nil {
+		if err := g.plantDecoy(s, g.decoys[i%len(g.decoys)], res.rid.Lookups()[0], res.creator.userPub, r, when); err != nil {
 			return err
 		}
 	}
-	name := fmt.Sprintf("%s/%07d.v%d", dump.DataDir, i, v)
-	return g.emit(s, name, ct, int(v), rid, clear, a.userEmail(creatorIdx), dump.ExpectOK, "", dataKey)
+	name := fmt.Sprintf("%s/%07d.v%d", dump.DataDir, i, res.v)
+	return g.emit(s, name, res.ct, int(res.v), res.rid, res.clear, a.userEmail(res.creatorIdx), dump.ExpectOK, "", dataKey)
+}
+
+// resource is an ordinary resource once encrypted.
+type resource struct {
+	v          encryption.Version
+	creatorIdx int
+	creator    userRec
+	sess       session // in a session format
+	clear, key []byte  // key is the session's in a session format
+	ct         []byte
+	rid        encryption.ResourceID
+}
+
+// encryptResource draws ordinary resource i's creator (its session's in a session format),
+// size, clear text and key, and encrypts it.
+func (g *gen) encryptResource(a *app, i int, r *rng) (*resource, error) {
+	res := &resource{v: g.format(i), creatorIdx: r.intn(a.users)}
+	if isSession(res.v) {
+		res.sess = g.session(a, i/sessionSpan)
+		res.creatorIdx = res.sess.creator
+	}
+	var err error
+	if res.creator, err = a.user(res.creatorIdx); err != nil {
+		return nil, err
+	}
+	opts := encryption.EncryptOptions{Rand: r, Padding: pickPadding(res.v, r)}
+	size := pickSize(r)
+	if isStream(res.v) && r.chance(50) {
+		opts.ChunkSize = 256 + r.intn(4096)
+		size = opts.ChunkSize*2 + r.intn(opts.ChunkSize*3) // several chunks
+	}
+	res.clear = r.bytes(size)
+	res.key = r.bytes(32)
+	if isSession(res.v) {
+		res.key = res.sess.key
+		opts.SessionID = &res.sess.id
+	}
+	if res.ct, res.rid, err = encryption.Encrypt(res.v, res.key, res.clear, opts); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// publishResource publishes the key of ordinary resource i and returns the key of its data.
+// In a session format, the first resource of the window shares the session key under the
+// session ID, and some resources also share their subkey alone, under their seed; otherwise
+// the resource's key is shared under its ID.
+func (g *gen) publishResource(s *sink, a *app, i int, res *resource, r *rng, when time.Time) ([]byte, error) {
+	if !isSession(res.v) {
+		if err := g.share(s, a, res.creator, res.rid.ID, res.key, r, when); err != nil {
+			return nil, err
+		}
+		return res.key, nil
+	}
+	dataKey, err := encryption.DeriveSubkey(res.sess.key, res.rid.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if g.firstInSession(i) {
+		if err := g.share(s, a, res.creator, res.sess.id, res.sess.key, r, when); err != nil {
+			return nil, err
+		}
+	}
+	if r.chance(25) { // shared alone: the subkey under the seed
+		u, err := a.user(r.intn(a.users))
+		if err != nil {
+			return nil, err
+		}
+		if err := g.publishToUser(s, a, res.creator, res.rid.Seed, dataKey, u.userPub, r, when); err != nil {
+			return nil, err
+		}
+	}
+	return dataKey, nil
+}
+
+// share publishes key k under id to the creator and to 0 to 4 other users, and sometimes to
+// a group and to a provisional identity.
+func (g *gen) share(s *sink, a *app, creator userRec, id encryption.SimpleID, k []byte, r *rng, when time.Time) error {
+	if err := g.publishToUser(s, a, creator, id, k, creator.userPub, r, when); err != nil {
+		return err
+	}
+	for n := r.intn(5); n > 0; n-- { // 0 to 4 other users, 2 on average
+		u, err := a.user(r.intn(a.users))
+		if err != nil {
+			return err
+		}
+		if err := g.publishToUser(s, a, creator, id, k, u.userPub, r, when); err != nil {
+			return err
+		}
+	}
+	if a.groups > 0 && r.chance(40) {
+		gi := r.intn(a.groups)
+		gk, err := a.groupRecs.get(gi)
+		if err != nil {
+			return err
+		}
+		if err := g.publishToGroup(s, a, creator, id, k, [32]byte(gk), r, when); err != nil {
+			return err
+		}
+	}
+	if r.chance(25) {
+		if pi := a.pickProv(r); pi >= 0 {
+			p, err := a.prov(pi)
+			if err != nil {
+				return err
+			}
+			if err := g.publishToProvisional(s, a, creator, id, k, p, r, when); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // firstInSession reports whether resource i is the first of its window in a session format.
@@ -279,16 +311,7 @@ func (g *gen) keyPublishRow(s *sink, a *app, author userRec, act block.Action, r
 // its file (the clear text is never held whole).
 func (g *gen) bigItem(a *app, i int, s *sink) error {
 	r := itemRNG(g.opts.Seed, "main/big", i)
-	var streams []encryption.Version
-	for _, v := range g.opts.Formats {
-		if isStream(v) {
-			streams = append(streams, v)
-		}
-	}
-	if len(streams) == 0 {
-		streams = []encryption.Version{encryption.V4, encryption.V8, encryption.V11}
-	}
-	v := streams[i%len(streams)]
+	v := g.bigFormat(i)
 	creatorIdx := r.intn(a.users)
 	creator, err := a.user(creatorIdx)
 	if err != nil {
@@ -297,36 +320,13 @@ func (g *gen) bigItem(a *app, i int, s *sink) error {
 	size := 2<<20 + r.intn(3<<20)
 	key := r.bytes(32)
 	name := fmt.Sprintf("%s/big%04d.v%d", dump.DataDir, i, v)
-	f, err := createNew(filepath.Join(g.dir, name))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	// The clear text comes from its own source so that the encryptor's draws (IVs, IDs)
 	// do not depend on how the clear text is cut into writes.
 	clearSrc := itemRNG(g.opts.Seed, "main/big-clear", i)
-	ew, err := encryption.NewEncryptWriter(f, v, key, encryption.EncryptOptions{Rand: r, Padding: pickPadding(v, r)})
+	rid, sum, err := writeBig(filepath.Join(g.dir, name), v, key, size, r, clearSrc)
 	if err != nil {
 		return err
 	}
-	h := sha256.New()
-	buf := make([]byte, 64<<10)
-	for left := size; left > 0; {
-		n := min(left, len(buf))
-		_, _ = clearSrc.Read(buf[:n])
-		h.Write(buf[:n])
-		if _, err := ew.Write(buf[:n]); err != nil {
-			return err
-		}
-		left -= n
-	}
-	if err := ew.Close(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	rid := ew.ResourceID()
 	dataKey := key
 	lookup := rid.ID
 	if isSession(v) {
@@ -338,8 +338,56 @@ func (g *gen) bigItem(a *app, i int, s *sink) error {
 		return err
 	}
 	g.manifestLine(s, dump.ManifestEntry{File: name, Format: int(v), ResourceID: rid.String(), ClearSize: int64(size),
-		SHA256: hex.EncodeToString(h.Sum(nil)), Creator: a.userEmail(creatorIdx), Expected: dump.ExpectOK}, dataKey)
+		SHA256: hex.EncodeToString(sum), Creator: a.userEmail(creatorIdx), Expected: dump.ExpectOK}, dataKey)
 	return nil
+}
+
+// bigFormat is big resource i's format: the stream formats asked for in turn (4, 8 and 11
+// when none is).
+func (g *gen) bigFormat(i int) encryption.Version {
+	var streams []encryption.Version
+	for _, v := range g.opts.Formats {
+		if isStream(v) {
+			streams = append(streams, v)
+		}
+	}
+	if len(streams) == 0 {
+		streams = []encryption.Version{encryption.V4, encryption.V8, encryption.V11}
+	}
+	return streams[i%len(streams)]
+}
+
+// writeBig creates path and writes to it size bytes of clear text from clearSrc, encrypted
+// in format v under key with the encryptor drawing from r, 64 KiB at a time. It returns the
+// resource ID and the clear text's SHA-256.
+func writeBig(path string, v encryption.Version, key []byte, size int, r, clearSrc *rng) (encryption.ResourceID, []byte, error) {
+	f, err := createNew(path)
+	if err != nil {
+		return encryption.ResourceID{}, nil, err
+	}
+	defer f.Close()
+	ew, err := encryption.NewEncryptWriter(f, v, key, encryption.EncryptOptions{Rand: r, Padding: pickPadding(v, r)})
+	if err != nil {
+		return encryption.ResourceID{}, nil, err
+	}
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	for left := size; left > 0; {
+		n := min(left, len(buf))
+		_, _ = clearSrc.Read(buf[:n])
+		h.Write(buf[:n])
+		if _, err := ew.Write(buf[:n]); err != nil {
+			return encryption.ResourceID{}, nil, err
+		}
+		left -= n
+	}
+	if err := ew.Close(); err != nil {
+		return encryption.ResourceID{}, nil, err
+	}
+	if err := f.Close(); err != nil {
+		return encryption.ResourceID{}, nil, err
+	}
+	return ew.ResourceID(), h.Sum(nil), nil
 }
 
 // negative is one broken ciphertext of the manifest.
@@ -403,61 +451,71 @@ func (g *gen) negativeItem(a *app, i int, s *sink) error {
 			return err
 		}
 	}
-	when := at(6, i)
+	if ct, rid, err = breakCiphertext(n.kase, v, ct, rid, dataKey, opts.ChunkSize); err != nil {
+		return fmt.Errorf("negative case %d: %w", i, err)
+	}
+	if err := g.publishNegative(s, a, n.kase, creator, lookup, key, r, at(6, i)); err != nil {
+		return err
+	}
 	creatorEmail := a.userEmail(creatorIdx)
-	publishToCreator := true
-	switch n.kase {
+	if n.kase == "key_published_to_nobody" || n.kase == "key_only_in_decoy_app" {
+		creatorEmail = ""
+	}
+	name := fmt.Sprintf("%s/neg%03d-%s.v%d", dump.DataDir, i, n.kase, v)
+	return g.emit(s, name, ct, int(ct[0]), rid, clear, creatorEmail, n.expected, n.kase, dataKey)
+}
+
+// breakCiphertext breaks ciphertext ct of format v as negative case kase asks, and returns
+// it with the resource ID the manifest gives (none once the header is gone). The cases of
+// keys leave it whole.
+func breakCiphertext(kase string, v encryption.Version, ct []byte, rid encryption.ResourceID, dataKey []byte, chunkSize int) ([]byte, encryption.ResourceID, error) {
+	switch kase {
 	case "tampered":
-		if ct, err = tamper(ct, dataKey); err != nil {
-			return fmt.Errorf("negative case %d: %w", i, err)
+		out, err := tamper(ct, dataKey)
+		if err != nil {
+			return nil, rid, err
 		}
+		return out, rid, nil
 	case "truncated":
-		ct = ct[:10] // shorter than any format's header or overhead
-		rid = encryption.ResourceID{}
+		return ct[:10], encryption.ResourceID{}, nil // shorter than any format's header or overhead
 	case "stream_cut_before_final_chunk":
 		header := 0
 		if v == encryption.V11 {
 			header = 37
 		}
-		ct = ct[:header+opts.ChunkSize*2] // two whole chunks, the rest gone
+		return ct[:header+chunkSize*2], rid, nil // two whole chunks, the rest gone
 	case "unknown_format_12":
 		ct[0] = 12
-		rid = encryption.ResourceID{}
+		return ct, encryption.ResourceID{}, nil
 	case "unknown_format_0":
 		ct[0] = 0
-		rid = encryption.ResourceID{}
+		return ct, encryption.ResourceID{}, nil
+	}
+	return ct, rid, nil
+}
+
+// publishNegative publishes the key of a negative case under lookup: to its creator, or for
+// the cases of keys only where no imported identity reaches (nowhere, the withheld
+// provisional identity, a decoy app).
+func (g *gen) publishNegative(s *sink, a *app, kase string, creator userRec, lookup encryption.SimpleID, key []byte, r *rng, when time.Time) error {
+	switch kase {
 	case "key_published_to_nobody":
-		publishToCreator = false
-		creatorEmail = ""
+		return nil
 	case "key_only_for_withheld_provisional_identity":
-		publishToCreator = false
 		p, err := a.prov(a.withheld)
 		if err != nil {
 			return err
 		}
-		if err := g.publishToProvisional(s, a, creator, lookup, key, p, r, when); err != nil {
-			return err
-		}
+		return g.publishToProvisional(s, a, creator, lookup, key, p, r, when)
 	case "key_only_in_decoy_app":
-		publishToCreator = false
-		creatorEmail = ""
-		d := g.decoys[0]
-		author, err := d.user(0)
+		author, err := g.decoys[0].user(0)
 		if err != nil {
 			return err
 		}
 		// Sealed for the main creator's own user key: only trustchain_id keeps it out.
-		if err := g.publishToUser(s, d, author, lookup, key, creator.userPub, r, when); err != nil {
-			return err
-		}
+		return g.publishToUser(s, g.decoys[0], author, lookup, key, creator.userPub, r, when)
 	}
-	if publishToCreator {
-		if err := g.publishToUser(s, a, creator, lookup, key, creator.userPub, r, when); err != nil {
-			return err
-		}
-	}
-	name := fmt.Sprintf("%s/neg%03d-%s.v%d", dump.DataDir, i, n.kase, v)
-	return g.emit(s, name, ct, int(ct[0]), rid, clear, creatorEmail, n.expected, n.kase, dataKey)
+	return g.publishToUser(s, a, creator, lookup, key, creator.userPub, r, when)
 }
 
 // tamper flips one byte of the encrypted body, keeping the format and resource ID, so that
