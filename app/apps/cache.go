@@ -28,9 +28,12 @@ func (c *appCache) generation() uint64 {
 }
 
 func (c *appCache) put(gen uint64, a App) {
+	if c.off { // set once, before any use: read without the lock
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen || c.off {
+	if gen != c.gen {
 		return
 	}
 	if c.apps == nil {

@@ -5,8 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/idvault/idvault/app/exitclient/outfiles"
 )
 
 // StandInExit is a stand-in exit server for client tests, closed when the test ends: GET /readyz
@@ -75,4 +79,45 @@ func drop(w http.ResponseWriter) {
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 		_ = conn.Close()
 	}
+}
+
+// Hanging is a stand-in exit server whose decrypt hangs; Hung is closed once it does.
+type Hanging struct {
+	*httptest.Server
+	Hung chan struct{}
+}
+
+// HangingDecrypt answers the first ok decrypts whole, then starts the next answer and waits
+// for the client to go away.
+func HangingDecrypt(t testing.TB, ok int32) Hanging {
+	t.Helper()
+	var n atomic.Int32
+	hung := make(chan struct{})
+	srv := StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // (echo reads it itself)
+		switch k := n.Add(1); {
+		case k <= ok:
+			_, _ = w.Write([]byte("clear"))
+		case k == ok+1:
+			_, _ = w.Write(make([]byte, 4096))
+			w.(http.Flusher).Flush()
+			close(hung)
+			<-r.Context().Done()
+		default:
+			<-r.Context().Done()
+		}
+	}, nil)
+	return Hanging{srv, hung}
+}
+
+// CancelWhenPart calls cancel once the hanging answer has started and its part file exists.
+func CancelWhenPart(out string, hung chan struct{}, cancel func()) {
+	<-hung
+	for range 2000 {
+		if parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix)); len(parts) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
 }

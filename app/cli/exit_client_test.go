@@ -134,8 +134,8 @@ func TestExitDecryptInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	clitest.WriteFiles(t, in, 6)
-	srv := clitest.HangingDecrypt(t, 2)
-	go clitest.CancelWhenPart(out, srv.Hung, cancel)
+	srv := apptest.HangingDecrypt(t, 2)
+	go apptest.CancelWhenPart(out, srv.Hung, cancel)
 	stdout, errOut, code := runExit(ctx, t, nil, nil, nil, "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
 	clitest.RequireInterrupted(t, out, stdout, errOut, code)
 

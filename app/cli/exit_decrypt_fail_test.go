@@ -13,14 +13,15 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/apptest/clitest"
+	"github.com/idvault/idvault/app/apptest/external"
 	"github.com/idvault/idvault/app/cli"
 )
 
 // exit decrypt > failures.txt on a full disk: the list of failed files cannot be written, and
 // standard error says so, instead of an empty file beside a summary that counts the failures.
 func TestExitDecryptFailureListOnAFullDisk(t *testing.T) {
-	mnt := apptest.Tmpfs(t, "64k")
-	apptest.FillTmpfs(t, mnt)
+	mnt := external.Tmpfs(t, "64k")
+	external.FillTmpfs(t, mnt)
 	srv := apptest.StandInExit(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/idvault/idvault/app/apptest"
 	"github.com/idvault/idvault/app/apptest/clitest"
+	"github.com/idvault/idvault/app/apptest/external"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
 	"github.com/idvault/idvault/app/exitclient/records"
 	"github.com/idvault/idvault/exit/encryption"
@@ -27,8 +28,8 @@ import (
 // --errors beside a summary that counts them; the output is not renamed into place, since the
 // list of what failed in it is lost.
 func TestExitDecryptRecordsErrorsOnAFullDisk(t *testing.T) {
-	mnt := apptest.Tmpfs(t, "64k")
-	apptest.FillTmpfs(t, mnt)
+	mnt := external.Tmpfs(t, "64k")
+	external.FillTmpfs(t, mnt)
 	srv := apptest.StandInExit(t, nil, nil) // every field is refused before any batch is sent
 	dir := t.TempDir()
 	in, out, errs := filepath.Join(dir, "in.csv"), filepath.Join(dir, "out.csv"), filepath.Join(mnt, "errors.jsonl")

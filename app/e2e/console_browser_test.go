@@ -56,18 +56,13 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return run(t, ctx, chromedp.Text(chromedp.CSS(sel)))
 }
 
-// adminGet reads the admin API of the server directly, to check what the console did.
-func adminGet(t *testing.T, p *apptest.Proc, token, path string) (int, map[string]any) {
+// adminGet reads the admin API of the server directly (adminDo), to check what the console did.
+func adminGet(t *testing.T, p *apptest.Proc, path string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, p.URL+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	status, raw := adminDo(t, p, http.MethodGet, path, nil)
 	var m map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
-	return resp.StatusCode, m
+	require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
+	return status, m
 }
 
 // TestConsoleInBrowser drives the console of the real binary in headless Chromium, the way an
@@ -135,7 +130,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	appID, err := identity.AppIDFromSecret(raw)
 	require.NoError(t, err)
 	urlID := base64.RawURLEncoding.EncodeToString(appID)
-	status, body := adminGet(t, p, token, "/admin/apps/"+urlID)
+	status, body := adminGet(t, p, "/admin/apps/"+urlID)
 	require.Equal(t, http.StatusOK, status, "the secret shown is the secret of the app created")
 	app := body["app"].(map[string]any)
 	require.Equal(t, "browser shop", app["name"])
@@ -177,7 +172,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	resp = submit(t, ctx, "#save-options")
 	require.Equal(t, int64(200), resp.Status)
 	require.Contains(t, text(t, ctx, ".flash"), "Options saved")
-	_, body = adminGet(t, p, token, "/admin/apps/"+urlID)
+	_, body = adminGet(t, p, "/admin/apps/"+urlID)
 	require.Equal(t, true, body["app"].(map[string]any)["registered_users_only"])
 	require.Equal(t, false, body["app"].(map[string]any)["legacy_errors"])
 
@@ -187,7 +182,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	resp = submit(t, ctx, "#save-options")
 	require.Equal(t, int64(403), resp.Status)
 	require.Contains(t, text(t, ctx, ".error"), "CSRF")
-	_, body = adminGet(t, p, token, "/admin/apps/"+urlID)
+	_, body = adminGet(t, p, "/admin/apps/"+urlID)
 	require.Equal(t, true, body["app"].(map[string]any)["registered_users_only"], "nothing changed")
 
 	// The app list: a screenshot for a person to look at, at desktop and phone widths; the
@@ -247,7 +242,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	resp = submit(t, ctx, "#confirm-delete")
 	require.Equal(t, int64(200), resp.Status)
 	require.Contains(t, text(t, ctx, ".flash"), "deleted")
-	status, _ = adminGet(t, p, token, "/admin/apps/"+urlID)
+	status, _ = adminGet(t, p, "/admin/apps/"+urlID)
 	require.Equal(t, http.StatusNotFound, status)
 
 	// Sign out: the session is gone on the server too.

@@ -34,7 +34,7 @@ func TestConsoleLockedSignInInBrowser(t *testing.T) {
 	png := run(t, ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, os.WriteFile(filepath.Join(outputDir(t), "login-locked.png"), png, 0o644))
 
-	status, body := adminGet(t, p, token, "/admin/apps")
+	status, body := adminGet(t, p, "/admin/apps")
 	require.Equal(t, 429, status, "the admin API shares the lock")
 	require.Equal(t, "admin_locked", body["error"].(map[string]any)["code"])
 }

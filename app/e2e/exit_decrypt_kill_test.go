@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -15,10 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
-	"github.com/idvault/idvault/app/exitclient"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/exitclient/outfiles"
-	"github.com/idvault/idvault/app/exitserver"
-	"github.com/idvault/idvault/app/exitserver/exitfake"
 	"github.com/idvault/idvault/exit/encryption"
 )
 
@@ -29,12 +26,7 @@ func TestExitDecryptResumesAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	db := exitfake.New()
-	who, _ := db.AddUser()
-	url, _ := apptest.ServeServer(t, exitserver.New(db, exitserver.Config{}))
-	c := exitclient.New(url, "")
-	_, err := c.Import(context.Background(), []exitclient.Identity{{Value: who, Line: 1}}, exitclient.ImportOptions{})
-	require.NoError(t, err)
+	db, who, url := clitest.ExitWithOneUser(t)
 
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")

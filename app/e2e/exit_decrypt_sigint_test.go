@@ -22,13 +22,13 @@ func TestExitDecryptSIGINT(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	clitest.WriteFiles(t, in, 6)
-	srv := clitest.HangingDecrypt(t, 2)
+	srv := apptest.HangingDecrypt(t, 2)
 	cmd := exec.Command(apptest.Binary(t), "exit", "decrypt", "--url", srv.URL, "--in", in, "--out", out, "--jobs", "1")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	clitest.CancelWhenPart(out, srv.Hung, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
+	apptest.CancelWhenPart(out, srv.Hung, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
 	err := cmd.Wait()
 	clitest.RequireInterrupted(t, out, stdout.String(), stderr.String(), apptest.ExitCode(t, err))
 }

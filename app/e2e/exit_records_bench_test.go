@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -71,24 +70,9 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 	srv := startExitBinary(b, l, url)
 	env := append(os.Environ(), "IDVAULT_EXIT__TOKEN="+exitpgtest.Token)
 
-	// run starts the binary with args and returns its wall time and peak RSS (MiB): VmHWM,
-	// read every 20 ms while it runs (the rusage of a child started by vfork counts the
-	// parent's memory from before the exec, so it cannot tell a small client).
-	run := func(stdout io.Writer, args ...string) (float64, float64) {
-		cmd := exec.Command(apptest.Binary(b), args...)
-		cmd.Env = env
-		cmd.Stdout = stdout
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		secs, peak, err := apptest.RunPeak(cmd)
-		if err != nil {
-			b.Fatalf("%v: %v: %s", args, err, stderr.String())
-		}
-		return secs, peak / 1024
-	}
 	decryptRecords := func() (float64, float64) {
 		h := sha256.New()
-		secs, rss := run(h, "exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "v")
+		secs, rss := benchRun(b, env, h, "exit", "decrypt-records", "--url", url, "--in", in, "--out", "-", "--field", "v")
 		if !bytes.Equal(h.Sum(nil), wantSum) {
 			b.Fatal("decrypt-records wrote other bytes than the clear records")
 		}
@@ -117,7 +101,7 @@ func BenchmarkRecords1MDecryptAndAudit(b *testing.B) {
 		rate, rss := decryptRecords()
 		rates = append(rates, rate)
 		clientRSS = max(clientRSS, rss)
-		secs, rss := run(io.Discard, "exit", "audit", "--url", url, "--in", in, "--field", "v")
+		secs, rss := benchRun(b, env, io.Discard, "exit", "audit", "--url", url, "--in", in, "--field", "v")
 		audits = append(audits, recordsTotal/secs)
 		auditRSS = max(auditRSS, rss)
 	}

@@ -187,7 +187,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 		to := newTable()
 		procs := pg.steady()
 		srv0, pg0 := cpuSeconds(b, servers[0].Cmd.Process.Pid), pg.cpu()
-		secs, rss, cpu := benchRunCPU(b, env, table(to, urls[0])...)
+		secs, rss, cpu := benchRunCPU(b, env, nil, table(to, urls[0])...)
 		pg.settle(procs)
 		srvCPU, postgres := cpuSeconds(b, servers[0].Cmd.Process.Pid)-srv0, pg.cpu()-pg0
 		clientCPU, serverCPU, pgCPU = append(clientCPU, cpu/secs), append(serverCPU, srvCPU/secs), append(pgCPU, postgres/secs)
@@ -199,7 +199,7 @@ func BenchmarkDecryptTable(b *testing.B) {
 		clientRSS = max(clientRSS, rss)
 
 		to = newTable()
-		secs, rss = benchRun(b, env, table(to, urls...)...)
+		secs, rss = benchRun(b, env, nil, table(to, urls...)...)
 		check(to, "bytea")
 		two, twoRSS = append(two, float64(rows)/secs), max(twoRSS, rss)
 
@@ -235,12 +235,12 @@ func BenchmarkDecryptTable(b *testing.B) {
 		pc.Close(context.Background())
 		_ = cmd.Process.Kill()
 		<-exited
-		benchRun(b, env, table(to, urls[0])...)
+		benchRun(b, env, nil, table(to, urls[0])...)
 		resume = append(resume, time.Since(start).Seconds()/base[len(base)-1])
 		check(to, "bytea")
 	}
-	serverRSS := vmHWM(b, servers[0].Cmd.Process.Pid)
-	server2RSS := vmHWM(b, servers[1].Cmd.Process.Pid)
+	serverRSS := vmKiB(b, servers[0].Cmd.Process.Pid, "VmHWM") / 1024
+	server2RSS := vmKiB(b, servers[1].Cmd.Process.Pid, "VmHWM") / 1024
 	fieldsPerSec := apptest.Median(one) * float64(fields) / float64(rows)
 	results := []struct {
 		name  string

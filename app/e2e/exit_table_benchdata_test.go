@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -118,18 +119,18 @@ func benchSQL(b *testing.B, dsn, sql string) string {
 	return ""
 }
 
-// benchRun runs the binary with args to its end (exit 0) and returns its wall time and peak
-// RSS in MiB (VmHWM, read every 20 ms while it runs).
-func benchRun(b *testing.B, env []string, args ...string) (float64, float64) {
-	secs, rss, _ := benchRunCPU(b, env, args...)
+// benchRun runs the binary with args to its end (exit 0), its standard output to stdout (none
+// when nil), and returns its wall time and peak RSS in MiB (apptest.RunPeak).
+func benchRun(b *testing.B, env []string, stdout io.Writer, args ...string) (float64, float64) {
+	secs, rss, _ := benchRunCPU(b, env, stdout, args...)
 	return secs, rss
 }
 
 // benchRunCPU is benchRun that also returns the CPU seconds the process used.
-func benchRunCPU(b *testing.B, env []string, args ...string) (float64, float64, float64) {
+func benchRunCPU(b *testing.B, env []string, stdout io.Writer, args ...string) (float64, float64, float64) {
 	b.Helper()
 	cmd := exec.Command(apptest.Binary(b), args...)
-	cmd.Env = env
+	cmd.Env, cmd.Stdout = env, stdout
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	secs, peak, err := apptest.RunPeak(cmd)
@@ -149,15 +150,6 @@ func cpuSeconds(b *testing.B, pid int) float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100 // USER_HZ
-}
-
-// vmHWM is a running process's peak RSS in MiB.
-func vmHWM(b *testing.B, pid int) float64 {
-	v, ok := apptest.ProcStatusKiB(pid, "VmHWM")
-	if !ok {
-		b.Fatalf("no VmHWM for process %d", pid)
-	}
-	return v / 1024
 }
 
 // pgCluster is the PostgreSQL cluster of the benchmark, by its postmaster.

@@ -1,14 +1,11 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
+	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -26,18 +23,8 @@ func TestBinarySafety(t *testing.T) {
 	env := apptest.DataEnv(t, dir)
 
 	t.Run("refuses a non-loopback listen address", func(t *testing.T) {
-		bin := apptest.Binary(t) // built before the clock starts
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "serve")
-		cmd.Env = append(append(os.Environ(), env...), fmt.Sprintf("IDVAULT_SERVER__LISTEN=0.0.0.0:%d", apptest.FreePort(t)))
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, ctx.Err(), "idvault started instead of refusing: %s", out)
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee, "output: %s", out)
-		require.NotZero(t, ee.ExitCode())
-		require.Contains(t, string(out), "fakeauth")
+		remote := slices.Concat(env, []string{fmt.Sprintf("IDVAULT_SERVER__LISTEN=0.0.0.0:%d", apptest.FreePort(t))})
+		require.Contains(t, serveRefused(t, dir, remote), "fakeauth")
 	})
 
 	apptest.InitData(t, dir, env)

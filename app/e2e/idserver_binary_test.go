@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/app/apptest/idservertest"
 )
 
@@ -27,9 +28,7 @@ func binaryEnv(t *testing.T, dir string) []string {
 	apptest.InitData(t, dir, env)
 	stdout, stderr, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "x", "--json")
 	require.Zero(t, code, "stderr: %s", stderr)
-	var created struct {
-		App struct{ ID string } `json:"app"`
-	}
+	var created clitest.Created
 	require.NoError(t, json.Unmarshal([]byte(stdout), &created), stdout)
 	return append(env, "IDVAULT_IDENTITY_SERVER__ENABLED=true", "IDVAULT_IDENTITY_SERVER__APP_ID="+created.App.ID)
 }
@@ -169,6 +168,13 @@ func TestBinaryRefusesUnauthenticatedRemote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := append(binaryEnv(t, dir), "IDVAULT_FAKEAUTH__ENABLED=false", fmt.Sprintf("IDVAULT_SERVER__LISTEN=0.0.0.0:%d", apptest.FreePort(t)))
+	require.Contains(t, serveRefused(t, dir, env), "identity_server.token")
+}
+
+// serveRefused runs `idvault serve` in dir with env added to the process's environment,
+// requires it to exit non-zero within 30 s instead of starting, and returns its output.
+func serveRefused(t *testing.T, dir string, env []string) string {
+	t.Helper()
 	bin := apptest.Binary(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -179,7 +185,7 @@ func TestBinaryRefusesUnauthenticatedRemote(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "output: %s", out)
 	require.NotZero(t, ee.ExitCode())
-	require.Contains(t, string(out), "identity_server.token")
+	return string(out)
 }
 
 // killUnderLoad lets the clients run until count reaches want (or within passed), then kills the

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idvault/idvault/app/apptest"
+	"github.com/idvault/idvault/app/apptest/clitest"
 	"github.com/idvault/idvault/mail/mailtest"
 )
 
@@ -45,10 +46,7 @@ func TestBinarySendsAndVerifiesCodes(t *testing.T) {
 	apptest.InitData(t, dir, env)
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "prod", "--json")
 	require.Equal(t, 0, code, errOut)
-	var created struct {
-		App       struct{ ID string } `json:"app"`
-		AuthToken string              `json:"auth_token"`
-	}
+	var created clitest.Created
 	require.NoError(t, json.Unmarshal([]byte(out), &created))
 
 	p := apptest.Start(t, dir, env)
@@ -112,10 +110,7 @@ func TestBinaryShutdownLetsInFlightRequestsFinish(t *testing.T) {
 	apptest.InitData(t, dir, env)
 	out, errOut, code := apptest.RunCLI(t, dir, env, "app", "create", "--name", "t", "--test", "--json")
 	require.Equal(t, 0, code, errOut)
-	var created struct {
-		App       struct{ ID string } `json:"app"`
-		AuthToken string              `json:"auth_token"`
-	}
+	var created clitest.Created
 	require.NoError(t, json.Unmarshal([]byte(out), &created))
 	p := apptest.Start(t, dir, env)
 

@@ -2,9 +2,9 @@
 // goes through a Client (Do), which retries under a run-wide RetryBudget, abandons an attempt
 // that moves no byte (the watchdog), and names every failure by a code for the reports (Code).
 // On it sit the server's calls: Probe, Import (identities in batches, as ReadIdentities reads
-// them from a file: identities.go), DecryptBatch, DecryptOne and AuditIDs. The runs built on it live in the packages below: tree (a directory of
-// ciphertext files), records (CSV and JSON-lines fields), audit (which keys are reachable), and
-// outfiles writes their clear files.
+// them from a file: identities.go), DecryptBatch, DecryptOne and AuditIDs. The runs built on it
+// live in the packages below: tree (a directory of ciphertext files), records (CSV and
+// JSON-lines fields), audit (which keys are reachable), and outfiles writes their clear files.
 //
 // It fails well: Probe checks the server once before any work (a bad URL or a refused token is
 // a *ConfigError, reported once); retries are shared by the whole run through a RetryBudget, so
@@ -244,11 +244,12 @@ func (c *Client) attempt(ctx context.Context, mk func() (*http.Request, error)) 
 		acancel()
 		if ctx.Err() != nil {
 			o.err = ctx.Err()
-		} else if wd.fired.Load() {
-			o.last, o.unreachable = &errTransport{wd.err()}, true
-		} else {
-			o.last, o.unreachable = &errTransport{err}, true
+			break
 		}
+		if wd.fired.Load() {
+			err = wd.err()
+		}
+		o.last, o.unreachable = &errTransport{err}, true
 	case resp.StatusCode < 300:
 		if c.Budget != nil {
 			c.Budget.Success()

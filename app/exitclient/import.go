@@ -119,11 +119,8 @@ func (r *importRun) parts(read func(yield func(Identity) bool) error, size, tota
 		})
 		if err != nil {
 			r.mu.Lock()
-			if r.firstErr == nil {
-				r.firstErr = err
-			}
+			r.fail(err)
 			r.mu.Unlock()
-			r.cancel()
 			return
 		}
 		if !stopped && len(part) > 0 {
@@ -152,7 +149,14 @@ func (r *importRun) add(local ImportSummary, err error, counts bool) {
 	r.sum.Imported += local.Imported
 	r.sum.AlreadyImported += local.AlreadyImported
 	r.sum.Refused = append(r.sum.Refused, local.Refused...)
-	if err != nil && r.firstErr == nil && counts {
+	if err != nil && counts {
+		r.fail(err)
+	}
+}
+
+// fail makes err the run's error, unless it has one already, and ends the run. r.mu is held.
+func (r *importRun) fail(err error) {
+	if r.firstErr == nil {
 		r.firstErr = err
 		r.cancel()
 	}

@@ -155,34 +155,13 @@ func TestDecryptInterruptedLeavesNoPart(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var n atomic.Int32
-	hung := make(chan struct{})
-	srv := apptest.StandInExit(t, func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) <= 2 {
-			apptest.EchoDecrypt(w, r)
-			return
-		}
-		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
-		_, _ = w.Write(make([]byte, 4096))
-		w.(http.Flusher).Flush()
-		close(hung)
-		<-r.Context().Done()
-	}, nil)
+	srv := apptest.HangingDecrypt(t, 2)
 	in, out := t.TempDir(), t.TempDir()
 	for i := range 5 {
 		write(t, filepath.Join(in, fmt.Sprintf("f%d", i)), random(100))
 	}
 	c := exitclient.New(srv.URL, token)
-	go func() {
-		<-hung
-		for range 2000 { // cancel once the part file of the third is being written
-			if parts, _ := filepath.Glob(filepath.Join(out, "*"+outfiles.PartSuffix)); len(parts) > 0 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-	}()
+	go apptest.CancelWhenPart(out, srv.Hung, cancel) // once the part file of the third is being written
 	rep, err := tree.Decrypt(ctx, c, in, out, tree.Options{Jobs: 1})
 	require.True(t, errors.Is(err, context.Canceled), "%v", err)
 	require.Equal(t, 2, rep.Decrypted)

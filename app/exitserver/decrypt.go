@@ -142,7 +142,7 @@ func (s *Server) decryptSimple(x *exchange, first byte) error {
 	}
 	ctx := s.lookupContext()
 	defer ctx.cancel()
-	// Opened in the body's own buffer, which put clears.
+	// Opened in the body's own buffer, which smallBodies.put clears (a chunked body's is not).
 	text, _, err := encryption.DecryptInPlace(s.db.KeyFinder(ctx), data)
 	if err != nil {
 		return classifyDecryptError(err)

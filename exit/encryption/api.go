@@ -96,16 +96,7 @@ func EncryptedSize(v Version, clearSize uint64, opts EncryptOptions) (uint64, er
 // (ResolveKey: for formats 9 to 11 the session ID first, then the seed),
 // and decrypts it. It returns the clear text and the resource ID.
 func Decrypt(keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, error) {
-	v, rid, err := ExtractResourceID(data)
-	if err != nil {
-		return nil, rid, fmt.Errorf("decrypt: %w", err)
-	}
-	key, err := ResolveKey(rid, keys)
-	if err != nil {
-		return nil, rid, fmt.Errorf("decrypt %s: %w", v, err)
-	}
-	out, err := decryptWithDataKey(key, data, opts, false)
-	return out, rid, err
+	return decrypt(keys, data, opts, false)
 }
 
 // DecryptInPlace is Decrypt without a buffer of its own for the simple
@@ -115,6 +106,12 @@ func Decrypt(keys KeyFinder, data []byte, opts ...Option) ([]byte, ResourceID, e
 // clears it once done. Stream formats are decrypted into a new buffer, as
 // Decrypt does.
 func DecryptInPlace(keys KeyFinder, data []byte) ([]byte, ResourceID, error) {
+	return decrypt(keys, data, nil, true)
+}
+
+// decrypt is Decrypt, in data's own bytes for the simple formats when inPlace. A session's
+// subkey is derived on the stack and cleared once used.
+func decrypt(keys KeyFinder, data []byte, opts []Option, inPlace bool) ([]byte, ResourceID, error) {
 	v, rid, err := ExtractResourceID(data)
 	if err != nil {
 		return nil, rid, fmt.Errorf("decrypt: %w", err)
@@ -124,7 +121,7 @@ func DecryptInPlace(keys KeyFinder, data []byte) ([]byte, ResourceID, error) {
 	if err != nil {
 		return nil, rid, fmt.Errorf("decrypt %s: %w", v, err)
 	}
-	out, err := decryptWithDataKey(key, data, nil, true)
+	out, err := decryptWithDataKey(key, data, opts, inPlace)
 	clear(sub[:])
 	return out, rid, err
 }

@@ -45,6 +45,7 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 			switch {
 			case noted && msg != "":
 				o.code, o.msg = CodeInvalidEncoding, msg
+				b.counts.failed++
 				continue
 			case v == nil:
 				b.counts.empty++
@@ -70,13 +71,11 @@ func (r *run) decrypt(ctx context.Context, b *batch) error {
 			return err
 		}
 	}
-	for i := range b.out {
-		for j := range b.out[i] {
-			if b.out[i][j].code != "" {
-				b.counts.failed++
-			} else if _, noted := b.notes[i*len(b.rows[i])+s.flds[j]]; b.out[i][j].val != nil && (len(b.rows[i][s.flds[j]]) > 0 || noted) {
-				b.counts.decrypted++
-			}
+	for _, o := range refs {
+		if o.code != "" {
+			b.counts.failed++
+		} else if o.val != nil {
+			b.counts.decrypted++
 		}
 	}
 	b.counts.rows = int64(len(b.rows))

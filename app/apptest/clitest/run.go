@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,26 +21,35 @@ import (
 	"github.com/idvault/idvault/app/exitserver"
 )
 
-// Root is the repository's root directory.
-func Root(t testing.TB) string {
+// root is the repository's root directory.
+func root(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	require.True(t, ok, "the source path of package clitest")
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// Embedded is the repository's config.yaml, the defaults the binary embeds.
+// embedded is config.yaml, read once per test process.
+var embedded struct {
+	once sync.Once
+	raw  []byte
+	err  error
+}
+
+// Embedded is the repository's config.yaml, the defaults the binary embeds, read once (shared:
+// clipped, so that an append copies it).
 func Embedded(t testing.TB) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(Root(t), "config.yaml"))
-	require.NoError(t, err)
-	return raw
+	path := filepath.Join(root(t), "config.yaml")
+	embedded.once.Do(func() { embedded.raw, embedded.err = os.ReadFile(path) })
+	require.NoError(t, embedded.err)
+	return slices.Clip(embedded.raw)
 }
 
 // GoModDirective is the argument of go.mod's directive name ("module", "go").
 func GoModDirective(t testing.TB, name string) string {
 	t.Helper()
-	gomod, err := os.ReadFile(filepath.Join(Root(t), "go.mod"))
+	gomod, err := os.ReadFile(filepath.Join(root(t), "go.mod"))
 	require.NoError(t, err)
 	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(gomod)
 	require.NotNil(t, m, "go.mod has a %s directive", name)
@@ -88,17 +99,15 @@ func RunRecords(t testing.TB, stdin string, args ...string) (string, string, int
 
 // InitData starts `idvault serve` in-process on a free port with the data in dir, as a user
 // does once before any other command, and stops it as soon as it listens.
-func InitData(t testing.TB, dir string, extraEnv ...string) {
+func InitData(t testing.TB, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb bytes.Buffer
 	e := Env(dir)
-	e.Embedded = Embedded(t)
-	e.Environ = append(e.Environ, append([]string{"IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false"}, extraEnv...)...)
+	e.Environ = append(e.Environ, "IDVAULT_SERVER__LISTEN=127.0.0.1:0", "IDVAULT_VERIFICATION__ENABLED=false")
 	e.Ready = func(string) { cancel() }
-	code := cli.Run(ctx, []string{"serve"}, &out, &errb, e)
-	require.Equal(t, 0, code, errb.String())
+	_, errOut, code := RunWith(ctx, t, e, "serve")
+	require.Equal(t, 0, code, errOut)
 }
 
 // Created is the JSON `app create --json` prints.

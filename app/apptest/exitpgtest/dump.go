@@ -106,6 +106,7 @@ func Identities(t testing.TB, dir string) []exitclient.Identity {
 // Decrypt posts a file and returns the status, the SHA-256 of a 200 body (hex) or the error
 // code of an error body.
 func (in *Instance) Decrypt(t testing.TB, path string) (int, string) {
+	t.Helper()
 	status, got, _ := in.DecryptMsg(t, path)
 	return status, got
 }

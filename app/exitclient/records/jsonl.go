@@ -124,7 +124,7 @@ func (j *jsonlReader) scanMembers(rec *record, body []byte, i, off int) {
 		kend := scanString(body, i)
 		key := body[i+1 : kend-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			key = unescapeJSON(body[i:kend])
+			key = []byte(unescapeJSON(body[i:kend]))
 		}
 		i = skipSpace(body, kend)
 		i = skipSpace(body, i+1) // the colon
@@ -150,7 +150,7 @@ func jsonField(name string, body []byte, i, vend, off int) field {
 	case '"':
 		f.text = body[i+1 : vend-1]
 		if bytes.IndexByte(f.text, '\\') >= 0 {
-			f.text = unescapeJSON(body[i:vend])
+			f.text = []byte(unescapeJSON(body[i:vend]))
 		}
 		f.null = len(f.text) == 0
 	case 'n':
@@ -161,12 +161,11 @@ func jsonField(name string, body []byte, i, vend, off int) field {
 	return f
 }
 
-// unescapeJSON is the text of the JSON string s (quotes included) with its escapes decoded:
-// the rare key or value written with a backslash.
-func unescapeJSON(s []byte) []byte {
+// unescapeJSON is the text of the JSON string s (quotes included) with its escapes decoded.
+func unescapeJSON(s []byte) string {
 	var v string
 	_ = json.Unmarshal(s, &v) // the line is valid JSON
-	return []byte(v)
+	return v
 }
 
 // jsonKeyValue is a key's value as FieldError.Key gives it: a string's text, other values
@@ -174,9 +173,7 @@ func unescapeJSON(s []byte) []byte {
 func jsonKeyValue(v []byte) string {
 	switch v[0] {
 	case '"':
-		var s string
-		_ = json.Unmarshal(v, &s) // the line is valid JSON
-		return s
+		return unescapeJSON(v)
 	case 'n':
 		return ""
 	}

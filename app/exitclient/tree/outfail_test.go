@@ -67,7 +67,7 @@ func TestDecryptStopsOnAFullDisk(t *testing.T) {
 		files[name] = random(20 << 10)
 		write(t, filepath.Join(in, name), files[name])
 	}
-	mnt := apptest.Tmpfs(t, "64k")
+	mnt := external.Tmpfs(t, "64k")
 	out := filepath.Join(mnt, "clear")
 	c, calls := countingEcho(t, nil)
 
@@ -82,7 +82,7 @@ func TestDecryptStopsOnAFullDisk(t *testing.T) {
 	require.Equal(t, int32(rep.Decrypted+1), calls.Load(), "no file is sent once the disk is full")
 	requireNoPartFile(t, out)
 
-	apptest.Remount(t, mnt, "size=1m")
+	external.Remount(t, mnt, "size=1m")
 	first := rep.Decrypted
 	rep, err = tree.Decrypt(context.Background(), c, in, out, tree.Options{Jobs: 3})
 	require.NoError(t, err)
@@ -101,8 +101,8 @@ func TestDecryptStopsOnAReadOnlyOutput(t *testing.T) {
 	for i := range 5 {
 		write(t, filepath.Join(in, string(rune('a'+i))+".bin"), []byte("clear"))
 	}
-	mnt := apptest.Tmpfs(t, "1m")
-	t.Cleanup(func() { apptest.Remount(t, mnt, "rw") })
+	mnt := external.Tmpfs(t, "1m")
+	t.Cleanup(func() { external.Remount(t, mnt, "rw") })
 	remounted := make(chan error, 1)
 	c, calls := countingEcho(t, func(n int32) {
 		if n == 3 { // in the server's goroutine: no t.Fatal here

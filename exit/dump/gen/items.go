@@ -129,12 +129,11 @@ func (g *gen) userItem(a *app, i int, s *sink) error {
 }
 
 // userDraft is a user being made: its identity, the keys its devices are made with and,
-// once written, its ghost device, which delegates the physical ones.
+// once written, the ID of its ghost device, which delegates the physical ones.
 type userDraft struct {
 	id                *identity.Permanent
 	ghostSig          ed25519.PrivateKey
 	ghostEnc, userKey keys.EncryptionKeyPair
-	ghost             *block.DeviceCreationAction
 	ghostID           block.Hash
 }
 
@@ -173,7 +172,7 @@ func (g *gen) ghostDevice(s *sink, a *app, u *userDraft, r *rng, when time.Time)
 	}
 	ghostBlock := block.New(a.id, ghost, a.id)
 	ghostBlock.Sign(u.id.EphemeralPrivateSignatureKey)
-	u.ghost, u.ghostID = ghost, ghostBlock.Hash()
+	u.ghostID = ghostBlock.Hash()
 	g.deviceRow(s, a, u.ghostID, ghost, ghostBlock, when)
 	return nil
 }
@@ -214,7 +213,7 @@ func (g *gen) physicalDevice(s *sink, a *app, u *userDraft, r *rng, when time.Ti
 	}
 	dev := &block.DeviceCreationAction{Version: 3}
 	copy(dev.EphemeralPublicSignatureKey[:], eph[32:])
-	dev.UserID = u.ghost.UserID
+	copy(dev.UserID[:], u.id.UserID)
 	copy(dev.DelegationSignature[:], ed25519.Sign(u.ghostSig, append(append([]byte{}, eph[32:]...), u.id.UserID...)))
 	copy(dev.PublicSignatureKey[:], devSig[32:])
 	dev.PublicEncryptionKey = devEnc.Public

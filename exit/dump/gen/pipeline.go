@@ -55,12 +55,8 @@ func runItems(ctx context.Context, workers, n, chunk int, item func(i int, s *si
 	jobs := make(chan chunkJob)
 	go queueChunks(ctx, n, chunk, pending, jobs)
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			makeChunks(ctx, jobs, pool, item)
-		}()
+	for range workers {
+		wg.Go(func() { makeChunks(ctx, jobs, pool, item) })
 	}
 	defer wg.Wait()
 	done := 0
